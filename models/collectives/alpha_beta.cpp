@@ -1,0 +1,88 @@
+#include "models/collectives/alpha_beta.hpp"
+
+#include <algorithm>
+#include <cmath>
+
+#include "sim/error.hpp"
+
+namespace trainsim::models::collectives {
+
+const char* to_string(CollectiveOp op) {
+  switch (op) {
+    case CollectiveOp::kAllReduce: return "all_reduce";
+    case CollectiveOp::kAllGather: return "all_gather";
+    case CollectiveOp::kReduceScatter: return "reduce_scatter";
+    case CollectiveOp::kAllToAll: return "all_to_all";
+    case CollectiveOp::kBroadcast: return "broadcast";
+  }
+  return "?";
+}
+
+AlphaBetaModel::AlphaBetaModel(const hardware::ClusterSpec& cluster) : c_(cluster) {}
+
+sim::Bandwidth AlphaBetaModel::ring_bus_bandwidth(const GroupPlacement& g) const {
+  const sim::Bandwidth nvlink = c_.nvlink_bandwidth * c_.nvlink_efficiency;
+  if (g.nodes() <= 1) return nvlink;
+  // Rails: the g ranks of this group in a node reach g of the node's NICs (capped by NIC count).
+  const double rails = static_cast<double>(std::min<int64_t>(g.per_node, std::max<int64_t>(c_.nics_per_node, 1)));
+  const sim::Bandwidth inter = c_.nic_bandwidth * (c_.nic_efficiency * rails);
+  return std::min(nvlink, inter);
+}
+
+namespace {
+// Bytes each rank must push through its slowest link per unit of buffer, by collective
+// (nccl-tests busbw factors): all-reduce 2(n-1)/n, all-gather / reduce-scatter (n-1)/n.
+double bus_factor(CollectiveOp op, int64_t n) {
+  const double nn = static_cast<double>(n);
+  switch (op) {
+    case CollectiveOp::kAllReduce: return 2.0 * (nn - 1) / nn;
+    case CollectiveOp::kAllGather:
+    case CollectiveOp::kReduceScatter:
+    case CollectiveOp::kAllToAll: return (nn - 1) / nn;
+    case CollectiveOp::kBroadcast: return 1.0;
+  }
+  return 1.0;
+}
+int64_t steps(CollectiveOp op, int64_t n) { return op == CollectiveOp::kAllReduce ? 2 * (n - 1) : n - 1; }
+}  // namespace
+
+sim::Time AlphaBetaModel::ring(CollectiveOp op, sim::Bytes bytes, const GroupPlacement& g) const {
+  const int64_t n = g.size;
+  // Per-step latency: steps that cross a node boundary pay the NIC latency.
+  const int64_t s = steps(op, n);
+  const int64_t nodes = g.nodes();
+  const int64_t cross = nodes <= 1 ? 0 : s * nodes / n;  // fraction of ring hops that leave a node
+  const sim::Time lat = c_.collective_launch + c_.nvlink_latency * (s - cross) + c_.nic_latency * cross;
+  const sim::Bytes moved = bytes.scaled(bus_factor(op, n));
+  return lat + moved / ring_bus_bandwidth(g);
+}
+
+sim::Time AlphaBetaModel::tree(CollectiveOp op, sim::Bytes bytes, const GroupPlacement& g) const {
+  // NCCL double binary tree across nodes (all-reduce only): intra-node chains plus a log-depth
+  // tree over nodes; each rank sends and receives about 2x the buffer at the inter-node rate.
+  TRAINSIM_ASSERT(op == CollectiveOp::kAllReduce, "tree is an all-reduce algorithm");
+  const int64_t nodes = g.nodes();
+  const int64_t depth = static_cast<int64_t>(std::ceil(std::log2(static_cast<double>(std::max<int64_t>(nodes, 2)))));
+  const sim::Time lat = c_.collective_launch + c_.nic_latency * (2 * depth) + c_.nvlink_latency * (2 * (g.per_node - 1));
+  return lat + bytes.scaled(2.0) / ring_bus_bandwidth(g);
+}
+
+sim::Time AlphaBetaModel::collective(CollectiveOp op, sim::Bytes bytes, const GroupPlacement& g) const {
+  if (g.size <= 1 || bytes.count() == 0) return sim::Time::zero();
+  const sim::Time r = ring(op, bytes, g);
+  if (op == CollectiveOp::kAllReduce && g.nodes() > 1) return std::min(r, tree(op, bytes, g));
+  return r;
+}
+
+std::string AlphaBetaModel::algorithm(CollectiveOp op, sim::Bytes bytes, const GroupPlacement& g) const {
+  if (op == CollectiveOp::kAllReduce && g.nodes() > 1 && tree(op, bytes, g) < ring(op, bytes, g)) return "tree";
+  return "ring";
+}
+
+sim::Time AlphaBetaModel::p2p(sim::Bytes bytes, bool cross_node) const {
+  if (bytes.count() == 0) return sim::Time::zero();
+  if (cross_node) return c_.collective_launch + c_.nic_latency + bytes / (c_.nic_bandwidth * c_.nic_efficiency);
+  return c_.collective_launch + c_.nvlink_latency + bytes / (c_.nvlink_bandwidth * c_.nvlink_efficiency);
+}
+
+}  // namespace trainsim::models::collectives

@@ -1,0 +1,28 @@
+#pragma once
+// Hierarchical alpha-beta collective model (Thakur et al. 2005 cost forms; NCCL ring and double
+// binary tree). Inside a node ranks talk over NVLink/NVSwitch; across nodes each rank of a group
+// in a node drives its own NIC rail (8 NICs per DGX node), so a group with g ranks per node gets
+// g NICs of bandwidth between nodes. The slower of the two segments bounds a ring's bus bandwidth.
+
+#include "models/collectives/comm_model.hpp"
+#include "models/hardware/cluster_spec.hpp"
+
+namespace trainsim::models::collectives {
+
+class AlphaBetaModel final : public CommModel {
+public:
+  explicit AlphaBetaModel(const hardware::ClusterSpec& cluster);
+  sim::Time collective(CollectiveOp op, sim::Bytes bytes, const GroupPlacement& g) const override;
+  sim::Time p2p(sim::Bytes bytes, bool cross_node) const override;
+  std::string algorithm(CollectiveOp op, sim::Bytes bytes, const GroupPlacement& g) const override;
+
+  // Bus bandwidth of a ring over the group (per rank, per direction).
+  sim::Bandwidth ring_bus_bandwidth(const GroupPlacement& g) const;
+
+private:
+  sim::Time ring(CollectiveOp op, sim::Bytes bytes, const GroupPlacement& g) const;
+  sim::Time tree(CollectiveOp op, sim::Bytes bytes, const GroupPlacement& g) const;
+  hardware::ClusterSpec c_;
+};
+
+}  // namespace trainsim::models::collectives

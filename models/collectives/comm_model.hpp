@@ -1,0 +1,35 @@
+#pragma once
+// The communication seam: how long a collective or a point-to-point transfer takes for a group
+// placed on the cluster. The analytic hierarchical alpha-beta model implements it now; the
+// flow-level network (topology/ + sim/flow) will implement the same interface.
+
+#include <cstdint>
+#include <string>
+
+#include "sim/units.hpp"
+
+namespace trainsim::models::collectives {
+
+enum class CollectiveOp : uint8_t { kAllReduce, kAllGather, kReduceScatter, kAllToAll, kBroadcast };
+const char* to_string(CollectiveOp op);
+
+// Where a communicator's ranks sit: `size` ranks, `per_node` of them in each node they span.
+// Groups are symmetric under Megatron's rank order (tp innermost, then dp, then pp).
+struct GroupPlacement {
+  int64_t size = 1;
+  int64_t per_node = 1;
+  int64_t nodes() const { return (size + per_node - 1) / per_node; }
+};
+
+class CommModel {
+public:
+  virtual ~CommModel() = default;
+  // Time of one collective where `bytes` is the per-rank buffer (nccl-tests "size").
+  virtual sim::Time collective(CollectiveOp op, sim::Bytes bytes, const GroupPlacement& g) const = 0;
+  // Time to move `bytes` from one GPU to another, inside a node or across nodes.
+  virtual sim::Time p2p(sim::Bytes bytes, bool cross_node) const = 0;
+  // Name of the algorithm chosen (for reports).
+  virtual std::string algorithm(CollectiveOp op, sim::Bytes bytes, const GroupPlacement& g) const = 0;
+};
+
+}  // namespace trainsim::models::collectives

@@ -1,0 +1,109 @@
+#include "models/compute/compute_model.hpp"
+
+#include <algorithm>
+#include <cmath>
+
+#include "sim/config/schema.hpp"
+
+namespace trainsim::models::compute {
+
+namespace {
+// Output tile shapes cuBLAS/CUTLASS pick among on Ampere/Hopper (CUTLASS default sm80/sm90
+// GEMM configurations use 128x256, 256x128 and 128x128 threadblock tiles; 64-wide tiles for
+// skinny problems). `quality` is a smaller tile's throughput relative to the largest tile: less
+// operand reuse per byte loaded from shared memory (arithmetic intensity ~ tm*tn/(tm+tn)), so
+// 128x128 reaches 128*128/256 / (128*256/384) = 0.75 of the reuse; we take the square root of
+// the reuse ratio as the throughput ratio since reuse only bounds part of the main loop.
+struct Tile {
+  int64_t tm, tn;
+  double quality;
+};
+constexpr Tile kTiles[] = {{256, 128, 1.0}, {128, 256, 1.0}, {128, 128, 0.866}, {64, 128, 0.707}, {64, 64, 0.577}};
+// Per-tile fixed cost (prologue pipeline fill + epilogue store) expressed in K elements: a tile's
+// main loop advances 64 elements of K per stage and the fill/drain costs about one stage in each
+// direction (CUTLASS multistage pipelines with 3-4 stages of 32-64 K-elements).
+constexpr double kTileOverheadK = 128.0;
+
+int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
+}  // namespace
+
+Precision parse_precision(const std::string& text, const std::string& path) {
+  const std::string v = sim::config::read_enum(sim::config::Json(text), path, {"bf16", "fp16", "fp8"});
+  return v == "bf16" ? Precision::kBf16 : v == "fp16" ? Precision::kFp16 : Precision::kFp8;
+}
+
+const char* to_string(Precision p) {
+  switch (p) {
+    case Precision::kBf16: return "bf16";
+    case Precision::kFp16: return "fp16";
+    case Precision::kFp8: return "fp8";
+  }
+  return "?";
+}
+
+int64_t activation_bytes(Precision) { return 2; }
+
+sim::Flops GemmShape::flops() const {
+  return sim::Flops(2.0 * static_cast<double>(m) * static_cast<double>(n) * static_cast<double>(k) *
+                    static_cast<double>(batch));
+}
+
+ComputeModel::ComputeModel(const hardware::GpuSpec& gpu, Precision precision)
+    : gpu_(gpu), precision_(precision) {
+  switch (precision) {
+    case Precision::kBf16:
+      peak_ = gpu.peak_bf16;
+      best_efficiency_ = gpu.gemm_efficiency;
+      break;
+    case Precision::kFp16:
+      peak_ = gpu.peak_fp16;
+      best_efficiency_ = gpu.gemm_efficiency;
+      break;
+    case Precision::kFp8:
+      if (gpu.peak_fp8.per_second() <= 0.0)
+        throw ConfigError("precision", "fp8 GEMMs need a GPU with FP8 tensor cores; " + gpu.name + " has none",
+                          "use --precision bf16 or an H100/H200/B200 GPU");
+      peak_ = gpu.peak_fp8;
+      best_efficiency_ = gpu.fp8_gemm_efficiency;
+      break;
+  }
+  hbm_ = gpu.hbm_bandwidth * gpu.hbm_efficiency;
+}
+
+double ComputeModel::gemm_shape_efficiency(const GemmShape& s) const {
+  double best = 0.0;
+  for (const Tile& t : kTiles) {
+    const int64_t tiles = ceil_div(s.m, t.tm) * ceil_div(s.n, t.tn) * s.batch;
+    const int64_t waves = ceil_div(tiles, gpu_.sms);
+    const double useful = static_cast<double>(s.m) * static_cast<double>(s.n) * static_cast<double>(s.batch);
+    const double issued = static_cast<double>(waves) * static_cast<double>(gpu_.sms) * static_cast<double>(t.tm) *
+                          static_cast<double>(t.tn);
+    best = std::max(best, useful / issued * t.quality);
+  }
+  const double k_eff = static_cast<double>(s.k) / (static_cast<double>(s.k) + kTileOverheadK);
+  return best * k_eff;
+}
+
+sim::Time ComputeModel::gemm(const GemmShape& s) const {
+  if (s.m <= 0 || s.n <= 0 || s.k <= 0 || s.batch <= 0) return sim::Time::zero();
+  const double eff = best_efficiency_ * gemm_shape_efficiency(s);
+  const sim::Time math = s.flops() / (peak_ * eff);
+  const int64_t elem = precision_ == Precision::kFp8 ? 1 : 2;
+  const sim::Bytes traffic((s.m * s.k + s.k * s.n) * elem * s.batch + s.m * s.n * 2 * s.batch);
+  const sim::Time mem = traffic / hbm_;
+  return std::max(math, mem) + gpu_.kernel_launch;
+}
+
+sim::Time ComputeModel::memory_bound(sim::Bytes bytes, int kernels) const {
+  return bytes / hbm_ + gpu_.kernel_launch * kernels;
+}
+
+sim::Time ComputeModel::flash_attention(sim::Flops flops) const {
+  return flops / (gpu_.peak_bf16 * gpu_.attention_efficiency) + gpu_.kernel_launch;
+}
+
+sim::Time ComputeModel::vector_math(sim::Flops flops, sim::Bytes bytes, int kernels) const {
+  return std::max(flops / gpu_.peak_fp32, bytes / hbm_) + gpu_.kernel_launch * kernels;
+}
+
+}  // namespace trainsim::models::compute

@@ -1,0 +1,54 @@
+#pragma once
+// Kernel cost model of one GPU. GEMMs: FLOPs over the precision's peak times an efficiency that
+// comes from the shape (tile padding, wave quantization over the SMs, short-K pipeline fill) with
+// a roofline floor from HBM traffic. Memory-bound kernels: bytes over achievable HBM bandwidth.
+// Every kernel pays a launch overhead. Constants come from the GPU preset (with sources).
+
+#include <cstdint>
+
+#include "models/hardware/gpu_spec.hpp"
+#include "sim/units.hpp"
+
+namespace trainsim::models::compute {
+
+enum class Precision : uint8_t { kBf16, kFp16, kFp8 };
+Precision parse_precision(const std::string& text, const std::string& path);
+const char* to_string(Precision p);
+// Bytes per element of activations/weights in this precision's training (fp8 keeps bf16 copies).
+int64_t activation_bytes(Precision p);
+
+// C[m,n] = A[m,k] * B[k,n], `batch` independent instances.
+struct GemmShape {
+  int64_t m = 0, n = 0, k = 0, batch = 1;
+  sim::Flops flops() const;
+};
+
+class ComputeModel {
+public:
+  ComputeModel(const hardware::GpuSpec& gpu, Precision precision);
+
+  // Time of one GEMM kernel (including launch).
+  sim::Time gemm(const GemmShape& s) const;
+  // Shape efficiency in (0, 1]: achieved / (peak * gemm_efficiency), before the roofline.
+  double gemm_shape_efficiency(const GemmShape& s) const;
+  // Streaming kernels moving `bytes` through HBM, issued as `kernels` launches.
+  sim::Time memory_bound(sim::Bytes bytes, int kernels = 1) const;
+  // Fused (flash) attention kernel executing `flops` (one launch).
+  sim::Time flash_attention(sim::Flops flops) const;
+  // Elementwise fp32 math of `flops` (optimizer), bounded below by its HBM traffic.
+  sim::Time vector_math(sim::Flops flops, sim::Bytes bytes, int kernels) const;
+
+  sim::FlopRate peak() const { return peak_; }
+  sim::FlopRate bf16_peak() const { return gpu_.peak_bf16; }
+  const hardware::GpuSpec& gpu() const { return gpu_; }
+  Precision precision() const { return precision_; }
+
+private:
+  hardware::GpuSpec gpu_;
+  Precision precision_;
+  sim::FlopRate peak_;     // GEMM peak for this precision
+  double best_efficiency_; // best achievable fraction of peak_
+  sim::Bandwidth hbm_;     // achievable HBM bandwidth
+};
+
+}  // namespace trainsim::models::compute

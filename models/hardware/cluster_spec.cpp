@@ -1,0 +1,58 @@
+#include "models/hardware/cluster_spec.hpp"
+
+namespace trainsim::models::hardware {
+
+using sim::config::Json;
+
+const sim::config::Schema<ClusterSpec>& cluster_schema() {
+  static const sim::config::Schema<ClusterSpec> schema = [] {
+    sim::config::Schema<ClusterSpec> s("cluster", "Nodes of GPUs with NVLink/NVSwitch inside and NICs across.");
+    s.string("name", &ClusterSpec::name, std::nullopt, "Preset name, e.g. `dgx-h100`.")
+        .string("description", &ClusterSpec::description, "", "One line shown by `trainsim list clusters`.")
+        .custom("gpu", "GPU preset name or GPU object", std::nullopt, "The accelerator in every node.",
+                [](ClusterSpec& c, const Json& j, const std::string& p) {
+                  if (j.is_string()) {
+                    c.gpu = j.get<std::string>();
+                  } else if (j.is_object()) {
+                    c.gpu = "inline";
+                    c.gpu_inline = j;
+                  } else {
+                    throw ConfigError(p, "expected a GPU preset name or a GPU object, got " +
+                                             sim::config::json_type_name(j));
+                  }
+                })
+        .integer("gpus_per_node", &ClusterSpec::gpus_per_node, 1, 1024, 8, "GPUs per node.")
+        .integer("max_gpus", &ClusterSpec::max_gpus, 1, 10000000, 131072, "Largest cluster size accepted.")
+        .unit("nvlink_bandwidth", &ClusterSpec::nvlink_bandwidth, &sim::config::read_bandwidth, "bandwidth",
+              std::nullopt, "Per-GPU, per-direction NVLink bandwidth into the node fabric.")
+        .number("nvlink_efficiency", &ClusterSpec::nvlink_efficiency, 0.05, 1.0, std::nullopt,
+                "Achievable NCCL bus bandwidth inside a node as a fraction of `nvlink_bandwidth`.")
+        .unit("nvlink_latency", &ClusterSpec::nvlink_latency, &sim::config::read_time, "duration", std::nullopt,
+              "Latency of one ring step inside a node.")
+        .integer("nics_per_node", &ClusterSpec::nics_per_node, 0, 64, 8, "Compute NICs per node.")
+        .unit("nic_bandwidth", &ClusterSpec::nic_bandwidth, &sim::config::read_bandwidth, "bandwidth", std::nullopt,
+              "Per-NIC, per-direction line rate.")
+        .number("nic_efficiency", &ClusterSpec::nic_efficiency, 0.05, 1.0, std::nullopt,
+                "Achievable fraction of NIC line rate for NCCL traffic.")
+        .unit("nic_latency", &ClusterSpec::nic_latency, &sim::config::read_time, "duration", std::nullopt,
+              "Latency of one ring step across nodes.")
+        .unit("collective_launch", &ClusterSpec::collective_launch, &sim::config::read_time, "duration",
+              std::nullopt, "Fixed cost of one NCCL collective call (launch and synchronisation).")
+        .custom("sources", "object", "{}", "Where each constant comes from (field name -> source).",
+                [](ClusterSpec& c, const Json& j, const std::string& p) {
+                  if (!j.is_object()) throw ConfigError(p, "expected an object mapping field names to sources");
+                  for (auto it = j.begin(); it != j.end(); ++it)
+                    c.sources[it.key()] = sim::config::read_string(*it, p + "." + it.key());
+                });
+    return s;
+  }();
+  return schema;
+}
+
+ClusterSpec parse_cluster(const Json& j, const std::string& path) {
+  ClusterSpec c;
+  cluster_schema().parse(j, path, c);
+  return c;
+}
+
+}  // namespace trainsim::models::hardware

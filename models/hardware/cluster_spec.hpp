@@ -1,0 +1,35 @@
+#pragma once
+// A cluster: nodes of `gpus_per_node` GPUs joined by NVLink/NVSwitch inside a node and
+// NICs across nodes. This is the hierarchical alpha-beta view used by the analytic
+// communication model; the topology/ folder refines it into explicit graphs.
+
+#include <map>
+#include <string>
+
+#include "sim/config/schema.hpp"
+#include "sim/units.hpp"
+
+namespace trainsim::models::hardware {
+
+struct ClusterSpec {
+  std::string name;
+  std::string description;
+  std::string gpu;                    // GPU preset name (or "inline" when given as an object)
+  sim::config::Json gpu_inline;       // the GPU object when given inline
+  int64_t gpus_per_node = 8;
+  int64_t max_gpus = 0;               // largest supported size
+  sim::Bandwidth nvlink_bandwidth;    // per GPU, per direction, into the NVSwitch fabric
+  double nvlink_efficiency = 0.8;     // achievable bus-bandwidth fraction for NCCL collectives
+  sim::Time nvlink_latency;           // per ring step inside a node
+  int64_t nics_per_node = 8;
+  sim::Bandwidth nic_bandwidth;       // per NIC, per direction
+  double nic_efficiency = 0.9;        // achievable fraction of NIC line rate
+  sim::Time nic_latency;              // per ring step across nodes (NIC + switches)
+  sim::Time collective_launch;        // fixed cost of one NCCL collective (launch + sync)
+  std::map<std::string, std::string> sources;
+};
+
+const sim::config::Schema<ClusterSpec>& cluster_schema();
+ClusterSpec parse_cluster(const sim::config::Json& j, const std::string& path);
+
+}  // namespace trainsim::models::hardware

@@ -1,0 +1,56 @@
+#include "models/hardware/gpu_spec.hpp"
+
+namespace trainsim::models::hardware {
+
+using sim::config::Json;
+
+namespace {
+void parse_sources(std::map<std::string, std::string>& out, const Json& j, const std::string& path) {
+  if (!j.is_object()) throw ConfigError(path, "expected an object mapping field names to their sources");
+  for (auto it = j.begin(); it != j.end(); ++it) out[it.key()] = sim::config::read_string(*it, path + "." + it.key());
+}
+}  // namespace
+
+const sim::config::Schema<GpuSpec>& gpu_schema() {
+  static const sim::config::Schema<GpuSpec> schema = [] {
+    sim::config::Schema<GpuSpec> s("gpu", "An accelerator: datasheet limits and compute-model constants.");
+    s.string("name", &GpuSpec::name, std::nullopt, "Preset name, e.g. `h100-sxm-80gb`.")
+        .string("description", &GpuSpec::description, "", "One line shown by `trainsim list gpus`.")
+        .unit("memory", &GpuSpec::memory, &sim::config::read_bytes, "size", std::nullopt, "Device memory capacity.")
+        .unit("hbm_bandwidth", &GpuSpec::hbm_bandwidth, &sim::config::read_bandwidth, "bandwidth", std::nullopt,
+              "Datasheet HBM bandwidth.")
+        .unit("peak_bf16", &GpuSpec::peak_bf16, &sim::config::read_flop_rate, "FLOP rate", std::nullopt,
+              "Dense BF16 tensor-core peak.")
+        .unit("peak_fp16", &GpuSpec::peak_fp16, &sim::config::read_flop_rate, "FLOP rate", std::nullopt,
+              "Dense FP16 tensor-core peak.")
+        .unit("peak_fp8", &GpuSpec::peak_fp8, &sim::config::read_flop_rate, "FLOP rate", std::string("0TFLOPS"),
+              "Dense FP8 tensor-core peak (absent: the GPU has no FP8).")
+        .unit("peak_fp32", &GpuSpec::peak_fp32, &sim::config::read_flop_rate, "FLOP rate", std::nullopt,
+              "FP32 (non-tensor) peak, used by the optimizer step.")
+        .integer("sms", &GpuSpec::sms, 1, 10000, std::nullopt, "Streaming multiprocessors (wave quantization).")
+        .number("gemm_efficiency", &GpuSpec::gemm_efficiency, 0.05, 1.0, std::nullopt,
+                "Best achievable fraction of the BF16/FP16 peak on large GEMMs.")
+        .number("fp8_gemm_efficiency", &GpuSpec::fp8_gemm_efficiency, 0.05, 1.0, 0.7,
+                "Best achievable fraction of the FP8 peak on large GEMMs.")
+        .number("attention_efficiency", &GpuSpec::attention_efficiency, 0.05, 1.0, std::nullopt,
+                "Fused (FlashAttention) kernel throughput as a fraction of peak.")
+        .number("hbm_efficiency", &GpuSpec::hbm_efficiency, 0.05, 1.0, std::nullopt,
+                "Achievable fraction of HBM bandwidth for streaming (memory-bound) kernels.")
+        .unit("kernel_launch", &GpuSpec::kernel_launch, &sim::config::read_time, "duration", std::nullopt,
+              "Per-kernel launch and scheduling overhead.")
+        .unit("reserved_memory", &GpuSpec::reserved_memory, &sim::config::read_bytes, "size", std::nullopt,
+              "Memory not available to tensors (CUDA context, NCCL, allocator fragmentation).")
+        .custom("sources", "object", "{}", "Where each constant comes from (field name -> source).",
+                [](GpuSpec& g, const Json& j, const std::string& p) { parse_sources(g.sources, j, p); });
+    return s;
+  }();
+  return schema;
+}
+
+GpuSpec parse_gpu(const Json& j, const std::string& path) {
+  GpuSpec g;
+  gpu_schema().parse(j, path, g);
+  return g;
+}
+
+}  // namespace trainsim::models::hardware

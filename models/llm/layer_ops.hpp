@@ -1,0 +1,63 @@
+#pragma once
+// A decoder layer as kernels, per tensor-parallel rank: GEMMs with their shapes, the attention
+// core, and memory-bound ops with the bytes they move. Forward and backward (input-gradient and
+// weight-gradient GEMMs apart). Costs come from a ComputeModel; this file only knows the math.
+
+#include <string>
+#include <vector>
+
+#include "models/compute/compute_model.hpp"
+#include "models/llm/model_spec.hpp"
+#include "sim/units.hpp"
+
+namespace trainsim::models::llm {
+
+// What shapes one layer's kernels have on one TP rank.
+struct LayerShape {
+  int64_t micro_batch = 1;
+  int64_t seq_len = 0;
+  int64_t tp = 1;
+  bool sp = false;          // norms/dropout on seq/tp tokens
+  bool flash = true;        // fused attention vs batched GEMMs + softmax
+};
+
+// Time and FLOPs of a group of kernels.
+struct Cost {
+  sim::Time time;
+  sim::Flops flops;
+  Cost& operator+=(const Cost& o) {
+    time += o.time;
+    flops += o.flops;
+    return *this;
+  }
+};
+
+// Costs of one block (attention or MLP) of a layer, split the way tasks are.
+struct BlockCosts {
+  Cost pre_fwd;      // residual add of the previous block + norm (before the TP input comm)
+  Cost main_fwd;     // GEMMs, attention core / activation
+  Cost pre_bwd;      // norm + residual backward (after the TP input-gradient comm)
+  Cost main_dgrad;   // input-gradient GEMMs and elementwise backward
+  Cost main_wgrad;   // weight-gradient GEMMs
+  Cost selective_recompute;  // extra forward work redone before backward under selective recompute
+};
+
+struct LayerCosts {
+  BlockCosts attn, mlp;
+  sim::Bytes tp_comm_bytes;  // per-rank buffer of each TP collective (b*s*h activations)
+};
+
+LayerCosts layer_costs(const ModelSpec& m, const LayerShape& s, const compute::ComputeModel& cm);
+
+// Costs of the embedding (first stage) and the output layer + loss (last stage).
+struct EdgeCosts {
+  Cost embed_fwd, embed_bwd;
+  Cost head_fwd, head_dgrad, head_wgrad;  // final norm + LM head GEMM + cross-entropy
+};
+EdgeCosts edge_costs(const ModelSpec& m, const LayerShape& s, const compute::ComputeModel& cm);
+
+// Forward FLOPs per sequence of the whole model as Megatron counts model FLOPs: all matmuls,
+// attention scores over the full s x s (no causal halving), LM head; embeddings excluded.
+double forward_model_flops_per_sequence(const ModelSpec& m, int64_t seq_len);
+
+}  // namespace trainsim::models::llm

@@ -1,0 +1,81 @@
+#include "models/memory/footprint.hpp"
+
+#include <algorithm>
+
+namespace trainsim::models::memory {
+
+namespace {
+constexpr double kAct = 2.0;  // bytes per bf16/fp16 activation element
+}  // namespace
+
+sim::Bytes layer_activation_bytes(const llm::ModelSpec& m, int64_t micro_batch, int64_t seq_len, int64_t tp, bool sp,
+                                  const std::string& recompute, bool flash) {
+  const double T = static_cast<double>(micro_batch) * static_cast<double>(seq_len);
+  const double h = static_cast<double>(m.hidden), t = static_cast<double>(tp);
+  const double repl = sp ? 1.0 / t : 1.0;  // tensors outside TP regions are split only with SP
+  if (recompute == "full") return sim::Bytes(static_cast<int64_t>(T * h * kAct * repl));  // layer input only
+  const double kvd = static_cast<double>(m.kv_heads_or_heads() * m.head_dim());
+  const double f = static_cast<double>(m.ffn_hidden);
+  const double gates = m.activation == "swiglu" ? 2.0 : 1.0;
+  const double drop = m.dropout ? 1.0 : 0.0;
+  // Korthikanti et al. Sec 4.1, per tensor: attention block = norm input + QKV input (2 x 2Th
+  // replicated), Q, K, V (2T(h+2kvd)/t), out-proj input (2Th/t), dropout mask (Th);
+  // MLP block = norm input + fc1 input (4Th), fc1 output and activation output (2T(g+1)f/t),
+  // dropout mask (Th). For MHA/GeLU this is Th(10 + 24/t) + masks = the paper's 34 at t = 1.
+  double bytes = T * h * (4 * kAct + 2 * drop) * repl;         // two norm inputs, two GEMM inputs, masks
+  bytes += T * (h + 2 * kvd) * kAct / t + T * h * kAct / t;      // Q, K, V and out-proj input
+  bytes += T * (gates + 1.0) * f * kAct / t;                     // fc1 output(s) and activation output
+  if (flash) {
+    bytes += T * static_cast<double>(m.heads) / t * 4.0;         // softmax log-sum-exp (fp32 per row)
+  } else if (recompute != "selective") {
+    // Unfused attention keeps softmax output (2), dropout mask (1) and dropout output (2) per
+    // score: 5 a s^2 b / t (the paper's 5as/h term).
+    const double scores = static_cast<double>(micro_batch) * static_cast<double>(m.heads) / t *
+                          static_cast<double>(seq_len) * static_cast<double>(seq_len);
+    bytes += scores * (m.dropout ? 5.0 : 2.0);
+  }
+  return sim::Bytes(static_cast<int64_t>(bytes));
+}
+
+StageMemory stage_memory(const StageMemoryInput& in) {
+  const llm::ModelSpec& m = *in.model;
+  const double h = static_cast<double>(m.hidden), t = static_cast<double>(in.tp);
+  double params = static_cast<double>(in.layers) * m.layer_parameters() / t;
+  if (in.first) params += static_cast<double>(m.vocab) * h / t + (m.position == "learned" ? static_cast<double>(in.seq_len) * h : 0.0);
+  if (in.last && (!m.tied_embeddings || !in.first)) params += static_cast<double>(m.vocab) * h / t;
+  if (in.last) params += h;  // final norm
+  StageMemory s;
+  s.parameters = params;
+  const double dp = static_cast<double>(in.dp);
+  // Megatron mixed precision: 2-byte weights, 4-byte fp32 main gradients, 12-byte optimizer
+  // state (fp32 master copy, Adam m and v); ZeRO-1 shards the optimizer, ZeRO-2 also the
+  // gradients, ZeRO-3 also the weights (Rajbhandari et al. 2020, Fig. 1).
+  s.weights = sim::Bytes(static_cast<int64_t>(params * 2.0 / (in.zero >= 3 ? dp : 1.0)));
+  s.gradients = sim::Bytes(static_cast<int64_t>(params * 4.0 / (in.zero >= 2 ? dp : 1.0)));
+  s.optimizer = sim::Bytes(static_cast<int64_t>(params * 12.0 / (in.zero >= 1 ? dp : 1.0)));
+
+  const sim::Bytes per_layer =
+      layer_activation_bytes(m, in.micro_batch, in.seq_len, in.tp, in.sp, in.recompute, in.flash);
+  s.activation_per_chunk = per_layer * in.layers_per_chunk;
+  const double T = static_cast<double>(in.micro_batch) * static_cast<double>(in.seq_len);
+  if (in.first) s.activation_per_chunk += sim::Bytes(static_cast<int64_t>(T * h * kAct / (in.sp ? t : 1.0)));
+  // Transient working set: under full recompute one layer's activations are rebuilt during its
+  // backward; the last stage holds fp32 logits and their gradient; one TP comm buffer; the
+  // gradient bucket under communication; ZeRO-3 gathers one layer's weights.
+  sim::Bytes buffers(static_cast<int64_t>(T * h * kAct * 2));
+  if (in.recompute == "full")
+    buffers += layer_activation_bytes(m, in.micro_batch, in.seq_len, in.tp, in.sp, "none", in.flash);
+  if (in.last) buffers += sim::Bytes(static_cast<int64_t>(T * static_cast<double>(m.vocab) / t * (4.0 + 4.0)));
+  buffers += in.bucket_size;
+  if (in.zero >= 3) buffers += sim::Bytes(static_cast<int64_t>(2 * m.layer_parameters() * 2.0 / t));
+  s.buffers = buffers;
+  return s;
+}
+
+sim::config::Json StageMemory::to_json() const {
+  return sim::config::Json{{"weights_bytes", weights.count()},     {"gradients_bytes", gradients.count()},
+                           {"optimizer_bytes", optimizer.count()}, {"activations_bytes", activations.count()},
+                           {"buffers_bytes", buffers.count()},     {"total_bytes", total().count()}};
+}
+
+}  // namespace trainsim::models::memory

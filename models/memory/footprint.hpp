@@ -1,0 +1,45 @@
+#pragma once
+// Per-rank memory of one pipeline stage: model states by ZeRO stage (bf16/fp16 weights, fp32
+// gradient buffer, fp32 master weights + Adam moments), activations per micro-batch following
+// Korthikanti et al. 2022 (derived per tensor, so GQA / SwiGLU / no-dropout models are exact),
+// and transient buffers. The number of micro-batches in flight comes from the schedule.
+
+#include <string>
+
+#include "models/llm/model_spec.hpp"
+#include "sim/config/schema.hpp"
+#include "sim/units.hpp"
+
+namespace trainsim::models::memory {
+
+struct StageMemoryInput {
+  const llm::ModelSpec* model = nullptr;
+  int64_t layers = 0;          // transformer layers on this rank (all chunks)
+  bool first = false, last = false;  // holds the embedding / LM head
+  int64_t tp = 1, dp = 1, zero = 0;
+  bool sp = false;
+  std::string recompute = "none";
+  bool flash = true;
+  int64_t micro_batch = 1, seq_len = 0;
+  int64_t layers_per_chunk = 0;  // layers of one model chunk (activations are allocated per chunk)
+  sim::Bytes bucket_size;
+};
+
+struct StageMemory {
+  sim::Bytes weights, gradients, optimizer;  // model states (after ZeRO sharding)
+  sim::Bytes activation_per_chunk;           // stored for one micro-batch of one chunk
+  sim::Bytes activations;                    // peak in flight (filled in from the schedule)
+  sim::Bytes buffers;                        // transient: recompute working set, logits, comm buffers
+  double parameters = 0;                     // parameters held (unsharded by ZeRO)
+  sim::Bytes total() const { return weights + gradients + optimizer + activations + buffers; }
+  sim::config::Json to_json() const;
+};
+
+// Activation bytes one layer keeps for backward, per TP rank, for one micro-batch.
+sim::Bytes layer_activation_bytes(const llm::ModelSpec& m, int64_t micro_batch, int64_t seq_len, int64_t tp, bool sp,
+                                  const std::string& recompute, bool flash);
+
+// Everything except `activations` (which needs the peak in-flight count).
+StageMemory stage_memory(const StageMemoryInput& in);
+
+}  // namespace trainsim::models::memory

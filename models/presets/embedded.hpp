@@ -1,0 +1,17 @@
+#pragma once
+// Built-in presets, compiled into the binary from models/presets/<kind>/<name>.json.
+
+#include <string>
+#include <vector>
+
+namespace trainsim::models::presets {
+
+struct EmbeddedPreset {
+  const char* kind;  // "gpus", "clusters", "models"
+  const char* name;  // file stem = preset name
+  const char* json;
+};
+
+const std::vector<EmbeddedPreset>& embedded_presets();
+
+}  // namespace trainsim::models::presets

@@ -1,0 +1,52 @@
+#include "models/schedules/schedule.hpp"
+
+#include <algorithm>
+
+#include "sim/config/schema.hpp"
+#include "sim/error.hpp"
+
+namespace trainsim::models::schedules {
+
+ScheduleRegistry& ScheduleRegistry::mutable_instance() {
+  static ScheduleRegistry registry;
+  return registry;
+}
+
+const ScheduleRegistry& ScheduleRegistry::instance() { return mutable_instance(); }
+
+ScheduleRegistry::Registrar::Registrar(ScheduleInfo info) {
+  auto& entries = mutable_instance().entries_;
+  entries.push_back(std::move(info));
+  std::sort(entries.begin(), entries.end(),
+            [](const ScheduleInfo& a, const ScheduleInfo& b) { return a.name < b.name; });
+}
+
+const ScheduleInfo& ScheduleRegistry::get(const std::string& name, const std::string& path) const {
+  for (const auto& e : entries_)
+    if (e.name == name) return e;
+  const auto valid = names();
+  const std::string near = sim::config::did_you_mean(name, valid);
+  throw ConfigError(path, "unknown pipeline schedule \"" + name + "\"",
+                    (near.empty() ? std::string() : "did you mean \"" + near + "\"? ") + "valid: " +
+                        sim::config::join(valid));
+}
+
+std::vector<std::string> ScheduleRegistry::names() const {
+  std::vector<std::string> out;
+  for (const auto& e : entries_) out.push_back(e.name);
+  return out;
+}
+
+void check_schedule_shape(const ScheduleInfo& s, int stages, int microbatches, int virtual_stages) {
+  if (!s.interleaved && virtual_stages != 1)
+    throw ConfigError("vp", "schedule \"" + s.name + "\" does not use virtual stages, got --vp " +
+                                std::to_string(virtual_stages),
+                      "use --schedule interleaved or drop --vp");
+  if (s.interleaved && stages > 1 && microbatches % stages != 0)
+    throw ConfigError("global_batch", "interleaved 1F1B needs the number of micro-batches (" +
+                                          std::to_string(microbatches) + ") to be a multiple of pp (" +
+                                          std::to_string(stages) + ")",
+                      "pick --global-batch so that global_batch/(dp*micro_batch) is a multiple of pp");
+}
+
+}  // namespace trainsim::models::schedules

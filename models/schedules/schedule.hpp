@@ -1,0 +1,66 @@
+#pragma once
+// A pipeline schedule is a pure generator: for each stage, the ordered list of forward (F),
+// backward (B) and weight-gradient (W) ops with micro-batch and virtual-chunk ids. The workload
+// builder turns it into tasks with cross-stage dependencies. Each schedule registers itself from
+// its own file with TRAINSIM_REGISTER_SCHEDULE.
+
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <vector>
+
+namespace trainsim::models::schedules {
+
+enum class OpType : uint8_t { kF, kB, kW };
+
+struct Op {
+  OpType type;
+  int32_t microbatch;
+  int32_t chunk;  // virtual stage index on this rank (0 when not interleaved)
+  friend bool operator==(const Op&, const Op&) = default;
+};
+
+using StageOrders = std::vector<std::vector<Op>>;  // [stage][step]
+
+struct ScheduleParams {
+  int virtual_stages = 1;  // model chunks per rank (interleaved schedules)
+};
+
+using ScheduleFn = std::function<StageOrders(int stages, int microbatches, const ScheduleParams&)>;
+
+struct ScheduleInfo {
+  std::string name;
+  std::string description;
+  bool interleaved = false;  // uses virtual_stages > 1
+  ScheduleFn generate;
+};
+
+// Immutable registry built at start-up from the self-registering files.
+class ScheduleRegistry {
+public:
+  static const ScheduleRegistry& instance();
+  // Throws ConfigError listing valid names when `name` is unknown.
+  const ScheduleInfo& get(const std::string& name, const std::string& path) const;
+  std::vector<std::string> names() const;
+  const std::vector<ScheduleInfo>& all() const { return entries_; }
+
+  struct Registrar {
+    Registrar(ScheduleInfo info);
+  };
+
+private:
+  static ScheduleRegistry& mutable_instance();
+  std::vector<ScheduleInfo> entries_;
+};
+
+// Validates the shape a schedule needs (microbatches vs stages, virtual stages); throws
+// ConfigError naming the field.
+void check_schedule_shape(const ScheduleInfo& s, int stages, int microbatches, int virtual_stages);
+
+}  // namespace trainsim::models::schedules
+
+#define TRAINSIM_REGISTER_SCHEDULE(id, name, interleaved, description, fn)                                \
+  namespace {                                                                                              \
+  const ::trainsim::models::schedules::ScheduleRegistry::Registrar trainsim_schedule_registrar_##id{       \
+      ::trainsim::models::schedules::ScheduleInfo{name, description, interleaved, fn}};                    \
+  }

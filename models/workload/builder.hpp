@@ -1,0 +1,47 @@
+#pragma once
+// Turns a resolved Job into a task DAG: per pipeline stage the schedule's F/B order expanded into
+// per-layer compute tasks, TP collectives, pipeline sends, bucketed data-parallel gradient
+// reduction overlapped with the last backward, and the optimizer step.
+//
+// Two fidelities: kRepresentative simulates one rank per pipeline stage (every TP and DP peer
+// does the same work at the same time, so their collectives are represented by the costs of the
+// group); kFullRanks makes every rank and every collective member explicit (small scale, used to
+// check the representative mode).
+
+#include <cstdint>
+#include <vector>
+
+#include "models/collectives/comm_model.hpp"
+#include "models/compute/compute_model.hpp"
+#include "models/memory/timeline.hpp"
+#include "models/workload/job.hpp"
+#include "sim/task/task_graph.hpp"
+
+namespace trainsim::models::workload {
+
+enum class Fidelity : uint8_t { kRepresentative, kFullRanks };
+
+// Task categories for time breakdowns (TaskSpec::category).
+enum class Category : uint8_t { kCompute = 0, kRecompute, kOptimizer, kTpComm, kDpComm, kPpComm };
+const char* to_string(Category c);
+
+struct RankInfo {
+  int32_t rank = 0;   // Megatron global rank: tp + tp*(dp + dp_size*stage)
+  int32_t stage = 0;
+  int32_t dp_index = 0, tp_index = 0;
+  sim::task::StreamId compute = 0, tp = 0, dp = 0, pp = 0;
+};
+
+
+struct Workload {
+  sim::task::TaskGraph graph;
+  std::vector<RankInfo> ranks;
+  std::vector<memory::TimelineEvent> memory_events;  // activation alloc/free, sorted by task
+  std::vector<int64_t> activation_per_chunk;  // per stage
+  std::vector<uint32_t> task_rank_slot;       // first rank slot of each task
+};
+
+Workload build_workload(const Job& job, const compute::ComputeModel& cm, const collectives::CommModel& comm,
+                        Fidelity fidelity);
+
+}  // namespace trainsim::models::workload

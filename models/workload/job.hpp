@@ -1,0 +1,70 @@
+#pragma once
+// A training job: model, cluster (and GPU), and the parallel configuration. JSON keys equal the
+// command-line flags (--micro-batch -> "micro_batch"); the CLI merges flags over the job file and
+// parses the result once through this schema. resolve_job() checks every cross-field constraint.
+
+#include <optional>
+#include <string>
+
+#include "models/compute/compute_model.hpp"
+#include "models/hardware/cluster_spec.hpp"
+#include "models/hardware/gpu_spec.hpp"
+#include "models/llm/model_spec.hpp"
+#include "sim/config/schema.hpp"
+
+namespace trainsim::models::workload {
+
+struct JobSpec {
+  sim::config::Json model;    // preset name / file (string) or inline object
+  sim::config::Json cluster;  // preset name / file (string) or inline object
+  sim::config::Json gpu;      // optional override of the cluster's GPU (null = cluster's)
+  int64_t gpus = 0;
+  int64_t tp = 1, pp = 1;
+  std::optional<int64_t> dp;  // null: gpus / (tp*pp)
+  int64_t vp = 1;
+  bool sp = true;
+  int64_t zero = 0;
+  std::string recompute = "none";
+  int64_t micro_batch = 1;
+  int64_t global_batch = 0;
+  std::optional<int64_t> seq_len;  // null: the model's
+  std::string schedule = "1f1b";
+  std::string precision = "bf16";
+  std::string attention = "flash";
+  bool overlap_grad_reduce = true;
+  bool scatter_gather = true;
+  sim::Bytes bucket_size;
+  int64_t seed = 0;
+};
+
+const sim::config::Schema<JobSpec>& job_schema();
+JobSpec parse_job(const sim::config::Json& j);
+
+// Every value resolved, defaults included; checked for consistency.
+struct Job {
+  llm::ModelSpec model;
+  hardware::ClusterSpec cluster;
+  hardware::GpuSpec gpu;
+  int64_t gpus = 0, tp = 1, pp = 1, dp = 1, vp = 1;
+  bool sp = false;
+  int64_t zero = 0;
+  std::string recompute;  // none | selective | full
+  int64_t micro_batch = 1, global_batch = 1, seq_len = 0;
+  int64_t microbatches = 1;  // per pipeline per iteration: global_batch / (dp * micro_batch)
+  std::string schedule;
+  compute::Precision precision = compute::Precision::kBf16;
+  std::string attention;  // flash | unfused
+  bool overlap_grad_reduce = true;
+  bool scatter_gather = true;
+  sim::Bytes bucket_size;
+  int64_t seed = 0;
+
+  int64_t layers_per_stage() const { return model.layers / pp; }
+  // The resolved configuration as JSON (the "config" object of reports).
+  sim::config::Json to_json() const;
+};
+
+// Resolves presets and checks divisibility, ranges and capacity; throws ConfigError.
+Job resolve_job(const JobSpec& spec);
+
+}  // namespace trainsim::models::workload

@@ -1,0 +1,153 @@
+#include "models/workload/simulate.hpp"
+
+#include <algorithm>
+
+#include "models/collectives/alpha_beta.hpp"
+#include "models/llm/layer_ops.hpp"
+#include "models/schedules/schedule.hpp"
+#include "sim/task/executor.hpp"
+
+namespace trainsim::models::workload {
+
+using sim::config::Json;
+
+std::vector<StageReport> stage_memory_reports(const Job& job) {
+  const auto& sched = schedules::ScheduleRegistry::instance().get(job.schedule, "schedule");
+  const auto orders = sched.generate(static_cast<int>(job.pp), static_cast<int>(job.microbatches),
+                                     schedules::ScheduleParams{static_cast<int>(job.vp)});
+  std::vector<StageReport> out;
+  for (int64_t s = 0; s < job.pp; ++s) {
+    StageReport r;
+    r.stage = static_cast<int32_t>(s);
+    r.rank = static_cast<int32_t>(job.tp * job.dp * s);
+    // Chunks in flight: the compute stream runs the order as written, so the running count of
+    // forwards minus backwards is exactly the activation footprint the simulation will show.
+    int64_t live = 0;
+    for (const auto& op : orders[static_cast<size_t>(s)]) {
+      live += op.type == schedules::OpType::kF ? 1 : op.type == schedules::OpType::kB ? -1 : 0;
+      r.peak_in_flight = std::max(r.peak_in_flight, live);
+    }
+    memory::StageMemoryInput in;
+    in.model = &job.model;
+    in.layers = job.layers_per_stage();
+    in.layers_per_chunk = job.model.layers / (job.pp * job.vp);
+    in.first = s == 0;
+    in.last = s == job.pp - 1;
+    in.tp = job.tp;
+    in.dp = job.dp;
+    in.zero = job.zero;
+    in.sp = job.sp;
+    in.recompute = job.recompute;
+    in.flash = job.attention == "flash";
+    in.micro_batch = job.micro_batch;
+    in.seq_len = job.seq_len;
+    in.bucket_size = job.bucket_size;
+    r.memory = memory::stage_memory(in);
+    r.memory.activations = r.memory.activation_per_chunk * r.peak_in_flight;
+    out.push_back(r);
+  }
+  return out;
+}
+
+SimulationResult simulate(const Job& job, const SimulateOptions& options) {
+  SimulationResult res;
+  res.job = job;
+  res.capacity = job.gpu.memory - job.gpu.reserved_memory;
+  res.stages = stage_memory_reports(job);
+  for (const auto& st : res.stages) {
+    if (st.memory.total() > res.stages[static_cast<size_t>(res.worst_memory_stage)].memory.total())
+      res.worst_memory_stage = st.stage;
+  }
+  res.fits = res.peak_memory() <= res.capacity;
+  if (!res.fits) return res;
+
+  const compute::ComputeModel cm(job.gpu, job.precision);
+  const collectives::AlphaBetaModel comm(job.cluster);
+  const Workload w = build_workload(job, cm, comm, options.fidelity);
+  sim::Engine engine(static_cast<uint64_t>(job.seed));
+  memory::ActivationTimeline timeline(engine, w.memory_events, w.ranks.size());
+  if (options.before_run) options.before_run(engine, w);
+  sim::task::TaskExecutor exec(engine, w.graph);
+  res.iteration = exec.run();
+  res.simulated = true;
+  res.tasks = w.graph.size();
+  res.events = engine.events_executed();
+  res.simulated_ranks = w.ranks.size();
+
+  // Per stage: the first simulated rank of the stage is its representative in reports; the
+  // activation peak comes from the timeline (it must equal the schedule count).
+  double flops_sum = 0;
+  for (uint32_t slot = 0; slot < w.ranks.size(); ++slot) {
+    const TimeBreakdown tb = rank_breakdown(w, exec, slot, res.iteration);
+    flops_sum += tb.flops.count();
+    StageReport& st = res.stages[static_cast<size_t>(w.ranks[slot].stage)];
+    if (w.ranks[slot].dp_index == 0 && w.ranks[slot].tp_index == 0) {
+      st.time = tb;
+      st.memory.activations = sim::Bytes(timeline.peak(slot));
+    }
+  }
+  for (const auto& st : res.stages)
+    if (st.time.compute > res.stages[static_cast<size_t>(res.critical_stage)].time.compute) res.critical_stage = st.stage;
+  res.fits = res.peak_memory() <= res.capacity;
+
+  const double iter_s = res.iteration.seconds();
+  const double gpus = static_cast<double>(job.gpus);
+  res.tokens_per_s = static_cast<double>(job.global_batch * job.seq_len) / iter_s;
+  res.model_flops = 3.0 * llm::forward_model_flops_per_sequence(job.model, job.seq_len) * static_cast<double>(job.global_batch);
+  res.model_tflops_per_gpu = res.model_flops / iter_s / gpus / 1e12;
+  res.mfu = res.model_tflops_per_gpu * 1e12 / job.gpu.peak_bf16.per_second();
+  // Every simulated rank stands for the same number of GPUs.
+  res.hardware_tflops_per_gpu = flops_sum / static_cast<double>(w.ranks.size()) / iter_s / 1e12;
+  if (options.after_run) options.after_run(w, exec);
+  return res;
+}
+
+sim::Bytes SimulationResult::peak_memory() const {
+  sim::Bytes peak;
+  for (const auto& st : stages) peak = std::max(peak, st.memory.total());
+  return peak;
+}
+
+Json SimulationResult::to_json() const {
+  Json stages_json = Json::array();
+  for (const auto& st : stages) {
+    Json m = st.memory.to_json();
+    m["stage"] = st.stage;
+    m["peak_in_flight_microbatches"] = st.peak_in_flight;
+    m["capacity_bytes"] = capacity.count();
+    m["fits"] = st.memory.total() <= capacity;
+    stages_json.push_back(m);
+  }
+  Json out{{"schema_version", 1},
+           {"fits", fits},
+           {"peak_memory_bytes", peak_memory().count()},
+           {"memory", stages_json},
+           {"config", job.to_json()}};
+  out["mfu_formula"] =
+      "model FLOPs = 3 x forward matmul FLOPs (attention over full s x s, LM head, no recompute; "
+      "Narayanan et al. Eq. 3 without the recompute term) / (iteration time x GPUs x dense BF16 peak)";
+  if (!simulated) {
+    out["iteration_time_s"] = nullptr;
+    return out;
+  }
+  const StageReport& crit = stages[static_cast<size_t>(critical_stage)];
+  Json per_stage = Json::array();
+  for (const auto& st : stages) {
+    Json t = st.time.to_json();
+    t["stage"] = st.stage;
+    per_stage.push_back(t);
+  }
+  Json tb = crit.time.to_json();
+  tb["stage"] = crit.stage;
+  tb["per_stage"] = per_stage;
+  out["iteration_time_s"] = iteration.seconds();
+  out["tokens_per_s"] = tokens_per_s;
+  out["model_tflops_per_gpu"] = model_tflops_per_gpu;
+  out["mfu"] = mfu;
+  out["hardware_tflops_per_gpu"] = hardware_tflops_per_gpu;
+  out["time_breakdown"] = tb;
+  out["simulation"] = Json{{"tasks", tasks}, {"events", events}, {"simulated_ranks", simulated_ranks}};
+  return out;
+}
+
+}  // namespace trainsim::models::workload

@@ -1,0 +1,53 @@
+#pragma once
+// One training iteration of a Job, simulated end to end: memory check, task DAG, discrete-event
+// run, and the report (time, throughput, FLOP rates, breakdown, per-stage memory).
+
+#include <functional>
+#include <vector>
+
+#include "models/memory/footprint.hpp"
+#include "models/workload/breakdown.hpp"
+#include "models/workload/builder.hpp"
+#include "models/workload/job.hpp"
+
+namespace trainsim::models::workload {
+
+struct StageReport {
+  int32_t stage = 0;
+  int32_t rank = 0;              // representative global rank
+  int64_t peak_in_flight = 0;    // micro-batch chunks alive at once (from the schedule)
+  memory::StageMemory memory;
+  TimeBreakdown time;            // filled when simulated
+};
+
+struct SimulationResult {
+  Job job;
+  bool fits = true;
+  bool simulated = false;
+  sim::Bytes capacity;           // usable device memory (capacity - reserved)
+  std::vector<StageReport> stages;
+  int32_t worst_memory_stage = 0;
+  int32_t critical_stage = 0;    // stage with the most compute: its breakdown is the headline
+  sim::Time iteration;
+  double tokens_per_s = 0, model_flops = 0, model_tflops_per_gpu = 0, mfu = 0, hardware_tflops_per_gpu = 0;
+  uint64_t tasks = 0, events = 0, simulated_ranks = 0;
+  sim::Bytes peak_memory() const;
+  sim::config::Json to_json() const;
+};
+
+struct SimulateOptions {
+  Fidelity fidelity = Fidelity::kRepresentative;
+  // Called after the DAG is built and before the engine runs (attach tracers here).
+  std::function<void(sim::Engine&, const Workload&)> before_run;
+  // Called after the run while the executor is alive.
+  std::function<void(const Workload&, const sim::task::TaskExecutor&)> after_run;
+};
+
+// Never throws for a plan that does not fit: returns fits = false with the memory breakdown and
+// leaves the iteration unsimulated. Throws ConfigError for bad jobs.
+SimulationResult simulate(const Job& job, const SimulateOptions& options = {});
+
+// Memory per stage from the schedule alone (no simulation).
+std::vector<StageReport> stage_memory_reports(const Job& job);
+
+}  // namespace trainsim::models::workload

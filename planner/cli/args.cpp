@@ -1,0 +1,126 @@
+#include "planner/cli/args.hpp"
+
+#include <algorithm>
+#include <cctype>
+
+#include "models/workload/job.hpp"
+#include "sim/error.hpp"
+
+namespace trainsim::planner::cli {
+
+using sim::config::Json;
+
+std::string flag_name(const std::string& key) {
+  std::string out = "--" + key;
+  std::replace(out.begin(), out.end(), '_', '-');
+  return out;
+}
+
+namespace {
+std::string key_of(const std::string& flag) {
+  std::string k = flag.substr(2);
+  std::replace(k.begin(), k.end(), '-', '_');
+  return k;
+}
+
+bool is_integer_text(const std::string& s) {
+  size_t i = (s.size() > 1 && (s[0] == '-' || s[0] == '+')) ? 1 : 0;
+  if (i == s.size()) return false;
+  for (; i < s.size(); ++i)
+    if (!std::isdigit(static_cast<unsigned char>(s[i]))) return false;
+  return s.size() < 19;
+}
+
+bool is_number_text(const std::string& s) {
+  if (s.empty()) return false;
+  char* end = nullptr;
+  std::strtod(s.c_str(), &end);
+  return end == s.c_str() + s.size();
+}
+
+// A flag value as a JSON scalar: integers, numbers, booleans and null keep their type so the
+// schema reports "expected an integer, got 2.5" instead of accepting text.
+Json scalar(const std::string& v) {
+  if (is_integer_text(v)) return Json(std::stoll(v));
+  if (is_number_text(v)) return Json(std::stod(v));
+  if (v == "true") return Json(true);
+  if (v == "false") return Json(false);
+  if (v == "null") return Json(nullptr);
+  return Json(v);
+}
+
+const std::vector<std::string>& output_flags() {
+  static const std::vector<std::string> flags = {"--json", "--trace", "--fidelity", "--help"};
+  return flags;
+}
+}  // namespace
+
+std::string display_path(const std::string& path, const Args& args) {
+  const std::string root = path.substr(0, path.find_first_of(".["));
+  if (args.job_flags.contains(root)) return flag_name(root) + path.substr(root.size());
+  return path;
+}
+
+Args parse_args(int argc, const char* const* argv) {
+  Args a;
+  std::vector<std::string> job_flags;
+  for (const auto& f : models::workload::job_schema().fields()) job_flags.push_back(flag_name(f.key));
+  std::vector<std::string> all = job_flags;
+  all.insert(all.end(), output_flags().begin(), output_flags().end());
+  for (int i = 1; i < argc; ++i) {
+    std::string arg = argv[i];
+    if (arg.rfind("--", 0) != 0) {
+      if (a.command.empty())
+        a.command = arg;
+      else
+        a.positionals.push_back(arg);
+      continue;
+    }
+    std::string value;
+    bool has_value = false;
+    if (const auto eq = arg.find('='); eq != std::string::npos) {
+      value = arg.substr(eq + 1);
+      arg = arg.substr(0, eq);
+      has_value = true;
+    }
+    auto next_value = [&](bool optional) -> bool {
+      if (has_value) return true;
+      if (i + 1 < argc && std::string(argv[i + 1]).rfind("--", 0) != 0 &&
+          (!optional || std::string(argv[i + 1]) == "true" || std::string(argv[i + 1]) == "false")) {
+        value = argv[++i];
+        return true;
+      }
+      if (optional) return false;
+      throw ConfigError(arg, "missing value", "write " + arg + " VALUE");
+    };
+    if (arg == "--json") {
+      a.json = true;
+    } else if (arg == "--help") {
+      a.options.insert("help");
+    } else if (arg == "--trace") {
+      next_value(false);
+      a.trace_file = value;
+    } else if (arg == "--fidelity") {
+      next_value(false);
+      a.fidelity = sim::config::read_enum(Json(value), "--fidelity", {"representative", "full"});
+    } else if (std::find(job_flags.begin(), job_flags.end(), arg) != job_flags.end()) {
+      const std::string key = key_of(arg);
+      const bool boolean_flag = key == "sp" || key == "overlap_grad_reduce" || key == "scatter_gather";
+      if (boolean_flag) {
+        a.job_flags[key] = next_value(true) ? scalar(value) : Json(true);
+      } else {
+        next_value(false);
+        // Names and paths stay strings (a model called "7" is still a name).
+        const bool textual = key == "model" || key == "cluster" || key == "gpu" || key == "schedule" ||
+                             key == "recompute" || key == "precision" || key == "attention" || key == "bucket_size";
+        a.job_flags[key] = textual ? Json(value) : scalar(value);
+      }
+    } else {
+      const std::string near = sim::config::did_you_mean(arg, all);
+      throw ConfigError(arg, "unknown option", near.empty() ? "see `trainsim help`" : "did you mean " + near + "?");
+    }
+  }
+  return a;
+}
+
+}  // namespace trainsim::planner::cli

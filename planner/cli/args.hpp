@@ -1,0 +1,32 @@
+#pragma once
+// Command-line parsing: `trainsim COMMAND [JOB.json] --flag value ...`. Job flags map to job keys
+// (--micro-batch -> "micro_batch"); their values become JSON scalars and go through the same
+// schema as job files, so a flag and a file key are validated identically.
+
+#include <set>
+#include <string>
+#include <vector>
+
+#include "sim/config/schema.hpp"
+
+namespace trainsim::planner::cli {
+
+struct Args {
+  std::string command;
+  std::vector<std::string> positionals;
+  sim::config::Json job_flags = sim::config::Json::object();  // job keys given as flags
+  std::set<std::string> options;                              // output switches given (json, ...)
+  std::string trace_file;
+  std::string fidelity = "representative";
+  bool json = false;
+};
+
+// Throws ConfigError for unknown flags (with a did-you-mean) and missing values.
+Args parse_args(int argc, const char* const* argv);
+
+// "micro_batch" -> "--micro-batch".
+std::string flag_name(const std::string& key);
+// Rewrites "micro_batch: ..." paths into "--micro-batch" when the key came from a flag.
+std::string display_path(const std::string& path, const Args& args);
+
+}  // namespace trainsim::planner::cli

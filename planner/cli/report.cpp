@@ -1,0 +1,95 @@
+#include "planner/cli/report.hpp"
+
+#include <cmath>
+#include <cstdio>
+#include <string>
+
+namespace trainsim::planner::cli {
+
+using sim::config::Json;
+
+namespace {
+std::string fmt(const char* f, double v) {
+  char buf[64];
+  std::snprintf(buf, sizeof buf, f, v);
+  return buf;
+}
+std::string gib(sim::Bytes b) { return fmt("%.2f", b.gib()); }
+std::string secs(sim::Time t) { return fmt("%.4f", t.seconds()); }
+std::string pct(sim::Time part, sim::Time whole) {
+  return fmt("%5.1f%%", whole.count_ns() > 0 ? 100.0 * static_cast<double>(part.count_ns()) / static_cast<double>(whole.count_ns()) : 0.0);
+}
+
+Json rounded(const Json& j) {
+  if (j.is_number_float()) {
+    const double v = j.get<double>();
+    if (v == 0.0 || !std::isfinite(v)) return j;
+    char buf[64];
+    std::snprintf(buf, sizeof buf, "%.9g", v);
+    return Json(std::strtod(buf, nullptr));
+  }
+  if (j.is_object()) {
+    Json out = Json::object();
+    for (auto it = j.begin(); it != j.end(); ++it) out[it.key()] = rounded(it.value());
+    return out;
+  }
+  if (j.is_array()) {
+    Json out = Json::array();
+    for (const auto& x : j) out.push_back(rounded(x));
+    return out;
+  }
+  return j;
+}
+}  // namespace
+
+std::string canonical_json(const Json& j) { return rounded(j).dump(2); }
+
+void print_report(std::ostream& out, const models::workload::SimulationResult& r) {
+  const auto& j = r.job;
+  out << "trainsim simulate: " << j.model.name << " on " << j.gpus << " x " << j.gpu.name << " (" << j.cluster.name << ")\n";
+  out << "  parallel   tp " << j.tp << "  pp " << j.pp << "  dp " << j.dp << "  vp " << j.vp << "  sp " << (j.sp ? "on" : "off")
+      << "  zero " << j.zero << "  recompute " << j.recompute << "  schedule " << j.schedule << "\n";
+  out << "  batch      micro " << j.micro_batch << "  global " << j.global_batch << "  (" << j.microbatches
+      << " micro-batches per pipeline)  seq " << j.seq_len << "  precision " << models::compute::to_string(j.precision) << "  attention "
+      << j.attention << "\n\n";
+  if (r.simulated) {
+    const auto& c = r.stages[static_cast<size_t>(r.critical_stage)].time;
+    out << "Iteration time        " << secs(r.iteration) << " s\n";
+    out << "Throughput            " << fmt("%.0f", r.tokens_per_s) << " tokens/s\n";
+    out << "Model TFLOP/s per GPU " << fmt("%.1f", r.model_tflops_per_gpu) << "   MFU " << fmt("%.1f%%", 100.0 * r.mfu)
+        << " of dense BF16 peak (" << fmt("%.0f", j.gpu.peak_bf16.tflops_value()) << " TFLOP/s)\n";
+    out << "  (model FLOPs = 3 x forward matmul FLOPs incl. full s x s attention scores and LM head; no recompute)\n";
+    out << "Hardware TFLOP/s/GPU  " << fmt("%.1f", r.hardware_tflops_per_gpu) << "   (kernels executed, recompute included)\n\n";
+    out << "Where the time goes (stage " << r.critical_stage << ", the most loaded):\n";
+    const sim::Time it = r.iteration;
+    out << "  compute             " << secs(c.compute) << " s  " << pct(c.compute, it) << "   (recompute " << secs(c.recompute)
+        << " s)\n";
+    out << "  exposed TP comm     " << secs(c.tp_exposed) << " s  " << pct(c.tp_exposed, it) << "\n";
+    out << "  exposed PP comm     " << secs(c.pp_exposed) << " s  " << pct(c.pp_exposed, it) << "\n";
+    out << "  exposed DP comm     " << secs(c.dp_exposed) << " s  " << pct(c.dp_exposed, it) << "\n";
+    out << "  pipeline bubble     " << secs(c.bubble) << " s  " << pct(c.bubble, it) << "\n\n";
+  } else {
+    out << "Not simulated: the configuration does not fit in memory.\n\n";
+  }
+  out << "Memory per GPU by pipeline stage (GiB; usable " << gib(r.capacity) << " of " << gib(j.gpu.memory) << "):\n";
+  out << "  stage  weights  grads  optim  activ (in flight)  buffers   total  fits\n";
+  const size_t n = r.stages.size();
+  for (size_t i = 0; i < n; ++i) {
+    // Long pipelines: show the first three, the worst and the last stages.
+    if (n > 8 && i >= 3 && i + 1 != n && static_cast<int32_t>(i) != r.worst_memory_stage) {
+      if (i == 3) out << "  ...\n";
+      continue;
+    }
+    const auto& m = r.stages[i].memory;
+    char line[200];
+    std::snprintf(line, sizeof line, "  %5zu  %7s  %5s  %5s  %5s (%3lld)        %7s  %6s  %s\n", i, gib(m.weights).c_str(),
+                  gib(m.gradients).c_str(), gib(m.optimizer).c_str(), gib(m.activations).c_str(),
+                  static_cast<long long>(r.stages[i].peak_in_flight), gib(m.buffers).c_str(), gib(m.total()).c_str(),
+                  m.total() <= r.capacity ? "yes" : "NO");
+    out << line;
+  }
+  if (r.simulated)
+    out << "\nSimulated " << r.simulated_ranks << " ranks (" << r.tasks << " tasks, " << r.events << " events)\n";
+}
+
+}  // namespace trainsim::planner::cli

@@ -1,0 +1,14 @@
+#pragma once
+// Human-readable report of a simulated iteration (the default output of `trainsim simulate`).
+
+#include <ostream>
+
+#include "models/workload/simulate.hpp"
+
+namespace trainsim::planner::cli {
+
+void print_report(std::ostream& out, const models::workload::SimulationResult& r);
+// Canonical JSON text: fixed key order (sorted), floats rounded to 9 significant digits.
+std::string canonical_json(const sim::config::Json& j);
+
+}  // namespace trainsim::planner::cli

@@ -1,0 +1,149 @@
+#pragma once
+// Schema-first configuration: one field table per config struct drives JSON parsing,
+// validation (closed: unknown keys are errors with a did-you-mean), and generated docs.
+
+#include <cmath>
+#include <functional>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "sim/error.hpp"
+#include "sim/units.hpp"
+
+namespace trainsim::sim::config {
+
+using Json = nlohmann::json;
+
+// Closest candidate by edit distance, or "" when nothing is close enough.
+std::string did_you_mean(const std::string& key, const std::vector<std::string>& candidates);
+// "a, b, c" for messages.
+std::string join(const std::vector<std::string>& items, const char* sep = ", ");
+std::string json_type_name(const Json& j);
+
+// Typed readers: each throws ConfigError naming `path` with the fix.
+int64_t read_int(const Json& j, const std::string& path, int64_t min, int64_t max);
+double read_number(const Json& j, const std::string& path, double min, double max);
+bool read_bool(const Json& j, const std::string& path);
+std::string read_string(const Json& j, const std::string& path);
+std::string read_enum(const Json& j, const std::string& path, const std::vector<std::string>& allowed);
+Bytes read_bytes(const Json& j, const std::string& path);
+Bandwidth read_bandwidth(const Json& j, const std::string& path);
+Time read_time(const Json& j, const std::string& path);
+FlopRate read_flop_rate(const Json& j, const std::string& path);
+
+template <typename T>
+struct Field {
+  std::string key;
+  std::string type;     // for docs: "integer", "bandwidth", "one of a|b", ...
+  std::string fallback; // default shown in docs; "" = required
+  bool required = false;
+  std::string doc;
+  std::function<void(T&, const Json&, const std::string&)> set;
+};
+
+template <typename T>
+class Schema {
+public:
+  Schema(std::string name, std::string doc) : name_(std::move(name)), doc_(std::move(doc)) {}
+
+  Schema& integer(std::string key, int64_t T::*m, int64_t min, int64_t max, std::optional<int64_t> def,
+                  std::string doc) {
+    return add(std::move(key), "integer in [" + std::to_string(min) + ", " + std::to_string(max) + "]",
+               def ? std::to_string(*def) : "", !def, std::move(doc),
+               [m, min, max](T& t, const Json& j, const std::string& p) { t.*m = read_int(j, p, min, max); });
+  }
+  Schema& nullable_integer(std::string key, std::optional<int64_t> T::*m, int64_t min, int64_t max,
+                           std::string doc) {
+    return add(std::move(key), "integer or null", "null", false, std::move(doc),
+               [m, min, max](T& t, const Json& j, const std::string& p) {
+                 if (j.is_null())
+                   t.*m = std::nullopt;
+                 else
+                   t.*m = read_int(j, p, min, max);
+               });
+  }
+  Schema& number(std::string key, double T::*m, double min, double max, std::optional<double> def,
+                 std::string doc) {
+    return add(std::move(key), "number", def ? Json(*def).dump() : "", !def, std::move(doc),
+               [m, min, max](T& t, const Json& j, const std::string& p) { t.*m = read_number(j, p, min, max); });
+  }
+  Schema& boolean(std::string key, bool T::*m, std::optional<bool> def, std::string doc) {
+    return add(std::move(key), "boolean", def ? (*def ? "true" : "false") : "", !def, std::move(doc),
+               [m](T& t, const Json& j, const std::string& p) { t.*m = read_bool(j, p); });
+  }
+  Schema& string(std::string key, std::string T::*m, std::optional<std::string> def, std::string doc) {
+    return add(std::move(key), "string", def ? "\"" + *def + "\"" : "", !def, std::move(doc),
+               [m](T& t, const Json& j, const std::string& p) { t.*m = read_string(j, p); });
+  }
+  Schema& enumeration(std::string key, std::string T::*m, std::vector<std::string> allowed,
+                      std::optional<std::string> def, std::string doc) {
+    const std::string type = "one of " + join(allowed, "|");
+    return add(std::move(key), type, def ? "\"" + *def + "\"" : "", !def, std::move(doc),
+               [m, allowed](T& t, const Json& j, const std::string& p) { t.*m = read_enum(j, p, allowed); });
+  }
+  template <typename U>
+  Schema& unit(std::string key, U T::*m, U (*reader)(const Json&, const std::string&), std::string type,
+               std::optional<std::string> def, std::string doc) {
+    return add(std::move(key), std::move(type), def ? "\"" + *def + "\"" : "", !def, std::move(doc),
+               [m, reader](T& t, const Json& j, const std::string& p) { t.*m = reader(j, p); });
+  }
+  // Escape hatch for nested objects and lists: `set` parses the value itself.
+  Schema& custom(std::string key, std::string type, std::optional<std::string> def, std::string doc,
+                 std::function<void(T&, const Json&, const std::string&)> set) {
+    return add(std::move(key), std::move(type), def.value_or(""), !def, std::move(doc), std::move(set));
+  }
+
+  // Parses `j` (an object) into `out`, which holds the defaults. Closed: unknown keys throw.
+  void parse(const Json& j, const std::string& path, T& out) const {
+    if (!j.is_object())
+      throw ConfigError(path.empty() ? name_ : path, "expected a JSON object, got " + json_type_name(j));
+    std::vector<std::string> keys;
+    for (const auto& f : fields_) keys.push_back(f.key);
+    for (auto it = j.begin(); it != j.end(); ++it) {
+      bool known = false;
+      for (const auto& f : fields_) known = known || f.key == it.key();
+      if (!known) {
+        const std::string near = did_you_mean(it.key(), keys);
+        throw ConfigError(child(path, it.key()), "unknown key in " + name_,
+                          near.empty() ? "valid keys: " + join(keys) : "did you mean \"" + near + "\"?");
+      }
+    }
+    for (const auto& f : fields_) {
+      auto it = j.find(f.key);
+      if (it == j.end()) {
+        if (f.required) throw ConfigError(child(path, f.key), "missing required key", "add \"" + f.key + "\": " + f.type);
+        continue;
+      }
+      f.set(out, *it, child(path, f.key));
+    }
+  }
+
+  // Markdown table of the fields (docs/config-reference.md).
+  std::string markdown() const {
+    std::string out = "## " + name_ + "\n\n" + doc_ + "\n\n| key | type | default | description |\n|---|---|---|---|\n";
+    for (const auto& f : fields_)
+      out += "| `" + f.key + "` | " + f.type + " | " + (f.required ? "required" : "`" + f.fallback + "`") + " | " +
+             f.doc + " |\n";
+    return out;
+  }
+  const std::string& name() const { return name_; }
+  const std::vector<Field<T>>& fields() const { return fields_; }
+
+private:
+  static std::string child(const std::string& path, const std::string& key) {
+    return path.empty() ? key : path + "." + key;
+  }
+  Schema& add(std::string key, std::string type, std::string fallback, bool required, std::string doc,
+              std::function<void(T&, const Json&, const std::string&)> set) {
+    fields_.push_back(Field<T>{std::move(key), std::move(type), std::move(fallback), required, std::move(doc),
+                               std::move(set)});
+    return *this;
+  }
+  std::string name_, doc_;
+  std::vector<Field<T>> fields_;
+};
+
+}  // namespace trainsim::sim::config

@@ -1,0 +1,54 @@
+#pragma once
+// Engine: one simulation's clock, event queue, RNG streams and signals. An Engine is a value:
+// no process-global state, so many engines can run side by side in threads.
+
+#include <cstdint>
+#include <map>
+
+#include "sim/event_queue.hpp"
+#include "sim/rng.hpp"
+#include "sim/signals.hpp"
+#include "sim/units.hpp"
+
+namespace trainsim::sim {
+
+using TaskIndex = uint32_t;
+
+// Typed observation points. Tracers, statistics and memory timelines subscribe here.
+struct EngineSignals {
+  Signal<TaskIndex, Time> on_task_start;
+  Signal<TaskIndex, Time> on_task_end;
+};
+
+class Engine {
+public:
+  explicit Engine(uint64_t seed = 0) : seed_(seed) {}
+  Engine(const Engine&) = delete;
+  Engine& operator=(const Engine&) = delete;
+
+  Time now() const { return now_; }
+  EventId schedule_at(Time at, Callback cb);
+  EventId schedule_in(Time delay, Callback cb) { return schedule_at(now_ + delay, std::move(cb)); }
+  void cancel(EventId id) { queue_.cancel(id); }
+  bool is_pending(EventId id) const { return queue_.is_pending(id); }
+
+  // Runs events until the queue drains; returns the number of events executed.
+  uint64_t run();
+  // Runs events with time <= limit; the clock ends at the last event run.
+  uint64_t run_until(Time limit);
+
+  Rng& rng(uint64_t stream);
+  EngineSignals& signals() { return signals_; }
+  uint64_t events_executed() const { return executed_; }
+
+private:
+  void step();
+  Time now_ = Time::zero();
+  EventQueue queue_;
+  uint64_t seed_;
+  std::map<uint64_t, Rng> rngs_;
+  EngineSignals signals_;
+  uint64_t executed_ = 0;
+};
+
+}  // namespace trainsim::sim
