@@ -68,6 +68,7 @@ ComputeModel::ComputeModel(const hardware::GpuSpec& gpu, Precision precision)
       break;
   }
   hbm_ = gpu.hbm_bandwidth * gpu.hbm_efficiency;
+  peak_ = peak_ * gpu.sustained_clock;
 }
 
 double ComputeModel::gemm_shape_efficiency(const GemmShape& s) const {
@@ -99,7 +100,7 @@ sim::Time ComputeModel::memory_bound(sim::Bytes bytes, int kernels) const {
 }
 
 sim::Time ComputeModel::flash_attention(sim::Flops flops) const {
-  return flops / (gpu_.peak_bf16 * gpu_.attention_efficiency) + gpu_.kernel_launch;
+  return flops / (gpu_.peak_bf16 * (gpu_.attention_efficiency * gpu_.sustained_clock)) + gpu_.kernel_launch;
 }
 
 sim::Time ComputeModel::vector_math(sim::Flops flops, sim::Bytes bytes, int kernels) const {

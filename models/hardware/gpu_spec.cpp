@@ -36,6 +36,9 @@ const sim::config::Schema<GpuSpec>& gpu_schema() {
                 "Fused (FlashAttention) kernel throughput as a fraction of peak.")
         .number("hbm_efficiency", &GpuSpec::hbm_efficiency, 0.05, 1.0, std::nullopt,
                 "Achievable fraction of HBM bandwidth for streaming (memory-bound) kernels.")
+        .number("sustained_clock", &GpuSpec::sustained_clock, 0.3, 1.0, 1.0,
+                "Fraction of the boost clock held under sustained dense tensor-core load (power cap); scales "
+                "every FLOP-bound kernel.")
         .unit("kernel_launch", &GpuSpec::kernel_launch, &sim::config::read_time, "duration", std::nullopt,
               "Per-kernel launch and scheduling overhead.")
         .unit("reserved_memory", &GpuSpec::reserved_memory, &sim::config::read_bytes, "size", std::nullopt,

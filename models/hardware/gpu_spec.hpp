@@ -21,6 +21,7 @@ struct GpuSpec {
   double fp8_gemm_efficiency = 0.7;  // same for fp8 GEMMs
   double attention_efficiency = 0.5; // fused (flash) attention, fraction of peak
   double hbm_efficiency = 0.85;      // achievable fraction of HBM bandwidth for streaming kernels
+  double sustained_clock = 1.0;      // tensor-core clock held under sustained load / boost clock
   sim::Time kernel_launch;           // per-kernel launch + scheduling overhead
   sim::Bytes reserved_memory;        // CUDA context + allocator fragmentation not usable by tensors
   std::map<std::string, std::string> sources;  // field -> origin

@@ -12,7 +12,7 @@ constexpr int64_t kAct = 2;
 
 Cost gemm(const compute::ComputeModel& cm, int64_t m, int64_t n, int64_t k, int64_t batch = 1) {
   const GemmShape s{m, n, k, batch};
-  return Cost{cm.gemm(s), s.flops()};
+  return Cost{cm.gemm(s), s.flops(), 1};
 }
 // Backward GEMMs of Y[m,n] = X[m,k] W[k,n]: dX = dY W^T is [m,k] over n; dW = X^T dY is [k,n] over m.
 Cost dgrad(const compute::ComputeModel& cm, int64_t m, int64_t n, int64_t k, int64_t batch = 1) {
@@ -22,7 +22,7 @@ Cost wgrad(const compute::ComputeModel& cm, int64_t m, int64_t n, int64_t k, int
   return gemm(cm, k, n, m, batch);
 }
 Cost mem(const compute::ComputeModel& cm, double bytes, int kernels = 1) {
-  return Cost{cm.memory_bound(Bytes(static_cast<int64_t>(bytes)), kernels), Flops()};
+  return Cost{cm.memory_bound(Bytes(static_cast<int64_t>(bytes)), kernels), Flops(), kernels};
 }
 }  // namespace
 
@@ -68,9 +68,9 @@ LayerCosts layer_costs(const ModelSpec& m, const LayerShape& s, const compute::C
     // Causal FlashAttention skips the masked half: QK^T and PV at 2*b*s^2*h/tp each, halved.
     const double fwd = 2.0 * static_cast<double>(b) * static_cast<double>(sq) * static_cast<double>(sq) *
                        hd / static_cast<double>(tp);
-    core_fwd = Cost{cm.flash_attention(Flops(fwd)), Flops(fwd)};
+    core_fwd = Cost{cm.flash_attention(Flops(fwd)), Flops(fwd), 1};
     // Backward recomputes S and P and forms dQ, dK, dV, dP: 2.5x the forward matmul work.
-    core_bwd = Cost{cm.flash_attention(Flops(2.5 * fwd)), Flops(2.5 * fwd)};
+    core_bwd = Cost{cm.flash_attention(Flops(2.5 * fwd)), Flops(2.5 * fwd), 1};
   } else {
     // Megatron 2021: batched GEMMs over the full s x s score matrix, fused scale-mask-softmax,
     // dropout on the probabilities.

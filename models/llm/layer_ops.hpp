@@ -21,14 +21,22 @@ struct LayerShape {
   bool flash = true;        // fused attention vs batched GEMMs + softmax
 };
 
-// Time and FLOPs of a group of kernels.
+// Device time, FLOPs and kernel count of a group of kernels issued back to back.
 struct Cost {
   sim::Time time;
   sim::Flops flops;
+  int kernels = 0;
   Cost& operator+=(const Cost& o) {
     time += o.time;
     flops += o.flops;
+    kernels += o.kernels;
     return *this;
+  }
+  // Kernels are issued by the host one after another: a group of short kernels cannot finish
+  // faster than the host can dispatch them (eager PyTorch), whatever the GPU's speed.
+  sim::Time with_dispatch(sim::Time per_kernel) const {
+    const sim::Time host = per_kernel * kernels;
+    return host > time ? host : time;
   }
 };
 

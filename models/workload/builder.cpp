@@ -40,8 +40,8 @@ using Handle = std::vector<TaskIndex>;
 
 class StageEmitter {
 public:
-  StageEmitter(Workload& w, std::vector<uint32_t> members, int64_t tp_group)
-      : w_(w), g_(w.graph), members_(std::move(members)), tp_group_(tp_group) {}
+  StageEmitter(Workload& w, std::vector<uint32_t> members, int64_t tp_group, Time dispatch)
+      : w_(w), g_(w.graph), members_(std::move(members)), tp_group_(tp_group), dispatch_(dispatch) {}
 
   size_t size() const { return members_.size(); }
 
@@ -64,7 +64,7 @@ public:
       s.category = static_cast<uint8_t>(cat);
       s.microbatch = mb;
       s.layer = layer;
-      s.duration = c.time;
+      s.duration = c.with_dispatch(dispatch_);
       s.flops = c.flops;
       h[i] = add(s, {w_.ranks[members_[i]].compute}, members_[i]);
     }
@@ -158,6 +158,7 @@ private:
   sim::task::TaskGraph& g_;
   std::vector<uint32_t> members_;
   int64_t tp_group_;
+  Time dispatch_;
   std::vector<std::pair<TaskIndex, TaskIndex>> pairs_;
   bool capturing_ = false;
   Handle captured_;
@@ -390,7 +391,7 @@ struct Builder {
 
     std::vector<StageEmitter> emitters;
     for (int64_t s = 0; s < p; ++s)
-      emitters.emplace_back(w, members_of(s), fidelity == Fidelity::kFullRanks ? job.tp : 1);
+      emitters.emplace_back(w, members_of(s), fidelity == Fidelity::kFullRanks ? job.tp : 1, job.kernel_dispatch);
     std::vector<std::vector<Handle>> tail(su(p));  // tasks the optimizer step waits for
     std::vector<Buckets> buckets(su(p));
     std::vector<Handle> embed_grad(su(p)), head_grad(su(p));
@@ -538,7 +539,7 @@ struct Builder {
       // write master, m, v (12 B) and the 16-bit weight (2 B), plus the gradient-norm pass for
       // clipping (4 B): 34 bytes and about 12 FLOPs per parameter.
       const Cost step{cm.vector_math(sim::Flops(12.0 * shard), Bytes(static_cast<int64_t>(34.0 * shard)), 4),
-                      sim::Flops(12.0 * shard)};
+                      sim::Flops(12.0 * shard), 4};
       Handle opt = e.compute(lb.optimizer, step, Category::kOptimizer, -1, -1, {});
       for (const Handle& t : tail[su(s)]) e.link(t, opt);
       if (job.zero >= 1 && job.zero < 3 && job.dp > 1) {

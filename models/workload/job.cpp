@@ -62,6 +62,9 @@ const sim::config::Schema<JobSpec>& job_schema() {
                  "Pipeline sends split across TP ranks and re-gathered over NVLink (Narayanan Sec 4.1).")
         .unit("bucket_size", &JobSpec::bucket_size, &sim::config::read_bytes, "size", std::string("160MB"),
               "Gradient bucket size for overlapped data-parallel reduction (Megatron: 40M fp32 elements).")
+        .unit("kernel_dispatch", &JobSpec::kernel_dispatch, &sim::config::read_time, "duration", std::string("10us"),
+              "Host (CPU) time to issue one kernel from the framework: a task whose kernels are shorter is "
+              "host-bound. Eager PyTorch ~10 us; CUDA graphs ~0.")
         .integer("seed", &JobSpec::seed, 0, kMaxInt, 0, "Random seed (stochastic components).");
     return s;
   }();
@@ -71,6 +74,7 @@ const sim::config::Schema<JobSpec>& job_schema() {
 JobSpec parse_job(const Json& j) {
   JobSpec spec;
   spec.bucket_size = sim::Bytes(160000000);
+  spec.kernel_dispatch = sim::Time::us(10);
   job_schema().parse(j, "", spec);
   return spec;
 }
@@ -124,6 +128,7 @@ Job resolve_job(const JobSpec& s) {
   j.overlap_grad_reduce = s.overlap_grad_reduce;
   j.scatter_gather = s.scatter_gather;
   j.bucket_size = s.bucket_size;
+  j.kernel_dispatch = s.kernel_dispatch;
   j.seed = s.seed;
 
   const auto& m = j.model;
@@ -202,6 +207,7 @@ Json Job::to_json() const {
               {"overlap_grad_reduce", overlap_grad_reduce},
               {"scatter_gather", scatter_gather},
               {"bucket_size_bytes", bucket_size.count()},
+              {"kernel_dispatch_s", kernel_dispatch.seconds()},
               {"seed", seed}};
 }
 

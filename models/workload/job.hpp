@@ -34,6 +34,7 @@ struct JobSpec {
   bool overlap_grad_reduce = true;
   bool scatter_gather = true;
   sim::Bytes bucket_size;
+  sim::Time kernel_dispatch;
   int64_t seed = 0;
 };
 
@@ -57,6 +58,7 @@ struct Job {
   bool overlap_grad_reduce = true;
   bool scatter_gather = true;
   sim::Bytes bucket_size;
+  sim::Time kernel_dispatch;
   int64_t seed = 0;
 
   int64_t layers_per_stage() const { return model.layers / pp; }
