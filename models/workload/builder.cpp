@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <string>
 
+#include <boost/container/small_vector.hpp>
+
 #include "models/llm/layer_ops.hpp"
 #include "models/memory/footprint.hpp"
 #include "models/schedules/schedule.hpp"
@@ -36,7 +38,8 @@ namespace {
 
 // Per member of a stage (rank slot), which task stands for an op. Compute ops have one task per
 // member; a collective has one task per group, shared by the group's members.
-using Handle = std::vector<TaskIndex>;
+// Inline storage: in representative fidelity a stage has one member, so no allocation per task.
+using Handle = boost::container::small_vector<TaskIndex, 2>;
 
 class StageEmitter {
 public:
@@ -55,6 +58,9 @@ public:
     return captured_;
   }
 
+  // The next compute task also waits for `h` (a blocking pipeline send).
+  void gate_next_compute(const Handle& h) { gate_ = h; }
+
   Handle compute(LabelId label, const Cost& c, Category cat, int mb, int layer, std::initializer_list<const Handle*> deps) {
     Handle h(members_.size());
     for (size_t i = 0; i < members_.size(); ++i) {
@@ -66,9 +72,13 @@ public:
       s.layer = layer;
       s.duration = c.with_dispatch(dispatch_);
       s.flops = c.flops;
-      h[i] = add(s, {w_.ranks[members_[i]].compute}, members_[i]);
+      h[i] = add(s, w_.ranks[members_[i]].compute, members_[i]);
     }
     link(deps, h);
+    if (!gate_.empty()) {
+      link(gate_, h);
+      gate_.clear();
+    }
     if (capturing_ && captured_.empty()) captured_ = h;
     return h;
   }
@@ -94,7 +104,7 @@ public:
       s.microbatch = mb;
       s.duration = t;
       s.bytes = bytes;
-      h[i] = add(s, {w_.ranks[members_[i]].pp}, members_[i]);
+      h[i] = add(s, w_.ranks[members_[i]].pp, members_[i]);
     }
     link(deps, h);
     return h;
@@ -118,7 +128,8 @@ public:
   }
 
 private:
-  TaskIndex add(const TaskSpec& s, std::vector<sim::task::StreamId> streams, uint32_t slot) {
+  template <typename Streams>
+  TaskIndex add(const TaskSpec& s, const Streams& streams, uint32_t slot) {
     const TaskIndex idx = g_.add(s, streams);
     w_.task_rank_slot.push_back(slot);
     return idx;
@@ -131,7 +142,8 @@ private:
     size_t groups = 0;
     for (size_t i = 0; i < members_.size(); ++i) groups = std::max(groups, group_of(i) + 1);
     for (size_t gi = 0; gi < groups; ++gi) {
-      std::vector<sim::task::StreamId> streams;
+      streams_.clear();
+      std::vector<sim::task::StreamId>& streams = streams_;
       uint32_t first = 0;
       for (size_t i = 0; i < members_.size(); ++i)
         if (group_of(i) == gi) {
@@ -146,7 +158,7 @@ private:
       s.layer = layer;
       s.duration = t;
       s.bytes = bytes;
-      const TaskIndex idx = add(s, streams, first);
+      const TaskIndex idx = streams.size() == 1 ? add(s, streams.front(), first) : add(s, streams, first);
       for (size_t i = 0; i < members_.size(); ++i)
         if (group_of(i) == gi) h[i] = idx;
     }
@@ -160,8 +172,9 @@ private:
   int64_t tp_group_;
   Time dispatch_;
   std::vector<std::pair<TaskIndex, TaskIndex>> pairs_;
+  std::vector<sim::task::StreamId> streams_;
   bool capturing_ = false;
-  Handle captured_;
+  Handle captured_, gate_;
 };
 
 struct Labels {
@@ -356,6 +369,11 @@ struct Builder {
 
   Workload build() {
     make_ranks();
+    // Upper bound: about 40 tasks per layer, micro-batch and simulated rank (SP + full recompute
+    // emit 28), plus per-micro-batch edges; untouched reserved pages cost nothing.
+    const size_t per_rank = static_cast<size_t>(m * v * layers_per_chunk) * 40 + static_cast<size_t>(m * v) * 8 + 64;
+    w.graph.reserve(per_rank * w.ranks.size(), 2 * per_rank * w.ranks.size());
+    w.task_rank_slot.reserve(per_rank * w.ranks.size());
     const auto& sched = schedules::ScheduleRegistry::instance().get(job.schedule, "schedule");
     const schedules::StageOrders orders =
         sched.generate(static_cast<int>(p), static_cast<int>(m), schedules::ScheduleParams{static_cast<int>(v)});
@@ -439,6 +457,7 @@ struct Builder {
             } else {
               const int64_t to = (vs + 1) % p;
               sent_fwd[su(vs)][su(mb)] = e.pp_send(lb.send_fwd, p2p_time(s, to, wire, act_bytes, split), wire, mb, {&h});
+              if (!job.overlap_p2p) e.gate_next_compute(sent_fwd[su(vs)][su(mb)]);
             }
           } else {
             Handle h = vs == vstages - 1 ? loss[su(vs)][su(mb)] : sent_bwd[su(vs + 1)][su(mb)];
@@ -488,6 +507,7 @@ struct Builder {
             } else {
               const int64_t to = (vs - 1) % p;
               sent_bwd[su(vs)][su(mb)] = e.pp_send(lb.send_bwd, p2p_time(s, to, wire, act_bytes, split), wire, mb, {&h});
+              if (!job.overlap_p2p) e.gate_next_compute(sent_bwd[su(vs)][su(mb)]);
             }
             tail[su(s)].push_back(h);
             if (final_b && job.overlap_grad_reduce && job.zero < 3) flush_bucket(e, bk, tail[su(s)], mb, true);

@@ -58,6 +58,9 @@ const sim::config::Schema<JobSpec>& job_schema() {
                      "Attention kernel: fused FlashAttention, or unfused batched GEMMs + softmax (2021 Megatron).")
         .boolean("overlap_grad_reduce", &JobSpec::overlap_grad_reduce, true,
                  "Overlap bucketed data-parallel gradient reduction with the last backward.")
+        .boolean("overlap_p2p", &JobSpec::overlap_p2p, true,
+                 "Pipeline sends run asynchronously beside compute; false makes each stage wait for its send "
+                 "to finish (2021 Megatron synchronised after every batch_isend_irecv).")
         .boolean("scatter_gather", &JobSpec::scatter_gather, true,
                  "Pipeline sends split across TP ranks and re-gathered over NVLink (Narayanan Sec 4.1).")
         .unit("bucket_size", &JobSpec::bucket_size, &sim::config::read_bytes, "size", std::string("160MB"),
@@ -126,6 +129,7 @@ Job resolve_job(const JobSpec& s) {
   j.precision = compute::parse_precision(s.precision, "precision");
   j.attention = s.attention;
   j.overlap_grad_reduce = s.overlap_grad_reduce;
+  j.overlap_p2p = s.overlap_p2p;
   j.scatter_gather = s.scatter_gather;
   j.bucket_size = s.bucket_size;
   j.kernel_dispatch = s.kernel_dispatch;
@@ -205,6 +209,7 @@ Json Job::to_json() const {
               {"precision", compute::to_string(precision)},
               {"attention", attention},
               {"overlap_grad_reduce", overlap_grad_reduce},
+              {"overlap_p2p", overlap_p2p},
               {"scatter_gather", scatter_gather},
               {"bucket_size_bytes", bucket_size.count()},
               {"kernel_dispatch_s", kernel_dispatch.seconds()},

@@ -32,6 +32,7 @@ struct JobSpec {
   std::string precision = "bf16";
   std::string attention = "flash";
   bool overlap_grad_reduce = true;
+  bool overlap_p2p = true;
   bool scatter_gather = true;
   sim::Bytes bucket_size;
   sim::Time kernel_dispatch;
@@ -56,6 +57,7 @@ struct Job {
   compute::Precision precision = compute::Precision::kBf16;
   std::string attention;  // flash | unfused
   bool overlap_grad_reduce = true;
+  bool overlap_p2p = true;
   bool scatter_gather = true;
   sim::Bytes bucket_size;
   sim::Time kernel_dispatch;

@@ -105,15 +105,18 @@ Args parse_args(int argc, const char* const* argv) {
       a.fidelity = sim::config::read_enum(Json(value), "--fidelity", {"representative", "full"});
     } else if (std::find(job_flags.begin(), job_flags.end(), arg) != job_flags.end()) {
       const std::string key = key_of(arg);
-      const bool boolean_flag = key == "sp" || key == "overlap_grad_reduce" || key == "scatter_gather";
-      if (boolean_flag) {
+      // The field's schema type decides how the text becomes JSON: booleans may stand alone
+      // (--sp), numbers keep their type so the schema can reject 2.5 for an integer, and
+      // everything else (names, paths, sizes with units) stays text.
+      std::string type;
+      for (const auto& f : models::workload::job_schema().fields())
+        if (f.key == key) type = f.type;
+      if (type == "boolean") {
         a.job_flags[key] = next_value(true) ? scalar(value) : Json(true);
       } else {
         next_value(false);
-        // Names and paths stay strings (a model called "7" is still a name).
-        const bool textual = key == "model" || key == "cluster" || key == "gpu" || key == "schedule" ||
-                             key == "recompute" || key == "precision" || key == "attention" || key == "bucket_size";
-        a.job_flags[key] = textual ? Json(value) : scalar(value);
+        const bool numeric = type.rfind("integer", 0) == 0 || type == "number";
+        a.job_flags[key] = numeric ? scalar(value) : Json(value);
       }
     } else {
       const std::string near = sim::config::did_you_mean(arg, all);

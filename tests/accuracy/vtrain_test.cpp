@@ -1,0 +1,98 @@
+// Bang et al., "vTrain", MICRO'24 (arXiv:2312.12391): measured ("ground truth") iteration times
+// of Megatron-DeepSpeed GPT training on A100 nodes, from VIA-Research/vTrain data/
+// ground_truth_multi.csv (../shared/data/published_dev.json, 109 runs, 3.6B-175B on 64-512 GPUs)
+// and ground_truth_single.csv (../shared/data/vtrain_single_node.json, 1,440 runs, <= 8 GPUs).
+//
+// Settings from the source: activation checkpointing (full recompute) and 1F1B in every run,
+// GPT shape (GeLU 4h, vocab 50257), cluster vtrain-a100 (its preset documents the links).
+// Unknowns: precision "mixed" (fp16, Megatron-DeepSpeed's GPT default), unfused attention
+// (Megatron-DeepSpeed of that time), data-parallel reduction after the flush (no overlap: the
+// rows say gradient_bucketing false).
+//
+// Host dispatch: the single-node runs of small models (hidden 1024-2048, seq 1024) are bound by
+// the framework, not the GPU: their iteration time grows by ~3.6 ms per layer and micro-batch
+// whatever the TP degree or micro-batch size (e.g. vtrain_single rows with h=1024, tp 1/2/4,
+// micro-batch 1-2). trainsim counts 45-52 kernels per layer and micro-batch (forward, recompute,
+// backward), so this stack dispatches one kernel per ~70 us: kernel_dispatch = 70us, calibrated
+// on vtrain_single_node.json and applied unchanged to the multi-node set (out of sample).
+//
+// Target (foundation issue): median |error| <= 10% on each vTrain set.
+#include <gtest/gtest.h>
+
+#include "accuracy_common.hpp"
+
+namespace trainsim::accuracy {
+namespace {
+
+Json vtrain_job(const Json& rec) {
+  const Json& p = rec.at("parallel");
+  return Json{{"model", gpt_model(rec.at("model"))},
+              {"cluster", "vtrain-a100"},
+              {"gpus", rec.at("cluster").at("gpus")},
+              {"tp", p.at("tp")},
+              {"pp", p.at("pp")},
+              {"micro_batch", p.at("micro_batch")},
+              {"global_batch", p.at("global_batch")},
+              {"schedule", "1f1b"},
+              {"recompute", "full"},
+              {"precision", "fp16"},
+              {"attention", "unfused"},
+              {"sp", false},
+              {"overlap_grad_reduce", false},
+              {"kernel_dispatch", "70us"}};
+}
+
+std::string describe(const Json& rec) {
+  const Json& p = rec.at("parallel");
+  return "h" + std::to_string(rec.at("model").at("hidden").get<int>()) + " L" +
+         std::to_string(rec.at("model").at("layers").get<int>()) + " g" + std::to_string(rec.at("cluster").at("gpus").get<int>()) +
+         " t" + std::to_string(p.at("tp").get<int>()) + " p" + std::to_string(p.at("pp").get<int>()) + " mb" +
+         std::to_string(p.at("micro_batch").get<int>()) + " gbs" + std::to_string(p.at("global_batch").get<int>());
+}
+
+TEST(VTrain, MultiNode) {
+  const auto data = load_shared("published_dev.json");
+  if (!data) GTEST_SKIP() << "../shared/data/published_dev.json not present";
+  std::vector<Row> rows;
+  for (const auto& rec : *data) {
+    if (rec.at("id").get<std::string>().rfind("vtrain_multi_", 0) != 0) continue;
+    Row row;
+    row.id = rec.at("id").get<std::string>();
+    row.config = describe(rec);
+    row.measured = rec.at("measured").at("iteration_s").get<double>();
+    const auto r = run(vtrain_job(rec));
+    row.fits = r.has_value();
+    if (r) row.predicted = r->iteration.seconds();
+    rows.push_back(row);
+  }
+  ASSERT_EQ(rows.size(), 109u);
+  print_table("vTrain multi-node (iteration s)", rows, "s");
+  const Stats s = stats(rows);
+  // Observed 2026-11-22: median 7.0% (optimistic), 1 run does not fit in trainsim's memory model.
+  EXPECT_LE(s.median_abs, 0.10);
+  EXPECT_LE(s.not_fitting, 1u);
+}
+
+TEST(VTrain, SingleNode) {
+  const auto data = load_shared("vtrain_single_node.json");
+  if (!data) GTEST_SKIP() << "../shared/data/vtrain_single_node.json not present";
+  std::vector<Row> rows;
+  for (const auto& rec : data->at("records")) {
+    Row row;
+    row.id = rec.at("id").get<std::string>();
+    row.config = describe(rec);
+    row.measured = rec.at("measured").at("iteration_ms").get<double>();
+    const auto r = run(vtrain_job(rec));
+    row.fits = r.has_value();
+    if (r) row.predicted = r->iteration.seconds() * 1e3;
+    rows.push_back(row);
+  }
+  ASSERT_EQ(rows.size(), 1440u);
+  print_table("vTrain single node (iteration ms)", rows, "ms", 40);
+  const Stats s = stats(rows);
+  EXPECT_LE(s.median_abs, 0.10);
+  EXPECT_EQ(s.not_fitting, 0u);
+}
+
+}  // namespace
+}  // namespace trainsim::accuracy
