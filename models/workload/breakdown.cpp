@@ -12,7 +12,7 @@ TimeBreakdown rank_breakdown(const Workload& w, const sim::task::TaskExecutor& e
   // disjoint: a merge of four sorted boundary lists replaces a global sort.
   const sim::task::StreamId streams[4] = {r.compute, r.tp, r.pp, r.dp};  // priority order
   struct Cursor {
-    const std::vector<sim::task::TaskIndex>* tasks;
+    const sim::BigVector<sim::task::TaskIndex>* tasks;
     size_t next = 0;
     bool inside = false;
     int64_t boundary(const sim::task::TaskExecutor& ex) const {

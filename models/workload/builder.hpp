@@ -38,7 +38,7 @@ struct Workload {
   std::vector<RankInfo> ranks;
   std::vector<memory::TimelineEvent> memory_events;  // activation alloc/free, sorted by task
   std::vector<int64_t> activation_per_chunk;  // per stage
-  std::vector<uint32_t> task_rank_slot;       // first rank slot of each task
+  sim::BigVector<uint32_t> task_rank_slot;    // first rank slot of each task
 };
 
 Workload build_workload(const Job& job, const compute::ComputeModel& cm, const collectives::CommModel& comm,

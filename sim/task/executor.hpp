@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "sim/engine.hpp"
+#include "sim/huge_page_allocator.hpp"
 #include "sim/task/task_graph.hpp"
 
 namespace trainsim::sim::task {
@@ -52,10 +53,10 @@ private:
   const TaskGraph& graph_;
   FixedDurationRunner fixed_;
   std::array<TaskRunner*, 4> runners_;
-  std::vector<uint32_t> deps_left_;
+  BigVector<uint32_t> deps_left_;
   std::vector<uint32_t> head_;  // per stream: position of the next task to run
   std::vector<uint8_t> busy_;   // per stream
-  std::vector<Time> start_, end_;
+  BigVector<Time> start_, end_;
   size_t done_ = 0;
 };
 

@@ -31,6 +31,12 @@ StreamId TaskGraph::add_stream(int32_t rank, const std::string& label) {
   return static_cast<StreamId>(streams_.size() - 1);
 }
 
+void TaskGraph::reserve(size_t tasks, size_t edges) {
+  tasks_.reserve(tasks);
+  stream_refs_.reserve(tasks);
+  edges_.reserve(edges);
+}
+
 TaskIndex TaskGraph::add(const TaskSpec& spec, StreamId stream) {
   TRAINSIM_ASSERT(!finalized_, "graph is finalized");
   TRAINSIM_ASSERT(stream < streams_.size(), "unknown stream ", stream);
@@ -68,11 +74,11 @@ void TaskGraph::add_dep(TaskIndex before, TaskIndex after) {
 
 void TaskGraph::finalize() {
   if (finalized_) return;
-  std::vector<uint32_t> count(tasks_.size() + 1, 0);
+  BigVector<uint32_t> count(tasks_.size() + 1, 0);
   for (const auto& e : edges_) ++count[e.first + 1];
   for (size_t i = 1; i < count.size(); ++i) count[i] += count[i - 1];
   succ_.resize(edges_.size());
-  std::vector<uint32_t> fill(count.begin(), count.end() - 1);
+  BigVector<uint32_t> fill(count.begin(), count.end() - 1);
   for (const auto& e : edges_) succ_[fill[e.first]++] = e.second;
   for (size_t i = 0; i < tasks_.size(); ++i) {
     tasks_[i].succ_begin = count[i];

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "sim/engine.hpp"
+#include "sim/huge_page_allocator.hpp"
 #include "sim/units.hpp"
 
 namespace trainsim::sim::task {
@@ -54,6 +55,9 @@ public:
   const StreamInfo& stream(StreamId s) const { return streams_[s]; }
   size_t stream_count() const { return streams_.size(); }
 
+  // Capacity hints for large graphs (avoids repeated reallocation of the task and edge arrays).
+  void reserve(size_t tasks, size_t edges);
+
   // Appends a task at the tail of each listed stream (streams run tasks in insertion order).
   TaskIndex add(const TaskSpec& spec, StreamId stream);
   TaskIndex add(const TaskSpec& spec, const std::vector<StreamId>& streams);
@@ -69,18 +73,18 @@ public:
   const TaskIndex* successors_begin(TaskIndex i) const { return succ_.data() + tasks_[i].succ_begin; }
   const TaskIndex* successors_end(TaskIndex i) const { return succ_.data() + tasks_[i].succ_end; }
   // Tasks of a stream in execution order.
-  const std::vector<TaskIndex>& stream_tasks(StreamId s) const { return stream_tasks_[s]; }
+  const BigVector<TaskIndex>& stream_tasks(StreamId s) const { return stream_tasks_[s]; }
   // "attn_fwd mb3 L7" style display name.
   std::string display_name(TaskIndex i) const;
 
 private:
   std::vector<std::string> labels_;
   std::vector<StreamInfo> streams_;
-  std::vector<std::vector<TaskIndex>> stream_tasks_;
-  std::vector<Task> tasks_;
-  std::vector<StreamId> stream_refs_;
-  std::vector<std::pair<TaskIndex, TaskIndex>> edges_;
-  std::vector<TaskIndex> succ_;
+  std::vector<BigVector<TaskIndex>> stream_tasks_;
+  BigVector<Task> tasks_;
+  BigVector<StreamId> stream_refs_;
+  BigVector<std::pair<TaskIndex, TaskIndex>> edges_;
+  BigVector<TaskIndex> succ_;
   bool finalized_ = false;
 };
 
