@@ -108,6 +108,8 @@ void EventQueue::remove_top() {
 }
 
 void EventQueue::drop_cancelled_top() {
+  // Every heap entry live (the common case): no need to look at the top's slot.
+  if (heap_.size() == live_) return;
   while (!heap_.empty() && slot_seq_[slot_of(heap_.front().key)] != seq_of(heap_.front().key)) {
     free_slots_.push_back(slot_of(heap_.front().key));
     remove_top();

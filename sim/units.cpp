@@ -1,5 +1,6 @@
 #include "sim/units.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 
@@ -35,8 +36,14 @@ std::string fixed(double v, int digits) {
 Time Time::from_seconds_ceil(double seconds) {
   TRAINSIM_ASSERT(!std::isnan(seconds), "NaN duration");
   TRAINSIM_ASSERT(seconds >= 0.0, "negative duration ", seconds);
-  const double ns = std::ceil(seconds * 1e9 - 1e-6);  // tolerate representation noise
-  if (ns >= 9.2e18) return Time::infinite();
+  const double x = seconds * 1e9;
+  if (x >= 9.2e18) return Time::infinite();
+  // Representation noise (a few ulps: 1.1 h is 3960000000000.0005 ns) must not add a nanosecond,
+  // so a value that close to a whole number snaps to it; anything else rounds up. The noise bound
+  // is relative because the ulp grows with the value (an absolute 1e-6 stops working above ~8 s).
+  const double nearest = std::nearbyint(x);
+  const double noise = std::max(1e-6, x * 4 * std::numeric_limits<double>::epsilon());
+  const double ns = std::abs(x - nearest) <= noise ? nearest : std::ceil(x);
   return Time(static_cast<int64_t>(ns < 0 ? 0 : ns));
 }
 

@@ -14,9 +14,9 @@ class Time {
 public:
   constexpr Time() = default;
   static constexpr Time ns(int64_t v) { return Time(v); }
-  static constexpr Time us(int64_t v) { return Time(v * 1000); }
-  static constexpr Time ms(int64_t v) { return Time(v * 1000000); }
-  static constexpr Time s(int64_t v) { return Time(v * 1000000000); }
+  static constexpr Time us(int64_t v) { return Time(v) * 1000; }
+  static constexpr Time ms(int64_t v) { return Time(v) * 1000000; }
+  static constexpr Time s(int64_t v) { return Time(v) * 1000000000; }
   static constexpr Time zero() { return Time(0); }
   static constexpr Time infinite() { return Time(std::numeric_limits<int64_t>::max()); }
   // Rounds a duration in seconds up to whole nanoseconds (the only double -> Time path).
@@ -32,7 +32,13 @@ public:
   friend Time operator+(Time a, Time b);
   friend Time operator-(Time a, Time b);
   Time& operator+=(Time o) { return *this = *this + o; }
-  friend constexpr Time operator*(Time a, int64_t k) { return Time(a.ns_ * k); }
+  // Saturates like +: a product that overflows is infinite (or the most negative time).
+  friend constexpr Time operator*(Time a, int64_t k) {
+    int64_t r = 0;
+    if (__builtin_mul_overflow(a.ns_, k, &r))
+      return (a.ns_ > 0) == (k > 0) ? infinite() : Time(std::numeric_limits<int64_t>::min());
+    return Time(r);
+  }
 
 private:
   constexpr explicit Time(int64_t v) : ns_(v) {}

@@ -28,7 +28,7 @@ double ModelSpec::parameters() const {
 const sim::config::Schema<ModelSpec>& model_schema() {
   static const sim::config::Schema<ModelSpec> schema = [] {
     sim::config::Schema<ModelSpec> s("model", "A decoder-only transformer.");
-    constexpr int64_t kBig = int64_t{1} << 40;
+    constexpr int64_t kBig = sim::config::kUnboundedInt;
     s.string("name", &ModelSpec::name, std::nullopt, "Model name.")
         .string("description", &ModelSpec::description, "", "One line shown by `trainsim list models`.")
         .integer("layers", &ModelSpec::layers, 1, 100000, std::nullopt, "Transformer layers.")

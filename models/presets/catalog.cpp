@@ -43,7 +43,8 @@ Json find(const std::string& kind, const std::string& name, const std::string& p
 
 Json load_json_file(const std::string& file, const std::string& path) {
   std::ifstream in(file);
-  if (!in) throw ConfigError(path, "cannot read file \"" + file + "\"", "check the path");
+  if (!in)
+    throw ConfigError(path, path == file ? "cannot read the file" : "cannot read file \"" + file + "\"", "check the path");
   std::stringstream ss;
   ss << in.rdbuf();
   try {
@@ -51,14 +52,17 @@ Json load_json_file(const std::string& file, const std::string& path) {
   } catch (const Json::parse_error& e) {
     std::string what = e.what();
     const auto pos = what.find("parse error");
-    throw ConfigError(path, "\"" + file + "\" is not valid JSON: " + (pos == std::string::npos ? what : what.substr(pos)));
+    throw ConfigError(path, (path == file ? std::string("not valid JSON: ") : "\"" + file + "\" is not valid JSON: ") +
+                                (pos == std::string::npos ? what : what.substr(pos)));
   }
 }
 
+bool is_file_reference(const std::string& ref) {
+  return ref.find('/') != std::string::npos || (ref.size() > 5 && ref.compare(ref.size() - 5, 5, ".json") == 0);
+}
+
 Json resolve(const std::string& kind, const std::string& ref, const std::string& path) {
-  const bool is_file = ref.find('/') != std::string::npos ||
-                       (ref.size() > 5 && ref.compare(ref.size() - 5, 5, ".json") == 0);
-  return is_file ? load_json_file(ref, path) : find(kind, ref, path);
+  return is_file_reference(ref) ? load_json_file(ref, path) : find(kind, ref, path);
 }
 
 }  // namespace trainsim::models::presets

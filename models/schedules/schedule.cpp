@@ -39,7 +39,7 @@ std::vector<std::string> ScheduleRegistry::names() const {
 
 void check_schedule_shape(const ScheduleInfo& s, int stages, int microbatches, int virtual_stages) {
   if (!s.interleaved && virtual_stages != 1)
-    throw ConfigError("vp", "schedule \"" + s.name + "\" does not use virtual stages, got --vp " +
+    throw ConfigError("vp", "schedule \"" + s.name + "\" does not use virtual stages, got vp = " +
                                 std::to_string(virtual_stages),
                       "use --schedule interleaved or drop --vp");
   if (s.interleaved && stages > 1 && microbatches % stages != 0)

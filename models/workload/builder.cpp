@@ -180,7 +180,7 @@ private:
 struct Labels {
   LabelId embed_fwd, embed_bwd, head_fwd, head_dgrad, head_wgrad;
   LabelId attn_pre, attn_fwd, mlp_pre, mlp_fwd;
-  LabelId re_attn_pre, re_attn_fwd, re_mlp_pre, re_mlp_fwd;
+  LabelId re_attn_pre, re_attn_fwd, re_mlp_pre, re_mlp_fwd, re_core;
   LabelId attn_dgrad, attn_wgrad, attn_pre_bwd, mlp_dgrad, mlp_wgrad, mlp_pre_bwd;
   LabelId tp_ar, tp_ag, tp_rs, tp_ag_grad, tp_ag_input, tp_rs_grad, tp_ar_grad;
   LabelId send_fwd, send_bwd, dp_grad, dp_param_ag, zero3_ag, zero3_rs, embed_sync, optimizer;
@@ -189,7 +189,7 @@ struct Labels {
         head_dgrad(g.intern("lm_head_loss_dgrad")), head_wgrad(g.intern("lm_head_wgrad")),
         attn_pre(g.intern("attn_norm_fwd")), attn_fwd(g.intern("attn_fwd")), mlp_pre(g.intern("mlp_norm_fwd")),
         mlp_fwd(g.intern("mlp_fwd")), re_attn_pre(g.intern("recompute_attn_norm")), re_attn_fwd(g.intern("recompute_attn")),
-        re_mlp_pre(g.intern("recompute_mlp_norm")), re_mlp_fwd(g.intern("recompute_mlp")), attn_dgrad(g.intern("attn_dgrad")),
+        re_mlp_pre(g.intern("recompute_mlp_norm")), re_mlp_fwd(g.intern("recompute_mlp")), re_core(g.intern("recompute_attn_core")), attn_dgrad(g.intern("attn_dgrad")),
         attn_wgrad(g.intern("attn_wgrad")), attn_pre_bwd(g.intern("attn_norm_bwd")), mlp_dgrad(g.intern("mlp_dgrad")),
         mlp_wgrad(g.intern("mlp_wgrad")), mlp_pre_bwd(g.intern("mlp_norm_bwd")), tp_ar(g.intern("tp_all_reduce")),
         tp_ag(g.intern("tp_all_gather")), tp_rs(g.intern("tp_reduce_scatter")), tp_ag_grad(g.intern("tp_all_gather_grad")),
@@ -314,20 +314,23 @@ struct Builder {
     Handle h = in;
     for (int blk = 1; blk >= 0; --blk) {
       const llm::BlockCosts& c = blk == 0 ? lc.attn : lc.mlp;
-      Cost dg = c.main_dgrad;
-      if (job.recompute == "selective") dg += c.selective_recompute;
+      const Cost& dg = c.main_dgrad;
+      // Selective recompute redoes the attention core's forward just before its backward.
+      Handle re;
+      if (job.recompute == "selective" && c.selective_recompute.kernels > 0)
+        re = e.compute(lb.re_core, c.selective_recompute, Category::kRecompute, mb, layer, {&h});
       const LabelId dl = blk == 0 ? lb.attn_dgrad : lb.mlp_dgrad, wl = blk == 0 ? lb.attn_wgrad : lb.mlp_wgrad;
       const LabelId pl = blk == 0 ? lb.attn_pre_bwd : lb.mlp_pre_bwd;
       const Handle& wdep = blk == 1 ? weights : Handle{};
       if (job.sp) {
         Handle agg = e.tp_collective(lb.tp_ag_grad, tp_ag_t, lc.tp_comm_bytes, mb, layer, {&h});
-        Handle dgrad = e.compute(dl, dg, Category::kCompute, mb, layer, {&agg, &wdep});
+        Handle dgrad = e.compute(dl, dg, Category::kCompute, mb, layer, {&agg, &wdep, &re});
         Handle agi = e.tp_collective(lb.tp_ag_input, tp_ag_t, lc.tp_comm_bytes, mb, layer, {&agg});
         Handle rs = e.tp_collective(lb.tp_rs_grad, tp_rs_t, lc.tp_comm_bytes, mb, layer, {&dgrad});
         wgrad_out = e.compute(wl, c.main_wgrad, Category::kCompute, mb, layer, {&dgrad, &agi});
         h = e.compute(pl, c.pre_bwd, Category::kCompute, mb, layer, {&rs});
       } else {
-        Handle dgrad = e.compute(dl, dg, Category::kCompute, mb, layer, {&h, &wdep});
+        Handle dgrad = e.compute(dl, dg, Category::kCompute, mb, layer, {&h, &wdep, &re});
         Handle ar = job.tp > 1 ? e.tp_collective(lb.tp_ar_grad, tp_ar_t, lc.tp_comm_bytes, mb, layer, {&dgrad}) : dgrad;
         wgrad_out = e.compute(wl, c.main_wgrad, Category::kCompute, mb, layer, {&dgrad});
         h = e.compute(pl, c.pre_bwd, Category::kCompute, mb, layer, {&ar, &wgrad_out});

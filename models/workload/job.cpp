@@ -19,7 +19,7 @@ const sim::config::Schema<JobSpec>& job_schema() {
         j.*m = v;
       };
     };
-    constexpr int64_t kMaxInt = int64_t{1} << 40;
+    constexpr int64_t kMaxInt = sim::config::kUnboundedInt;
     s.custom("model", "preset name, file or object", std::nullopt, "The model (`trainsim list models`).",
              ref(&JobSpec::model, "model"))
         .custom("cluster", "preset name, file or object", std::nullopt, "The cluster (`trainsim list clusters`).",
@@ -104,8 +104,6 @@ Json resolve_ref(const std::string& kind, const Json& ref, const std::string& pa
 
 Job resolve_job(const JobSpec& s) {
   Job j;
-  if (s.model.is_null()) throw ConfigError("model", "no model given", "pass --model NAME or a \"model\" key");
-  if (s.cluster.is_null()) throw ConfigError("cluster", "no cluster given", "pass --cluster NAME or a \"cluster\" key");
   j.model = llm::parse_model(resolve_ref("models", s.model, "model"), "model");
   j.cluster = hardware::parse_cluster(resolve_ref("clusters", s.cluster, "cluster"), "cluster");
   if (!s.gpu.is_null()) {
@@ -154,8 +152,8 @@ Job resolve_job(const JobSpec& s) {
                       "choose a --tp that divides " + std::to_string(m.ffn_hidden));
   const int64_t mp = j.tp * j.pp;
   if (j.gpus % mp != 0)
-    throw ConfigError("gpus", std::to_string(j.gpus) + " GPUs cannot be split into tp*pp = " + std::to_string(mp) +
-                                  " model-parallel groups",
+    throw ConfigError("gpus", std::to_string(j.gpus) + " GPUs cannot be split into model-parallel groups of tp*pp = " +
+                                  std::to_string(mp) + " GPUs",
                       "use a multiple of " + std::to_string(mp) + " GPUs, e.g. " + multiples_near(j.gpus, mp));
   j.dp = j.gpus / mp;
   if (s.dp && *s.dp != j.dp)
@@ -165,8 +163,6 @@ Job resolve_job(const JobSpec& s) {
     throw ConfigError("tp", "tp (" + std::to_string(j.tp) + ") larger than a node must be a multiple of gpus_per_node (" +
                                 std::to_string(j.cluster.gpus_per_node) + ")",
                       "use --tp at most " + std::to_string(j.cluster.gpus_per_node));
-  if (j.global_batch <= 0)
-    throw ConfigError("global_batch", "no global batch given", "pass --global-batch N (sequences per iteration)");
   const int64_t per_step = j.dp * j.micro_batch;
   if (j.global_batch % per_step != 0)
     throw ConfigError("global_batch", "global_batch (" + std::to_string(j.global_batch) +

@@ -56,8 +56,9 @@ const std::vector<std::string>& output_flags() {
 }  // namespace
 
 std::string display_path(const std::string& path, const Args& args) {
-  const std::string root = path.substr(0, path.find_first_of(".["));
-  if (args.job_flags.contains(root)) return flag_name(root) + path.substr(root.size());
+  // Only a value typed on the command line is shown as its flag; a path into a file the flag
+  // names (model.hidden) stays a path.
+  if (args.job_flags.contains(path)) return flag_name(path);
   return path;
 }
 
@@ -94,8 +95,9 @@ Args parse_args(int argc, const char* const* argv) {
       throw ConfigError(arg, "missing value", "write " + arg + " VALUE");
     };
     if (arg == "--json") {
-      a.json = true;
+      a.json = has_value ? sim::config::read_bool(scalar(value), "--json") : true;
     } else if (arg == "--help") {
+      if (has_value) throw ConfigError("--help", "takes no value");
       a.options.insert("help");
     } else if (arg == "--trace") {
       next_value(false);

@@ -89,7 +89,8 @@ void print_report(std::ostream& out, const models::workload::SimulationResult& r
     out << line;
   }
   if (r.simulated)
-    out << "\nSimulated " << r.simulated_ranks << " ranks (" << r.tasks << " tasks, " << r.events << " events)\n";
+    out << "\nSimulated " << r.simulated_ranks << (r.simulated_ranks == 1 ? " rank (" : " ranks (") << r.tasks
+        << " tasks, " << r.events << " events)\n";
 }
 
 }  // namespace trainsim::planner::cli

@@ -1,18 +1,21 @@
 #include "sim/config/schema.hpp"
 
 #include <algorithm>
+#include <cctype>
 #include <limits>
 
 namespace trainsim::sim::config {
 
 namespace {
 size_t edit_distance(const std::string& a, const std::string& b) {
+  // Through unsigned char: std::tolower of a negative char (a UTF-8 byte) is undefined behaviour.
+  const auto lower = [](char c) { return std::tolower(static_cast<unsigned char>(c)); };
   std::vector<size_t> prev(b.size() + 1), cur(b.size() + 1);
   for (size_t j = 0; j <= b.size(); ++j) prev[j] = j;
   for (size_t i = 1; i <= a.size(); ++i) {
     cur[0] = i;
     for (size_t j = 1; j <= b.size(); ++j) {
-      const size_t sub = prev[j - 1] + (std::tolower(a[i - 1]) == std::tolower(b[j - 1]) ? 0 : 1);
+      const size_t sub = prev[j - 1] + (lower(a[i - 1]) == lower(b[j - 1]) ? 0 : 1);
       cur[j] = std::min({prev[j] + 1, cur[j - 1] + 1, sub});
     }
     std::swap(prev, cur);
@@ -33,17 +36,30 @@ std::string did_you_mean(const std::string& key, const std::vector<std::string>&
     const size_t d = edit_distance(key, c);
     if (d < best_d) best_d = d, best = c;
   }
-  // Accept up to a third of the longer name in edits (at least 2), or a prefix match.
+  // A candidate the key begins (h100 -> h100-sxm-80gb) is the likeliest intent; otherwise accept
+  // up to a third of the longer name in edits (at least 2), or a key that extends a candidate.
+  if (key.size() >= 2)
+    for (const auto& c : candidates)
+      if (c.rfind(key, 0) == 0) return c;
   const size_t limit = std::max<size_t>(2, std::max(key.size(), best.size()) / 3);
   if (best_d <= limit) return best;
   for (const auto& c : candidates)
-    if (!key.empty() && (c.rfind(key, 0) == 0 || key.rfind(c, 0) == 0)) return c;
+    if (!key.empty() && key.rfind(c, 0) == 0) return c;
   return "";
 }
 
 std::string join(const std::vector<std::string>& items, const char* sep) {
   std::string out;
   for (size_t i = 0; i < items.size(); ++i) out += (i ? sep : "") + items[i];
+  return out;
+}
+
+std::string markdown_cell(const std::string& text) {
+  std::string out;
+  for (const char c : text) {
+    if (c == '|') out += '\\';
+    out += c;
+  }
   return out;
 }
 
@@ -61,9 +77,18 @@ std::string json_type_name(const Json& j) {
   }
 }
 
+std::string range_text(int64_t min, int64_t max) {
+  // Limits that only guard against overflow are not worth printing.
+  if (max >= kUnboundedInt) return "must be at least " + std::to_string(min);
+  return "must be between " + std::to_string(min) + " and " + std::to_string(max);
+}
+
 int64_t read_int(const Json& j, const std::string& path, int64_t min, int64_t max) {
   int64_t v;
-  if (j.is_number_integer()) {
+  if (j.is_number_unsigned() && j.get<uint64_t>() > static_cast<uint64_t>(std::numeric_limits<int64_t>::max())) {
+    // Above INT64_MAX: get<int64_t>() would wrap to a negative number and could pass the range check.
+    throw ConfigError(path, range_text(min, max) + ", got " + std::to_string(j.get<uint64_t>()));
+  } else if (j.is_number_integer()) {
     v = j.get<int64_t>();
   } else if (j.is_number_float() && std::floor(j.get<double>()) == j.get<double>() &&
              std::abs(j.get<double>()) < 9e15) {
@@ -71,9 +96,7 @@ int64_t read_int(const Json& j, const std::string& path, int64_t min, int64_t ma
   } else {
     throw ConfigError(path, "expected an integer, got " + show(j), "write a whole number such as " + std::to_string(std::max<int64_t>(min, 1)));
   }
-  if (v < min || v > max)
-    throw ConfigError(path, "must be between " + std::to_string(min) + " and " + std::to_string(max) + ", got " +
-                                std::to_string(v));
+  if (v < min || v > max) throw ConfigError(path, range_text(min, max) + ", got " + std::to_string(v));
   return v;
 }
 

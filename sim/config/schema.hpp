@@ -22,6 +22,12 @@ std::string did_you_mean(const std::string& key, const std::vector<std::string>&
 // "a, b, c" for messages.
 std::string join(const std::vector<std::string>& items, const char* sep = ", ");
 std::string json_type_name(const Json& j);
+// Integer fields whose maximum is at least this are "unbounded" in messages and docs.
+inline constexpr int64_t kUnboundedInt = int64_t{1} << 40;
+// "must be at least 1" or "must be between 1 and 8".
+std::string range_text(int64_t min, int64_t max);
+// Escapes '|' so that a text stays inside one Markdown table cell (types like "one of a|b").
+std::string markdown_cell(const std::string& text);
 
 // Typed readers: each throws ConfigError naming `path` with the fix.
 int64_t read_int(const Json& j, const std::string& path, int64_t min, int64_t max);
@@ -51,7 +57,9 @@ public:
 
   Schema& integer(std::string key, int64_t T::*m, int64_t min, int64_t max, std::optional<int64_t> def,
                   std::string doc) {
-    return add(std::move(key), "integer in [" + std::to_string(min) + ", " + std::to_string(max) + "]",
+    return add(std::move(key),
+               max >= kUnboundedInt ? "integer >= " + std::to_string(min)
+                                    : "integer in [" + std::to_string(min) + ", " + std::to_string(max) + "]",
                def ? std::to_string(*def) : "", !def, std::move(doc),
                [m, min, max](T& t, const Json& j, const std::string& p) { t.*m = read_int(j, p, min, max); });
   }
@@ -124,9 +132,19 @@ public:
   // Markdown table of the fields (docs/config-reference.md).
   std::string markdown() const {
     std::string out = "## " + name_ + "\n\n" + doc_ + "\n\n| key | type | default | description |\n|---|---|---|---|\n";
-    for (const auto& f : fields_)
-      out += "| `" + f.key + "` | " + f.type + " | " + (f.required ? "required" : "`" + f.fallback + "`") + " | " +
-             f.doc + " |\n";
+    for (const auto& f : fields_) {
+      out += "| `" + f.key + "` | ";
+      out += markdown_cell(f.type);
+      if (f.required) {
+        out += " | required | ";
+      } else {
+        out += " | `";
+        out += markdown_cell(f.fallback);
+        out += "` | ";
+      }
+      out += markdown_cell(f.doc);
+      out += " |\n";
+    }
     return out;
   }
   const std::string& name() const { return name_; }

@@ -3,6 +3,7 @@
 // a printed table (config, measured, predicted, error) per source.
 
 #include <optional>
+#include <sstream>
 #include <string>
 #include <vector>
 
@@ -19,6 +20,14 @@ std::optional<Json> load_shared(const std::string& file);
 // A GPT-style model object for vTrain rows (the rows carry the shape; GeLU, LayerNorm, learned
 // positions, biases, dropout as in Megatron's GPT).
 Json gpt_model(const Json& row_model);
+
+// Concatenates with operator<< (avoids GCC 12's -Wrestrict false positive on string + chains).
+template <typename... Args>
+std::string cat(const Args&... args) {
+  std::ostringstream os;
+  (os << ... << args);
+  return os.str();
+}
 
 // Simulates; nullopt when the configuration does not fit in memory.
 std::optional<models::workload::SimulationResult> run(const Json& job);

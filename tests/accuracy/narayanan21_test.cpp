@@ -81,7 +81,7 @@ std::optional<double> best_ptdp(Json job, const std::vector<int>& micro_batches,
       const double t = r->iteration.seconds();
       if (!best || t < *best) {
         best = t;
-        chosen = "mb" + std::to_string(mb) + " vp" + std::to_string(vp);
+        chosen = cat("mb", mb, " vp", vp);
       }
     }
   }
@@ -107,8 +107,8 @@ TEST(Narayanan21, Table1WeakScaling) {
     const auto t = best_ptdp(job, {1, 2, 4, 8}, chosen);
     Row row;
     row.id = rec.at("id").get<std::string>();
-    row.config = "g" + std::to_string(rec.at("cluster").at("gpus").get<int>()) + " t" + std::to_string(p.at("tp").get<int>()) +
-                 " p" + std::to_string(p.at("pp").get<int>()) + " " + chosen;
+    row.config = cat("g", rec.at("cluster").at("gpus").get<int>(), " t", p.at("tp").get<int>(), " p", p.at("pp").get<int>(), " ",
+                     chosen);
     row.measured = rec.at("measured").at("tflops_per_gpu").get<double>();
     row.fits = t.has_value();
     if (t) row.predicted = eq3_flops(m, p.at("global_batch").get<double>()) / *t / rec.at("cluster").at("gpus").get<double>() / 1e12;
@@ -152,7 +152,7 @@ TEST(Narayanan21, Table2PtdpAndZero3) {
       job["micro_batch"] = p.at("micro_batch");
       job["overlap_grad_reduce"] = true;
       if (const auto r = run(job)) t = r->iteration.seconds();
-      row.config = "zero3 mb" + std::to_string(p.at("micro_batch").get<int>());
+      row.config = cat("zero3 mb", p.at("micro_batch").get<int>());
     } else {
       // PTD-P: only TP*PP is printed; the paper's heuristic (TP = 8 inside a node) gives the split.
       const int mp = p.at("model_parallel_size").get<int>();
@@ -161,9 +161,9 @@ TEST(Narayanan21, Table2PtdpAndZero3) {
       job["layers_hint"] = m.at("layers");
       std::string chosen;
       t = best_ptdp(job, {p.at("micro_batch").get<int>()}, chosen);
-      row.config = "t8 p" + std::to_string(mp / 8) + " " + chosen;
+      row.config = cat("t8 p", mp / 8, " ", chosen);
     }
-    row.config = "g" + std::to_string(rec.at("cluster").at("gpus").get<int>()) + " " + row.config;
+    row.config = cat("g", rec.at("cluster").at("gpus").get<int>(), " ", row.config);
     row.fits = t.has_value();
     if (t) row.predicted = eq3_flops(m, p.at("global_batch").get<double>()) / *t / rec.at("cluster").at("gpus").get<double>() / 1e12;
     rows.push_back(row);

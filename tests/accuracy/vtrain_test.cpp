@@ -44,10 +44,9 @@ Json vtrain_job(const Json& rec) {
 
 std::string describe(const Json& rec) {
   const Json& p = rec.at("parallel");
-  return "h" + std::to_string(rec.at("model").at("hidden").get<int>()) + " L" +
-         std::to_string(rec.at("model").at("layers").get<int>()) + " g" + std::to_string(rec.at("cluster").at("gpus").get<int>()) +
-         " t" + std::to_string(p.at("tp").get<int>()) + " p" + std::to_string(p.at("pp").get<int>()) + " mb" +
-         std::to_string(p.at("micro_batch").get<int>()) + " gbs" + std::to_string(p.at("global_batch").get<int>());
+  return cat("h", rec.at("model").at("hidden").get<int>(), " L", rec.at("model").at("layers").get<int>(), " g",
+             rec.at("cluster").at("gpus").get<int>(), " t", p.at("tp").get<int>(), " p", p.at("pp").get<int>(), " mb",
+             p.at("micro_batch").get<int>(), " gbs", p.at("global_batch").get<int>());
 }
 
 TEST(VTrain, MultiNode) {

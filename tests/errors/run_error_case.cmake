@@ -1,0 +1,187 @@
+# Golden error-message driver (STYLE conv. 12 and 14), run as `cmake -P` so CI needs no Python.
+#
+#   cmake -DTRAINSIM=<trainsim> -DDIR=<tests/errors> -DWORK=<scratch dir> -DCASE=<case> -P run_error_case.cmake
+#       Runs trainsim with the arguments in DIR/CASE.args (one per line; "@DIR@" stands for DIR) and
+#       checks it against DIR/CASE.expected: line 1 "exit N", line 2 the exact stderr line (again
+#       with "@DIR@" for DIR). stderr must equal that line byte for byte, and stdout must be empty
+#       for exit 2 (for exit 3 the report may be printed on stdout first).
+#   ... -DMODE=single_line -DCASES=a,b,c
+#       Every listed case's stderr is exactly one line that starts with "error: ".
+#   ... -DMODE=listed -DCASES=a,b,c
+#       The folder holds exactly the listed cases: every .args has its .expected and is listed, and
+#       every other input file is referenced by some .args.
+#
+# With -DUPDATE=ON, or TRAINSIM_UPDATE_GOLDEN=1 in the environment, a case rewrites its .expected
+# from what trainsim prints instead of comparing: review the diff before committing it.
+cmake_minimum_required(VERSION 3.25)
+
+foreach(var TRAINSIM DIR WORK)
+  if(NOT DEFINED ${var})
+    message(FATAL_ERROR "run_error_case.cmake: -D${var}=... is required")
+  endif()
+endforeach()
+if(NOT DEFINED MODE)
+  set(MODE case)
+endif()
+set(update OFF)
+set(env_update "$ENV{TRAINSIM_UPDATE_GOLDEN}")
+if(UPDATE OR env_update)
+  set(update ON)
+endif()
+file(MAKE_DIRECTORY "${WORK}")
+
+# Shows a captured stream with its line breaks visible, for failure messages.
+function(visible text out)
+  set(tail "<no final newline>")
+  if(text MATCHES "\n$")
+    set(tail "\\n")
+    string(REGEX REPLACE "\n$" "" text "${text}")
+  endif()
+  string(REPLACE "\n" "\\n\n      " text "${text}")
+  set(${out} "      ${text}${tail}" PARENT_SCOPE)
+endfunction()
+
+# Reads DIR/<case>.args into a CMake list in ${out}.
+function(read_args case out)
+  set(file "${DIR}/${case}.args")
+  if(NOT EXISTS "${file}")
+    message(FATAL_ERROR "${case}: missing ${file}")
+  endif()
+  file(READ "${file}" text)
+  foreach(bad ";" "[" "]" "\\" "\r")
+    string(FIND "${text}" "${bad}" at)
+    if(NOT at EQUAL -1)
+      message(FATAL_ERROR "${case}.args: arguments may not contain ';', '[', ']', '\\' or CR (CMake list syntax)")
+    endif()
+  endforeach()
+  string(REPLACE "@DIR@" "${DIR}" text "${text}")
+  string(REGEX REPLACE "\n$" "" text "${text}")
+  string(REPLACE "\n" ";" args "${text}")
+  set(${out} "${args}" PARENT_SCOPE)
+endfunction()
+
+# Runs one case; sets <prefix>_rc, <prefix>_out and <prefix>_err in the caller.
+function(run_case case prefix)
+  read_args(${case} args)
+  # The working directory is a scratch folder: inputs are named by absolute paths (conv. 14).
+  execute_process(COMMAND "${TRAINSIM}" ${args}
+                  WORKING_DIRECTORY "${WORK}"
+                  RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err
+                  TIMEOUT 60)
+  set(${prefix}_rc "${rc}" PARENT_SCOPE)
+  set(${prefix}_out "${out}" PARENT_SCOPE)
+  set(${prefix}_err "${err}" PARENT_SCOPE)
+endfunction()
+
+# Reads DIR/<case>.expected into <prefix>_code and <prefix>_message ("@DIR@" substituted).
+function(read_expected case prefix)
+  set(file "${DIR}/${case}.expected")
+  if(NOT EXISTS "${file}")
+    message(FATAL_ERROR "${case}: missing ${file} (run with TRAINSIM_UPDATE_GOLDEN=1 to create it, then review it)")
+  endif()
+  file(READ "${file}" text)
+  if(NOT text MATCHES "^exit ([0-9]+)\n([^\n]+\n)$")
+    message(FATAL_ERROR "${case}.expected: must be exactly two lines: \"exit N\" and the stderr line")
+  endif()
+  set(code "${CMAKE_MATCH_1}")
+  set(message "${CMAKE_MATCH_2}")
+  string(REPLACE "@DIR@" "${DIR}" message "${message}")
+  set(${prefix}_code "${code}" PARENT_SCOPE)
+  set(${prefix}_message "${message}" PARENT_SCOPE)
+endfunction()
+
+# Exactly one line, ending in a newline, starting with "error: ".
+function(check_one_line case err)
+  string(REGEX MATCHALL "\n" breaks "${err}")
+  list(LENGTH breaks n)
+  if(NOT n EQUAL 1 OR NOT err MATCHES "\n$" OR NOT err MATCHES "^error: ")
+    visible("${err}" shown)
+    message(FATAL_ERROR "${case}: stderr must be one line starting with \"error: \" (got ${n} line breaks):\n${shown}")
+  endif()
+endfunction()
+
+string(REPLACE "," ";" cases "${CASES}")
+
+if(MODE STREQUAL "case")
+  run_case(${CASE} got)
+  if(NOT got_rc MATCHES "^[0-9]+$")
+    message(FATAL_ERROR "${CASE}: trainsim did not exit normally: ${got_rc}")
+  endif()
+  if(update)
+    if(got_rc EQUAL 0)
+      message(FATAL_ERROR "${CASE}: trainsim exited 0; an error case must fail")
+    endif()
+    check_one_line(${CASE} "${got_err}")
+    string(REPLACE "${DIR}" "@DIR@" stored "${got_err}")
+    file(WRITE "${DIR}/${CASE}.expected" "exit ${got_rc}\n${stored}")
+    message(STATUS "${CASE}: wrote ${CASE}.expected: exit ${got_rc}: ${stored}")
+    return()
+  endif()
+  read_expected(${CASE} want)
+  set(failures "")
+  if(NOT got_rc EQUAL want_code)
+    string(APPEND failures "  exit code: expected ${want_code}, got ${got_rc}\n")
+  endif()
+  if(NOT got_err STREQUAL want_message)
+    visible("${want_message}" w)
+    visible("${got_err}" g)
+    string(APPEND failures "  stderr differs.\n    expected:\n${w}\n    got:\n${g}\n")
+  endif()
+  if(want_code EQUAL 2 AND NOT got_out STREQUAL "")
+    visible("${got_out}" g)
+    string(APPEND failures "  stdout must be empty for exit 2, got:\n${g}\n")
+  endif()
+  if(failures)
+    read_args(${CASE} args)
+    string(REPLACE ";" " " cmdline "${args}")
+    message(FATAL_ERROR "${CASE}: trainsim ${cmdline}\n${failures}"
+                        "If the new message is intended, regenerate with TRAINSIM_UPDATE_GOLDEN=1 and review the diff.")
+  endif()
+
+elseif(MODE STREQUAL "single_line")
+  set(bad "")
+  foreach(c IN LISTS cases)
+    run_case(${c} got)
+    string(REGEX MATCHALL "\n" breaks "${got_err}")
+    list(LENGTH breaks n)
+    if(NOT n EQUAL 1 OR NOT got_err MATCHES "\n$" OR NOT got_err MATCHES "^error: ")
+      visible("${got_err}" g)
+      string(APPEND bad "  ${c}: ${n} line breaks:\n${g}\n")
+    endif()
+  endforeach()
+  if(bad)
+    message(FATAL_ERROR "stderr must be exactly one line starting with \"error: \":\n${bad}")
+  endif()
+  list(LENGTH cases n)
+  message(STATUS "${n} cases, each with a one-line stderr")
+
+elseif(MODE STREQUAL "listed")
+  file(GLOB files RELATIVE "${DIR}" "${DIR}/*")
+  set(referenced "")
+  foreach(c IN LISTS cases)
+    if(NOT EXISTS "${DIR}/${c}.args" OR (NOT update AND NOT EXISTS "${DIR}/${c}.expected"))
+      message(FATAL_ERROR "listed case ${c} needs ${c}.args and ${c}.expected")
+    endif()
+    file(READ "${DIR}/${c}.args" text)
+    string(APPEND referenced "${text}\n")
+  endforeach()
+  set(bad "")
+  foreach(f IN LISTS files)
+    if(f MATCHES "^(.*)\\.(args|expected)$")
+      if(NOT CMAKE_MATCH_1 IN_LIST cases)
+        string(APPEND bad "  ${f}: case ${CMAKE_MATCH_1} is not listed in CMakeLists.txt\n")
+      endif()
+    elseif(f MATCHES "\\.json$")
+      string(FIND "${referenced}" "@DIR@/${f}\n" at)
+      if(at EQUAL -1)
+        string(APPEND bad "  ${f}: no case's .args uses @DIR@/${f}\n")
+      endif()
+    endif()
+  endforeach()
+  if(bad)
+    message(FATAL_ERROR "tests/errors holds files no test uses:\n${bad}")
+  endif()
+
+else()
+  message(FATAL_ERROR "run_error_case.cmake: unknown MODE \"${MODE}\"")
+endif()
