@@ -23,9 +23,10 @@ AlphaBetaModel::AlphaBetaModel(const hardware::ClusterSpec& cluster) : c_(cluste
 sim::Bandwidth AlphaBetaModel::ring_bus_bandwidth(const GroupPlacement& g) const {
   const sim::Bandwidth nvlink = c_.nvlink_bandwidth * c_.nvlink_efficiency;
   if (g.nodes() <= 1) return nvlink;
-  // Rails: the g ranks of this group in a node reach g of the node's NICs (capped by NIC count).
-  const double rails = static_cast<double>(std::min<int64_t>(g.per_node, std::max<int64_t>(c_.nics_per_node, 1)));
-  const sim::Bandwidth inter = c_.nic_bandwidth * (c_.nic_efficiency * rails);
+  // Every GPU of a node runs a symmetric group at the same time (Megatron's rank layout), so each
+  // GPU owns nics_per_node / gpus_per_node of the node's NICs (one rail each on a DGX; half a NIC
+  // on a 4-NIC, 8-GPU node), and the g ranks of this group in a node drive g such shares.
+  const sim::Bandwidth inter = c_.nic_bandwidth * (c_.nic_efficiency * nic_share() * static_cast<double>(g.per_node));
   return std::min(nvlink, inter);
 }
 
@@ -79,9 +80,15 @@ std::string AlphaBetaModel::algorithm(CollectiveOp op, sim::Bytes bytes, const G
   return "ring";
 }
 
+double AlphaBetaModel::nic_share() const {
+  return std::min(1.0, static_cast<double>(c_.nics_per_node) / static_cast<double>(c_.gpus_per_node));
+}
+
 sim::Time AlphaBetaModel::p2p(sim::Bytes bytes, bool cross_node) const {
   if (bytes.count() == 0) return sim::Time::zero();
-  if (cross_node) return c_.collective_launch + c_.nic_latency + bytes / (c_.nic_bandwidth * c_.nic_efficiency);
+  // All GPUs of a stage send at once: each gets its share of the node's NICs.
+  if (cross_node)
+    return c_.collective_launch + c_.nic_latency + bytes / (c_.nic_bandwidth * (c_.nic_efficiency * nic_share()));
   return c_.collective_launch + c_.nvlink_latency + bytes / (c_.nvlink_bandwidth * c_.nvlink_efficiency);
 }
 

@@ -20,6 +20,8 @@ public:
   sim::Bandwidth ring_bus_bandwidth(const GroupPlacement& g) const;
 
 private:
+  // Fraction of a NIC each GPU owns when all GPUs of a node communicate at once (<= 1).
+  double nic_share() const;
   sim::Time ring(CollectiveOp op, sim::Bytes bytes, const GroupPlacement& g) const;
   sim::Time tree(CollectiveOp op, sim::Bytes bytes, const GroupPlacement& g) const;
   hardware::ClusterSpec c_;

@@ -29,7 +29,7 @@ const sim::config::Schema<ClusterSpec>& cluster_schema() {
                 "Achievable NCCL bus bandwidth inside a node as a fraction of `nvlink_bandwidth`.")
         .unit("nvlink_latency", &ClusterSpec::nvlink_latency, &sim::config::read_time, "duration", std::nullopt,
               "Latency of one ring step inside a node.")
-        .integer("nics_per_node", &ClusterSpec::nics_per_node, 0, 64, 8, "Compute NICs per node.")
+        .integer("nics_per_node", &ClusterSpec::nics_per_node, 1, 64, 8, "Compute NICs per node.")
         .unit("nic_bandwidth", &ClusterSpec::nic_bandwidth, &sim::config::read_bandwidth, "bandwidth", std::nullopt,
               "Per-NIC, per-direction line rate.")
         .number("nic_efficiency", &ClusterSpec::nic_efficiency, 0.05, 1.0, std::nullopt,

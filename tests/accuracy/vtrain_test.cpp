@@ -67,9 +67,9 @@ TEST(VTrain, MultiNode) {
   ASSERT_EQ(rows.size(), 109u);
   print_table("vTrain multi-node (iteration s)", rows, "s");
   const Stats s = stats(rows);
-  // Observed 2026-11-22: median 7.0% (optimistic), 1 run does not fit in trainsim's memory model.
+  // Observed 2026-11-22: median 5.5% (optimistic), max 54% (3.6B at TP 8: see docs/accuracy.md).
   EXPECT_LE(s.median_abs, 0.10);
-  EXPECT_LE(s.not_fitting, 1u);
+  EXPECT_EQ(s.not_fitting, 0u);
 }
 
 TEST(VTrain, SingleNode) {
@@ -89,6 +89,7 @@ TEST(VTrain, SingleNode) {
   ASSERT_EQ(rows.size(), 1440u);
   print_table("vTrain single node (iteration ms)", rows, "ms", 40);
   const Stats s = stats(rows);
+  // Observed 2026-11-22: median 7.1%, max 33%, median signed -2.6%.
   EXPECT_LE(s.median_abs, 0.10);
   EXPECT_EQ(s.not_fitting, 0u);
 }
