@@ -14,6 +14,8 @@ const char* to_string(CollectiveOp op) {
     case CollectiveOp::kReduceScatter: return "reduce_scatter";
     case CollectiveOp::kAllToAll: return "all_to_all";
     case CollectiveOp::kBroadcast: return "broadcast";
+    case CollectiveOp::kReduce: return "reduce";
+    case CollectiveOp::kSendRecv: return "send_recv";
   }
   return "?";
 }
@@ -40,7 +42,9 @@ double bus_factor(CollectiveOp op, int64_t n) {
     case CollectiveOp::kAllGather:
     case CollectiveOp::kReduceScatter:
     case CollectiveOp::kAllToAll: return (nn - 1) / nn;
-    case CollectiveOp::kBroadcast: return 1.0;
+    case CollectiveOp::kBroadcast:
+    case CollectiveOp::kReduce:
+    case CollectiveOp::kSendRecv: return 1.0;
   }
   return 1.0;
 }

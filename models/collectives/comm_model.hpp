@@ -10,7 +10,8 @@
 
 namespace trainsim::models::collectives {
 
-enum class CollectiveOp : uint8_t { kAllReduce, kAllGather, kReduceScatter, kAllToAll, kBroadcast };
+// kSendRecv is a point-to-point transfer (group = {src, dst}).
+enum class CollectiveOp : uint8_t { kAllReduce, kAllGather, kReduceScatter, kAllToAll, kBroadcast, kReduce, kSendRecv };
 const char* to_string(CollectiveOp op);
 
 // Where a communicator's ranks sit: `size` ranks, `per_node` of them in each node they span.

@@ -1,6 +1,8 @@
 #include "models/workload/builder.hpp"
 
 #include <algorithm>
+#include <map>
+#include <tuple>
 #include <string>
 
 #include <boost/container/small_vector.hpp>
@@ -41,10 +43,81 @@ namespace {
 // Inline storage: in representative fidelity a stage has one member, so no allocation per task.
 using Handle = boost::container::small_vector<TaskIndex, 2>;
 
+// How long a collective takes and which GPUs it spans; interns communication descriptors.
+class CommCosts {
+public:
+  CommCosts(Workload& w, const collectives::CommModel& comm, int64_t tp, int64_t dp, int64_t gpus_per_node)
+      : w_(w), comm_(comm), tp_(tp), dp_(dp), gpn_(gpus_per_node) {}
+
+  int64_t global_rank(int64_t stage, int64_t d, int64_t t) const { return t + tp_ * (d + dp_ * stage); }
+  GroupPlacement tp_placement() const { return GroupPlacement{tp_, std::min(tp_, gpn_)}; }
+  // DP peers are tp ranks apart (Megatron order tp, dp, pp): per node, gpn/tp of them when tp < gpn.
+  GroupPlacement dp_placement() const {
+    const int64_t per_node = tp_ >= gpn_ ? 1 : std::min(dp_, gpn_ / tp_);
+    return GroupPlacement{dp_, std::max<int64_t>(per_node, 1)};
+  }
+  Time time(CollectiveOp op, Bytes bytes, bool tp_group) const {
+    return comm_.collective(op, bytes, tp_group ? tp_placement() : dp_placement());
+  }
+  bool crosses_node(int64_t stage_a, int64_t stage_b) const {
+    return global_rank(stage_a, 0, 0) / gpn_ != global_rank(stage_b, 0, 0) / gpn_;
+  }
+  const collectives::CommModel& model() const { return comm_; }
+
+  std::vector<int32_t> tp_group_of(const RankInfo& r) const {
+    std::vector<int32_t> out;
+    for (int64_t t = 0; t < tp_; ++t) out.push_back(static_cast<int32_t>(global_rank(r.stage, r.dp_index, t)));
+    return out;
+  }
+  std::vector<int32_t> dp_group_of(const RankInfo& r) const {
+    std::vector<int32_t> out;
+    for (int64_t d = 0; d < dp_; ++d) out.push_back(static_cast<int32_t>(global_rank(r.stage, d, r.tp_index)));
+    return out;
+  }
+  // Interned id of a communicator.
+  uint32_t group_id(const std::vector<int32_t>& gpus) {
+    auto git = group_ids_.find(gpus);
+    if (git == group_ids_.end()) {
+      git = group_ids_.emplace(gpus, static_cast<uint32_t>(w_.groups.size())).first;
+      w_.groups.push_back(gpus);
+    }
+    return git->second;
+  }
+  // The TP or DP communicator of a rank slot (cached: asked once per collective task).
+  uint32_t group_of(uint32_t slot, bool tp_group) {
+    auto& cache = tp_group ? tp_cache_ : dp_cache_;
+    if (cache.size() <= slot) cache.resize(slot + 1, Workload::kNoComm);
+    if (cache[slot] == Workload::kNoComm) {
+      const RankInfo& r = w_.ranks[slot];
+      cache[slot] = group_id(tp_group ? tp_group_of(r) : dp_group_of(r));
+    }
+    return cache[slot];
+  }
+  // Records what task `t` moves (ops and sizes repeat, so descriptors are interned).
+  void describe(TaskIndex t, CollectiveOp op, Bytes bytes, uint32_t group, Time extra = Time::zero()) {
+    const auto key = std::make_tuple(static_cast<int>(op), bytes.count(), group, extra.count_ns());
+    auto cit = comm_ids_.find(key);
+    if (cit == comm_ids_.end()) {
+      cit = comm_ids_.emplace(key, static_cast<uint32_t>(w_.comms.size())).first;
+      w_.comms.push_back(CommInfo{op, bytes, group, extra});
+    }
+    if (w_.task_comm.size() <= t) w_.task_comm.resize(t + 1, Workload::kNoComm);
+    w_.task_comm[t] = cit->second;
+  }
+
+private:
+  Workload& w_;
+  const collectives::CommModel& comm_;
+  int64_t tp_, dp_, gpn_;
+  std::map<std::vector<int32_t>, uint32_t> group_ids_;
+  std::map<std::tuple<int, int64_t, uint32_t, int64_t>, uint32_t> comm_ids_;
+  std::vector<uint32_t> tp_cache_, dp_cache_;
+};
+
 class StageEmitter {
 public:
-  StageEmitter(Workload& w, std::vector<uint32_t> members, int64_t tp_group, Time dispatch)
-      : w_(w), g_(w.graph), members_(std::move(members)), tp_group_(tp_group), dispatch_(dispatch) {}
+  StageEmitter(Workload& w, CommCosts& costs, std::vector<uint32_t> members, int64_t tp_group, Time dispatch)
+      : w_(w), g_(w.graph), costs_(costs), members_(std::move(members)), tp_group_(tp_group), dispatch_(dispatch) {}
 
   size_t size() const { return members_.size(); }
 
@@ -84,27 +157,32 @@ public:
   }
 
   // One collective per TP group on the members' TP streams.
-  Handle tp_collective(LabelId label, Time t, Bytes bytes, int mb, int layer, std::initializer_list<const Handle*> deps) {
-    return grouped(label, t, bytes, mb, layer, Category::kTpComm, deps, [&](size_t i) { return i / static_cast<size_t>(tp_group_); },
-                   [&](uint32_t slot) { return w_.ranks[slot].tp; }, TaskKind::kCollective);
+  Handle tp_collective(LabelId label, CollectiveOp op, Bytes bytes, int mb, int layer, std::initializer_list<const Handle*> deps) {
+    return grouped(label, op, bytes, true, mb, layer, Category::kTpComm, deps,
+                   [&](size_t i) { return i / static_cast<size_t>(tp_group_); }, [&](uint32_t slot) { return w_.ranks[slot].tp; });
   }
   // One collective per DP group (members with the same tp index) on the DP streams.
-  Handle dp_collective(LabelId label, Time t, Bytes bytes, int mb, int layer, std::initializer_list<const Handle*> deps) {
-    return grouped(label, t, bytes, mb, layer, Category::kDpComm, deps, [&](size_t i) { return i % static_cast<size_t>(tp_group_); },
-                   [&](uint32_t slot) { return w_.ranks[slot].dp; }, TaskKind::kCollective);
+  Handle dp_collective(LabelId label, CollectiveOp op, Bytes bytes, int mb, int layer, std::initializer_list<const Handle*> deps) {
+    return grouped(label, op, bytes, false, mb, layer, Category::kDpComm, deps,
+                   [&](size_t i) { return i % static_cast<size_t>(tp_group_); }, [&](uint32_t slot) { return w_.ranks[slot].dp; });
   }
-  // One transfer per member on its PP stream.
-  Handle pp_send(LabelId label, Time t, Bytes bytes, int mb, std::initializer_list<const Handle*> deps) {
+  // One transfer per member on its PP stream, to the same position of stage `to`. With
+  // scatter/gather the wire carries 1/tp of the activation and the receiver all-gathers it.
+  Handle pp_send(LabelId label, Bytes wire, Bytes full, bool split, int64_t to, int mb, std::initializer_list<const Handle*> deps) {
     Handle h(members_.size());
     for (size_t i = 0; i < members_.size(); ++i) {
+      const RankInfo& r = w_.ranks[members_[i]];
+      const Time gather = split ? costs_.time(CollectiveOp::kAllGather, full, true) : Time::zero();
       TaskSpec s;
       s.kind = TaskKind::kP2P;
       s.label = label;
       s.category = static_cast<uint8_t>(Category::kPpComm);
       s.microbatch = mb;
-      s.duration = t;
-      s.bytes = bytes;
-      h[i] = add(s, w_.ranks[members_[i]].pp, members_[i]);
+      s.duration = costs_.model().p2p(wire, costs_.crosses_node(r.stage, to)) + gather;
+      s.bytes = wire;
+      h[i] = add(s, r.pp, members_[i]);
+      const int32_t dst = static_cast<int32_t>(costs_.global_rank(to, r.dp_index, r.tp_index));
+      costs_.describe(h[i], CollectiveOp::kSendRecv, wire, costs_.group_id({r.rank, dst}), gather);
     }
     link(deps, h);
     return h;
@@ -136,8 +214,9 @@ private:
   }
 
   template <typename GroupOf, typename StreamOf>
-  Handle grouped(LabelId label, Time t, Bytes bytes, int mb, int layer, Category cat, std::initializer_list<const Handle*> deps,
-                 GroupOf group_of, StreamOf stream_of, TaskKind kind) {
+  Handle grouped(LabelId label, CollectiveOp op, Bytes bytes, bool tp_group, int mb, int layer, Category cat,
+                 std::initializer_list<const Handle*> deps, GroupOf group_of, StreamOf stream_of) {
+    const Time t = costs_.time(op, bytes, tp_group);
     Handle h(members_.size());
     size_t groups = 0;
     for (size_t i = 0; i < members_.size(); ++i) groups = std::max(groups, group_of(i) + 1);
@@ -151,7 +230,7 @@ private:
           streams.push_back(stream_of(members_[i]));
         }
       TaskSpec s;
-      s.kind = kind;
+      s.kind = TaskKind::kCollective;
       s.label = label;
       s.category = static_cast<uint8_t>(cat);
       s.microbatch = mb;
@@ -159,6 +238,7 @@ private:
       s.duration = t;
       s.bytes = bytes;
       const TaskIndex idx = streams.size() == 1 ? add(s, streams.front(), first) : add(s, streams, first);
+      costs_.describe(idx, op, bytes, costs_.group_of(first, tp_group));
       for (size_t i = 0; i < members_.size(); ++i)
         if (group_of(i) == gi) h[i] = idx;
     }
@@ -168,6 +248,7 @@ private:
 
   Workload& w_;
   sim::task::TaskGraph& g_;
+  CommCosts& costs_;
   std::vector<uint32_t> members_;
   int64_t tp_group_;
   Time dispatch_;
@@ -209,21 +290,16 @@ struct Builder {
   Labels lb{w.graph};
   llm::LayerCosts lc;
   llm::EdgeCosts ec;
-  Time tp_ar_t, tp_ag_t, tp_rs_t;
+  CommCosts costs;
   int64_t p, v, m, layers_per_chunk;
   int64_t grad_elem;        // bytes per gradient element in data-parallel reduction
   double layer_params;      // parameters of one layer on one TP rank
-  GroupPlacement dpg;
 
   Builder(const Job& j, const compute::ComputeModel& c, const collectives::CommModel& cmm, Fidelity f)
-      : job(j), cm(c), comm(cmm), fidelity(f) {
+      : job(j), cm(c), comm(cmm), fidelity(f), costs(w, cmm, j.tp, j.dp, j.cluster.gpus_per_node) {
     const llm::LayerShape shape{j.micro_batch, j.seq_len, j.tp, j.sp, j.attention == "flash"};
     lc = llm::layer_costs(j.model, shape, cm);
     ec = llm::edge_costs(j.model, shape, cm);
-    const GroupPlacement tpg = tp_placement();
-    tp_ar_t = comm.collective(CollectiveOp::kAllReduce, lc.tp_comm_bytes, tpg);
-    tp_ag_t = comm.collective(CollectiveOp::kAllGather, lc.tp_comm_bytes, tpg);
-    tp_rs_t = comm.collective(CollectiveOp::kReduceScatter, lc.tp_comm_bytes, tpg);
     p = j.pp;
     v = j.vp;
     m = j.microbatches;
@@ -232,24 +308,10 @@ struct Builder {
     // 16-bit gradients under fp16.
     grad_elem = j.precision == compute::Precision::kFp16 ? 2 : 4;
     layer_params = j.model.layer_parameters() / static_cast<double>(j.tp);
-    dpg = dp_placement();
   }
 
   int64_t gpn() const { return job.cluster.gpus_per_node; }
-  GroupPlacement tp_placement() const { return GroupPlacement{job.tp, std::min(job.tp, gpn())}; }
-  // DP peers are tp ranks apart (Megatron order tp, dp, pp): per node, gpn/tp of them when tp < gpn.
-  GroupPlacement dp_placement() const {
-    const int64_t per_node = job.tp >= gpn() ? 1 : std::min(job.dp, gpn() / job.tp);
-    return GroupPlacement{job.dp, std::max<int64_t>(per_node, 1)};
-  }
-  int64_t global_rank(int64_t stage, int64_t d, int64_t t) const { return t + job.tp * (d + job.dp * stage); }
-  bool crosses_node(int64_t stage_a, int64_t stage_b) const {
-    return global_rank(stage_a, 0, 0) / gpn() != global_rank(stage_b, 0, 0) / gpn();
-  }
-  Time p2p_time(int64_t from, int64_t to, Bytes wire, Bytes full, bool split) const {
-    return comm.p2p(wire, crosses_node(from, to)) +
-           (split ? comm.collective(CollectiveOp::kAllGather, full, tp_placement()) : Time::zero());
-  }
+  int64_t global_rank(int64_t stage, int64_t d, int64_t t) const { return costs.global_rank(stage, d, t); }
 
   void make_ranks() {
     const int64_t dps = fidelity == Fidelity::kFullRanks ? job.dp : 1;
@@ -281,7 +343,7 @@ struct Builder {
   Handle zero3_gather(StageEmitter& e, int mb, int layer) {
     if (job.zero < 3) return {};
     const Bytes pb(static_cast<int64_t>(layer_params * 2));
-    return e.dp_collective(lb.zero3_ag, comm.collective(CollectiveOp::kAllGather, pb, dpg), pb, mb, layer, {});
+    return e.dp_collective(lb.zero3_ag, CollectiveOp::kAllGather, pb, mb, layer, {});
   }
 
   // Forward of one layer; returns the handle of its last task.
@@ -295,14 +357,14 @@ struct Builder {
       const Handle& wdep = blk == 0 ? weights : Handle{};
       if (job.sp) {
         Handle pre = e.compute(blk == 0 ? pre_a : pre_m, c.pre_fwd, cat, mb, layer, {&h, &wdep});
-        Handle ag = e.tp_collective(lb.tp_ag, tp_ag_t, lc.tp_comm_bytes, mb, layer, {&pre});
+        Handle ag = e.tp_collective(lb.tp_ag, CollectiveOp::kAllGather, lc.tp_comm_bytes, mb, layer, {&pre});
         Handle main = e.compute(blk == 0 ? main_a : main_m, c.main_fwd, cat, mb, layer, {&ag});
-        h = e.tp_collective(lb.tp_rs, tp_rs_t, lc.tp_comm_bytes, mb, layer, {&main});
+        h = e.tp_collective(lb.tp_rs, CollectiveOp::kReduceScatter, lc.tp_comm_bytes, mb, layer, {&main});
       } else {
         Cost merged = c.pre_fwd;
         merged += c.main_fwd;
         Handle main = e.compute(blk == 0 ? main_a : main_m, merged, cat, mb, layer, {&h, &wdep});
-        h = job.tp > 1 ? e.tp_collective(lb.tp_ar, tp_ar_t, lc.tp_comm_bytes, mb, layer, {&main}) : main;
+        h = job.tp > 1 ? e.tp_collective(lb.tp_ar, CollectiveOp::kAllReduce, lc.tp_comm_bytes, mb, layer, {&main}) : main;
       }
     }
     return h;
@@ -323,15 +385,15 @@ struct Builder {
       const LabelId pl = blk == 0 ? lb.attn_pre_bwd : lb.mlp_pre_bwd;
       const Handle& wdep = blk == 1 ? weights : Handle{};
       if (job.sp) {
-        Handle agg = e.tp_collective(lb.tp_ag_grad, tp_ag_t, lc.tp_comm_bytes, mb, layer, {&h});
+        Handle agg = e.tp_collective(lb.tp_ag_grad, CollectiveOp::kAllGather, lc.tp_comm_bytes, mb, layer, {&h});
         Handle dgrad = e.compute(dl, dg, Category::kCompute, mb, layer, {&agg, &wdep, &re});
-        Handle agi = e.tp_collective(lb.tp_ag_input, tp_ag_t, lc.tp_comm_bytes, mb, layer, {&agg});
-        Handle rs = e.tp_collective(lb.tp_rs_grad, tp_rs_t, lc.tp_comm_bytes, mb, layer, {&dgrad});
+        Handle agi = e.tp_collective(lb.tp_ag_input, CollectiveOp::kAllGather, lc.tp_comm_bytes, mb, layer, {&agg});
+        Handle rs = e.tp_collective(lb.tp_rs_grad, CollectiveOp::kReduceScatter, lc.tp_comm_bytes, mb, layer, {&dgrad});
         wgrad_out = e.compute(wl, c.main_wgrad, Category::kCompute, mb, layer, {&dgrad, &agi});
         h = e.compute(pl, c.pre_bwd, Category::kCompute, mb, layer, {&rs});
       } else {
         Handle dgrad = e.compute(dl, dg, Category::kCompute, mb, layer, {&h, &wdep, &re});
-        Handle ar = job.tp > 1 ? e.tp_collective(lb.tp_ar_grad, tp_ar_t, lc.tp_comm_bytes, mb, layer, {&dgrad}) : dgrad;
+        Handle ar = job.tp > 1 ? e.tp_collective(lb.tp_ar_grad, CollectiveOp::kAllReduce, lc.tp_comm_bytes, mb, layer, {&dgrad}) : dgrad;
         wgrad_out = e.compute(wl, c.main_wgrad, Category::kCompute, mb, layer, {&dgrad});
         h = e.compute(pl, c.pre_bwd, Category::kCompute, mb, layer, {&ar, &wgrad_out});
       }
@@ -362,7 +424,7 @@ struct Builder {
       const Bytes bytes(static_cast<int64_t>(b.params * static_cast<double>(grad_elem)));
       if (!force && bytes < job.bucket_size) return;
       const CollectiveOp op = job.zero >= 1 ? CollectiveOp::kReduceScatter : CollectiveOp::kAllReduce;
-      Handle d = e.dp_collective(lb.dp_grad, comm.collective(op, bytes, dpg), bytes, mb, -1, {});
+      Handle d = e.dp_collective(lb.dp_grad, op, bytes, mb, -1, {});
       for (const Handle& hnd : b.pending) e.link(hnd, d);
       tail.push_back(d);
     }
@@ -377,6 +439,7 @@ struct Builder {
     const size_t per_rank = static_cast<size_t>(m * v * layers_per_chunk) * 40 + static_cast<size_t>(m * v) * 8 + 64;
     w.graph.reserve(per_rank * w.ranks.size(), 2 * per_rank * w.ranks.size());
     w.task_rank_slot.reserve(per_rank * w.ranks.size());
+    w.task_comm.reserve(per_rank * w.ranks.size());
     const auto& sched = schedules::ScheduleRegistry::instance().get(job.schedule, "schedule");
     const schedules::StageOrders orders =
         sched.generate(static_cast<int>(p), static_cast<int>(m), schedules::ScheduleParams{static_cast<int>(v)});
@@ -412,7 +475,7 @@ struct Builder {
 
     std::vector<StageEmitter> emitters;
     for (int64_t s = 0; s < p; ++s)
-      emitters.emplace_back(w, members_of(s), fidelity == Fidelity::kFullRanks ? job.tp : 1, job.kernel_dispatch);
+      emitters.emplace_back(w, costs, members_of(s), fidelity == Fidelity::kFullRanks ? job.tp : 1, job.kernel_dispatch);
     std::vector<std::vector<Handle>> tail(su(p));  // tasks the optimizer step waits for
     std::vector<Buckets> buckets(su(p));
     std::vector<Handle> embed_grad(su(p)), head_grad(su(p));
@@ -459,7 +522,7 @@ struct Builder {
               loss[su(vs)][su(mb)] = e.compute(lb.head_fwd, ec.head_fwd, Category::kCompute, mb, -1, {&h});
             } else {
               const int64_t to = (vs + 1) % p;
-              sent_fwd[su(vs)][su(mb)] = e.pp_send(lb.send_fwd, p2p_time(s, to, wire, act_bytes, split), wire, mb, {&h});
+              sent_fwd[su(vs)][su(mb)] = e.pp_send(lb.send_fwd, wire, act_bytes, split, to, mb, {&h});
               if (!job.overlap_p2p) e.gate_next_compute(sent_fwd[su(vs)][su(mb)]);
             }
           } else {
@@ -487,7 +550,7 @@ struct Builder {
                 // ZeRO-3 reduce-scatters each layer's gradients right after they are produced.
                 const Bytes gb(static_cast<int64_t>(layer_params * static_cast<double>(grad_elem)));
                 tail[su(s)].push_back(
-                    e.dp_collective(lb.zero3_rs, comm.collective(CollectiveOp::kReduceScatter, gb, dpg), gb, mb, layer, {&wg}));
+                    e.dp_collective(lb.zero3_rs, CollectiveOp::kReduceScatter, gb, mb, layer, {&wg}));
               } else if (final_b && job.overlap_grad_reduce) {
                 bk.pending.push_back(wg);
                 bk.params += layer_params;
@@ -509,7 +572,7 @@ struct Builder {
               }
             } else {
               const int64_t to = (vs - 1) % p;
-              sent_bwd[su(vs)][su(mb)] = e.pp_send(lb.send_bwd, p2p_time(s, to, wire, act_bytes, split), wire, mb, {&h});
+              sent_bwd[su(vs)][su(mb)] = e.pp_send(lb.send_bwd, wire, act_bytes, split, to, mb, {&h});
               if (!job.overlap_p2p) e.gate_next_compute(sent_bwd[su(vs)][su(mb)]);
             }
             tail[su(s)].push_back(h);
@@ -544,6 +607,7 @@ struct Builder {
         sp.duration = comm.collective(CollectiveOp::kAllReduce, eb, GroupPlacement{2, 1});
         const TaskIndex idx = w.graph.add(sp, {w.ranks[first[i]].dp, w.ranks[last[i]].dp});
         w.task_rank_slot.push_back(first[i]);
+        costs.describe(idx, CollectiveOp::kAllReduce, eb, costs.group_id({w.ranks[first[i]].rank, w.ranks[last[i]].rank}));
         w.graph.add_dep(embed_grad[0][i], idx);
         w.graph.add_dep(head_grad[su(p - 1)][i], idx);
         hf[i] = hl[i] = idx;
@@ -567,9 +631,10 @@ struct Builder {
       for (const Handle& t : tail[su(s)]) e.link(t, opt);
       if (job.zero >= 1 && job.zero < 3 && job.dp > 1) {
         const Bytes pb(static_cast<int64_t>(params * 2));
-        e.dp_collective(lb.dp_param_ag, comm.collective(CollectiveOp::kAllGather, pb, dpg), pb, -1, -1, {&opt});
+        e.dp_collective(lb.dp_param_ag, CollectiveOp::kAllGather, pb, -1, -1, {&opt});
       }
     }
+    w.task_comm.resize(w.graph.size(), Workload::kNoComm);
     w.graph.finalize();
     std::stable_sort(w.memory_events.begin(), w.memory_events.end(),
                      [](const memory::TimelineEvent& a, const memory::TimelineEvent& b) { return a.task < b.task; });

@@ -33,12 +33,25 @@ struct RankInfo {
 };
 
 
+// What a communication task moves between which GPUs, for runners that simulate it as network
+// flows. GPU ids are Megatron global ranks (server-major: GPU g sits on server g / gpus_per_node).
+struct CommInfo {
+  collectives::CollectiveOp op;  // kSendRecv for pipeline transfers (group = {src, dst})
+  sim::Bytes bytes;              // per-rank buffer (nccl-tests "size"); the transfer size for p2p
+  uint32_t group;                // index into Workload::groups
+  sim::Time extra;               // fixed cost on top of the transfer (pipeline scatter/gather's all-gather)
+};
+
 struct Workload {
   sim::task::TaskGraph graph;
   std::vector<RankInfo> ranks;
   std::vector<memory::TimelineEvent> memory_events;  // activation alloc/free, sorted by task
   std::vector<int64_t> activation_per_chunk;  // per stage
   sim::BigVector<uint32_t> task_rank_slot;    // first rank slot of each task
+  std::vector<std::vector<int32_t>> groups;   // communicator members (GPU ids), interned
+  std::vector<CommInfo> comms;                // interned (op, bytes, group, extra)
+  sim::BigVector<uint32_t> task_comm;         // per task: index into comms, or kNoComm
+  static constexpr uint32_t kNoComm = 0xffffffffu;
 };
 
 Workload build_workload(const Job& job, const compute::ComputeModel& cm, const collectives::CommModel& comm,
