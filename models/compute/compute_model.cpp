@@ -92,7 +92,14 @@ sim::Time ComputeModel::gemm(const GemmShape& s) const {
   const int64_t elem = precision_ == Precision::kFp8 ? 1 : 2;
   const sim::Bytes traffic((s.m * s.k + s.k * s.n) * elem * s.batch + s.m * s.n * 2 * s.batch);
   const sim::Time mem = traffic / hbm_;
-  return std::max(math, mem) + gpu_.kernel_launch;
+  sim::Time t = std::max(math, mem) + gpu_.kernel_launch;
+  if (precision_ == Precision::kFp8) {
+    // FP8 GEMMs take FP8 inputs: the activation operand is quantised first (Transformer Engine's
+    // cast + amax kernel reads bf16 and writes fp8: 3 bytes per element); weights are cast once
+    // per iteration and cached across micro-batches, so only A is charged here.
+    t += sim::Bytes(s.m * s.k * 3 * s.batch) / hbm_ + gpu_.kernel_launch;
+  }
+  return t;
 }
 
 sim::Time ComputeModel::memory_bound(sim::Bytes bytes, int kernels) const {
