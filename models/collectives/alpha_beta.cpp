@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "sim/config/schema.hpp"
 #include "sim/error.hpp"
 
 namespace trainsim::models::collectives {
@@ -32,10 +33,7 @@ sim::Bandwidth AlphaBetaModel::ring_bus_bandwidth(const GroupPlacement& g) const
   return std::min(nvlink, inter);
 }
 
-namespace {
-// Bytes each rank must push through its slowest link per unit of buffer, by collective
-// (nccl-tests busbw factors): all-reduce 2(n-1)/n, all-gather / reduce-scatter (n-1)/n.
-double bus_factor(CollectiveOp op, int64_t n) {
+double bus_bandwidth_factor(CollectiveOp op, int64_t n) {
   const double nn = static_cast<double>(n);
   switch (op) {
     case CollectiveOp::kAllReduce: return 2.0 * (nn - 1) / nn;
@@ -48,6 +46,17 @@ double bus_factor(CollectiveOp op, int64_t n) {
   }
   return 1.0;
 }
+
+CollectiveOp parse_collective_op(const std::string& text, const std::string& path) {
+  static const std::vector<std::string> names = {"all_reduce", "all_gather", "reduce_scatter", "all_to_all",
+                                                 "broadcast",  "reduce",     "send_recv"};
+  const std::string v = sim::config::read_enum(sim::config::Json(text), path, names);
+  for (size_t i = 0; i < names.size(); ++i)
+    if (names[i] == v) return static_cast<CollectiveOp>(i);
+  return CollectiveOp::kAllReduce;
+}
+
+namespace {
 int64_t steps(CollectiveOp op, int64_t n) { return op == CollectiveOp::kAllReduce ? 2 * (n - 1) : n - 1; }
 }  // namespace
 
@@ -58,7 +67,8 @@ sim::Time AlphaBetaModel::ring(CollectiveOp op, sim::Bytes bytes, const GroupPla
   const int64_t nodes = g.nodes();
   const int64_t cross = nodes <= 1 ? 0 : s * nodes / n;  // fraction of ring hops that leave a node
   const sim::Time lat = c_.collective_launch + c_.nvlink_latency * (s - cross) + c_.nic_latency * cross;
-  const sim::Bytes moved = bytes.scaled(bus_factor(op, n));
+  // Bytes each rank pushes through its slowest link: the bus-bandwidth factor times the buffer.
+  const sim::Bytes moved = bytes.scaled(bus_bandwidth_factor(op, n));
   return lat + moved / ring_bus_bandwidth(g);
 }
 

@@ -16,6 +16,9 @@ public:
   sim::Time p2p(sim::Bytes bytes, bool cross_node) const override;
   std::string algorithm(CollectiveOp op, sim::Bytes bytes, const GroupPlacement& g) const override;
 
+  // One algorithm forced (tree: all-reduce across nodes only).
+  sim::Time ring_time(CollectiveOp op, sim::Bytes bytes, const GroupPlacement& g) const { return ring(op, bytes, g); }
+  sim::Time tree_time(CollectiveOp op, sim::Bytes bytes, const GroupPlacement& g) const { return tree(op, bytes, g); }
   // Bus bandwidth of a ring over the group (per rank, per direction).
   sim::Bandwidth ring_bus_bandwidth(const GroupPlacement& g) const;
 

@@ -22,6 +22,12 @@ struct GroupPlacement {
   int64_t nodes() const { return (size + per_node - 1) / per_node; }
 };
 
+// nccl-tests' bus-bandwidth factor: busbw = algbw * factor, where algbw = size / time. All-reduce
+// 2(n-1)/n; all-gather, reduce-scatter and all-to-all (n-1)/n; broadcast, reduce, send/recv 1.
+double bus_bandwidth_factor(CollectiveOp op, int64_t n);
+// Parses "all_reduce", "all_gather", ... (ConfigError at `path` with the valid names).
+CollectiveOp parse_collective_op(const std::string& text, const std::string& path);
+
 class CommModel {
 public:
   virtual ~CommModel() = default;

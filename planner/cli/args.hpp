@@ -3,6 +3,7 @@
 // (--micro-batch -> "micro_batch"); their values become JSON scalars and go through the same
 // schema as job files, so a flag and a file key are validated identically.
 
+#include <map>
 #include <set>
 #include <string>
 #include <vector>
@@ -18,6 +19,7 @@ struct Args {
   std::set<std::string> options;                              // output switches given (json, ...)
   std::string trace_file;
   std::string fidelity = "representative";
+  std::map<std::string, std::string> command_options;  // --op, --sizes, --algo, --dot (command-specific)
   bool json = false;
 };
 

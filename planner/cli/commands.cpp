@@ -2,6 +2,7 @@
 
 #include <memory>
 
+#include "models/collectives/alpha_beta.hpp"
 #include "models/hardware/cluster_spec.hpp"
 #include "models/hardware/gpu_spec.hpp"
 #include "models/llm/model_spec.hpp"
@@ -106,6 +107,87 @@ int run_config(const Args& args, std::ostream& out) {
   return kExitOk;
 }
 
+namespace {
+// "32K:8G" (powers of two, as nccl-tests -f 2) or "1M,4M,16M".
+std::vector<sim::Bytes> parse_sizes(const std::string& text) {
+  std::vector<sim::Bytes> out;
+  if (const auto colon = text.find(':'); colon != std::string::npos) {
+    const sim::Bytes lo = sim::parse_bytes(text.substr(0, colon), "--sizes");
+    const sim::Bytes hi = sim::parse_bytes(text.substr(colon + 1), "--sizes");
+    if (lo.count() <= 0 || hi < lo)
+      throw ConfigError("--sizes", "expected MIN:MAX with 0 < MIN <= MAX, got \"" + text + "\"", "e.g. --sizes 32K:8G");
+    for (sim::Bytes b = lo; b <= hi; b = b * 2) out.push_back(b);
+    return out;
+  }
+  size_t start = 0;
+  while (start <= text.size()) {
+    const size_t comma = text.find(',', start);
+    const std::string item = text.substr(start, comma == std::string::npos ? std::string::npos : comma - start);
+    const sim::Bytes b = sim::parse_bytes(item, "--sizes");
+    if (b.count() <= 0) throw ConfigError("--sizes", "sizes must be positive, got \"" + item + "\"");
+    out.push_back(b);
+    if (comma == std::string::npos) break;
+    start = comma + 1;
+  }
+  return out;
+}
+
+std::string option(const Args& args, const std::string& key, const std::string& fallback) {
+  const auto it = args.command_options.find(key);
+  return it == args.command_options.end() ? fallback : it->second;
+}
+}  // namespace
+
+int run_collective(const Args& args, std::ostream& out) {
+  if (!args.positionals.empty()) throw ConfigError(args.positionals[0], "unexpected argument");
+  if (!args.job_flags.contains("cluster")) throw ConfigError("--cluster", "is required", "pass --cluster NAME or a file");
+  if (!args.job_flags.contains("gpus")) throw ConfigError("--gpus", "is required", "pass --gpus N");
+  for (auto it = args.job_flags.begin(); it != args.job_flags.end(); ++it)
+    if (it.key() != "cluster" && it.key() != "gpus")
+      throw ConfigError(flag_name(it.key()), "does not apply to `trainsim collective`",
+                        "use --cluster, --gpus, --op, --sizes, --algo, --json");
+  const auto cluster = models::hardware::parse_cluster(
+      models::presets::resolve("clusters", args.job_flags["cluster"].get<std::string>(), "--cluster"), "--cluster");
+  const int64_t gpus = sim::config::read_int(args.job_flags["gpus"], "--gpus", 2, cluster.max_gpus);
+  const auto op = models::collectives::parse_collective_op(option(args, "op", "all_reduce"), "--op");
+  const std::vector<sim::Bytes> sizes = parse_sizes(option(args, "sizes", "32K:8G"));
+  const std::string algo = sim::config::read_enum(Json(option(args, "algo", "auto")), "--algo", {"auto", "ring", "tree"});
+  const models::collectives::AlphaBetaModel model(cluster);
+  const models::collectives::GroupPlacement group{gpus, std::min(gpus, cluster.gpus_per_node)};
+  if (op == models::collectives::CollectiveOp::kSendRecv && gpus != 2)
+    throw ConfigError("--gpus", "send_recv runs between 2 GPUs", "pass --gpus 2");
+  const double factor = models::collectives::bus_bandwidth_factor(op, gpus);
+  Json rows = Json::array();
+  char line[160];
+  if (!args.json) {
+    out << "# trainsim collective: " << models::collectives::to_string(op) << " on " << gpus << " GPUs of " << cluster.name
+        << " (" << group.nodes() << " node" << (group.nodes() == 1 ? "" : "s") << ", analytic alpha-beta model)\n";
+    out << "#       size      time(us)  algbw(GB/s)  busbw(GB/s)  algorithm\n";
+  }
+  for (const sim::Bytes size : sizes) {
+    const sim::Time t = model.collective(op, size, group);
+    std::string used = model.algorithm(op, size, group);
+    sim::Time chosen = t;
+    if (algo == "ring" || algo == "tree") {
+      if (algo == "tree" && (op != models::collectives::CollectiveOp::kAllReduce || group.nodes() <= 1))
+        throw ConfigError("--algo", "tree is an all-reduce algorithm across nodes", "use --algo ring or auto");
+      used = algo;
+      chosen = algo == "ring" ? model.ring_time(op, size, group) : model.tree_time(op, size, group);
+    }
+    const double secs = chosen.seconds();
+    const double algbw = static_cast<double>(size.count()) / secs / 1e9;
+    rows.push_back(Json{{"size_bytes", size.count()}, {"time_s", secs}, {"algbw_GBps", algbw},
+                        {"busbw_GBps", algbw * factor}, {"algorithm", used}});
+    if (!args.json) {
+      std::snprintf(line, sizeof line, "%12lld  %12.2f  %11.2f  %11.2f  %s\n", static_cast<long long>(size.count()), secs * 1e6,
+                    algbw, algbw * factor, used.c_str());
+      out << line;
+    }
+  }
+  if (args.json) out << canonical_json(rows) << "\n";
+  return kExitOk;
+}
+
 void print_help(std::ostream& out) {
   out << "trainsim: simulate and plan distributed LLM training\n\n"
          "usage:\n"
@@ -115,6 +197,8 @@ void print_help(std::ostream& out) {
          "                    [--schedule gpipe|1f1b|interleaved] [--precision bf16|fp16|fp8]\n"
          "                    [--attention flash|unfused] [--json] [--trace FILE.json]\n"
          "                    [--fidelity representative|full]\n"
+         "  trainsim collective --cluster C --gpus N [--op all_reduce|all_gather|reduce_scatter|all_to_all|\n"
+         "                    broadcast|reduce|send_recv] [--sizes 32K:8G] [--algo auto|ring|tree] [--json]\n"
          "  trainsim list models|gpus|clusters|schedules\n"
          "  trainsim config explain        print the configuration reference\n\n"
          "Flags override the job file. Every job key is a flag (micro_batch is --micro-batch).\n"

@@ -1,0 +1,48 @@
+// nccl-tests all_reduce_perf on one 8x A100 NVSwitch node (stas00/ml-engineering, in
+// ../shared/data/collectives_dev.json, ids mle_a100_8gpu_allreduce_*): bus bandwidth per
+// message size, compared with `trainsim collective` on the dgx-a100 preset.
+//
+// Target (network issue): busbw within 10% for messages >= 1 MB and within 25% below.
+// Today's collective model is the analytic hierarchical alpha-beta ring of the foundation issue:
+// one latency per step and the large-message bus bandwidth from the same curve's plateau, no
+// protocol switch (NCCL LL / LL128 / Simple) and no chunk pipelining, so mid-size messages come
+// out too fast. The bounds below pin today's errors; the flow-level network issue tightens them.
+#include <gtest/gtest.h>
+
+#include "accuracy_common.hpp"
+#include "models/collectives/alpha_beta.hpp"
+#include "models/hardware/cluster_spec.hpp"
+#include "models/presets/catalog.hpp"
+
+namespace trainsim::accuracy {
+namespace {
+
+TEST(NcclTests, AllReduce8xA100BusBandwidth) {
+  const auto data = load_shared("collectives_dev.json");
+  if (!data) GTEST_SKIP() << "../shared/data/collectives_dev.json not present";
+  const auto cluster = models::hardware::parse_cluster(models::presets::find("clusters", "dgx-a100", "cluster"), "cluster");
+  const models::collectives::AlphaBetaModel model(cluster);
+  const models::collectives::GroupPlacement group{8, 8};
+  std::vector<Row> small, large;
+  for (const auto& rec : *data) {
+    if (rec.at("id").get<std::string>().rfind("mle_a100_8gpu_allreduce_", 0) != 0) continue;
+    const sim::Bytes size(rec.at("size_bytes").get<int64_t>());
+    const double t = model.collective(models::collectives::CollectiveOp::kAllReduce, size, group).seconds();
+    Row row;
+    row.id = rec.at("id").get<std::string>();
+    row.config = cat(size.count(), " B");
+    row.measured = rec.at("busbw_GBps").get<double>();
+    row.predicted = static_cast<double>(size.count()) / t / 1e9 * 2.0 * 7.0 / 8.0;
+    (size.count() >= (1 << 20) ? large : small).push_back(row);
+  }
+  ASSERT_EQ(small.size() + large.size(), 20u);
+  print_table("nccl-tests all_reduce 8x A100, messages < 1 MB (busbw GB/s)", small, "GB/s");
+  print_table("nccl-tests all_reduce 8x A100, messages >= 1 MB (busbw GB/s)", large, "GB/s");
+  // Observed 2026-11-22: < 1 MB median 16%, max 69%; >= 1 MB median 25.5%, max 98% (1-64 MB,
+  // where NCCL is still ramping up); >= 512 MB within 4%. Targets not met (see header).
+  EXPECT_LE(stats(small).median_abs, 0.17);
+  EXPECT_LE(stats(large).median_abs, 0.26);
+}
+
+}  // namespace
+}  // namespace trainsim::accuracy
