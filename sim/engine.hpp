@@ -21,7 +21,7 @@ struct EngineSignals {
 };
 
 class Engine {
-public:
+ public:
   explicit Engine(uint64_t seed = 0) : seed_(seed) {}
   Engine(const Engine&) = delete;
   Engine& operator=(const Engine&) = delete;
@@ -41,7 +41,7 @@ public:
   EngineSignals& signals() { return signals_; }
   uint64_t events_executed() const { return executed_; }
 
-private:
+ private:
   void step();
   Time now_ = Time::zero();
   EventQueue queue_;

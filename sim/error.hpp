@@ -11,28 +11,28 @@ namespace trainsim {
 
 // Bad input: `path` names the field (JSON path or --flag), `hint` says how to fix it.
 class ConfigError : public std::runtime_error {
-public:
+ public:
   ConfigError(std::string path, std::string message, std::string hint = "");
   const std::string& path() const { return path_; }
   const std::string& message() const { return message_; }
   const std::string& hint() const { return hint_; }
 
-private:
+ private:
   std::string path_, message_, hint_;
 };
 
 // A plan that cannot run: `component` is what overflows (e.g. "stage 0 memory").
 class PlanError : public std::runtime_error {
-public:
+ public:
   PlanError(std::string component, std::string message, std::string hint = "");
   const std::string& component() const { return component_; }
 
-private:
+ private:
   std::string component_;
 };
 
 class InternalError : public std::logic_error {
-public:
+ public:
   using std::logic_error::logic_error;
 };
 
@@ -49,9 +49,9 @@ std::string concat(const Args&... args) {
 }  // namespace trainsim
 
 // Internal invariant check, always on (never a substitute for input validation).
-#define TRAINSIM_ASSERT(cond, ...)                                                                  \
-  do {                                                                                             \
-    if (!(cond))                                                                                   \
-      ::trainsim::detail::assertion_failed(#cond, __FILE__, __LINE__,                              \
+#define TRAINSIM_ASSERT(cond, ...)                                                                     \
+  do {                                                                                                 \
+    if (!(cond))                                                                                       \
+      ::trainsim::detail::assertion_failed(#cond, __FILE__, __LINE__,                                  \
                                            ::trainsim::detail::concat("" __VA_OPT__(, ) __VA_ARGS__)); \
   } while (0)

@@ -17,7 +17,7 @@ namespace trainsim::sim {
 
 template <typename T>
 class HugePageAllocator {
-public:
+ public:
   using value_type = T;
   HugePageAllocator() = default;
   template <typename U>
@@ -42,7 +42,7 @@ public:
   }
   friend bool operator==(const HugePageAllocator&, const HugePageAllocator&) { return true; }
 
-private:
+ private:
   static constexpr std::size_t kHuge = std::size_t{2} << 20;
 };
 

@@ -108,10 +108,9 @@ Bandwidth parse_bandwidth(std::string_view text, const std::string& path) {
     const char* name;
     double bytes_per_s;
   };
-  static constexpr U kUnits[] = {{"bps", 1.0 / 8},   {"Kbps", 1e3 / 8},  {"Mbps", 1e6 / 8},
-                                 {"Gbps", 1e9 / 8},  {"Tbps", 1e12 / 8}, {"Bps", 1.0},
-                                 {"KBps", 1e3},      {"MBps", 1e6},      {"GBps", 1e9},
-                                 {"TBps", 1e12},     {"GB/s", 1e9},      {"Gb/s", 1e9 / 8},
+  static constexpr U kUnits[] = {{"bps", 1.0 / 8},   {"Kbps", 1e3 / 8}, {"Mbps", 1e6 / 8}, {"Gbps", 1e9 / 8},
+                                 {"Tbps", 1e12 / 8}, {"Bps", 1.0},      {"KBps", 1e3},     {"MBps", 1e6},
+                                 {"GBps", 1e9},      {"TBps", 1e12},    {"GB/s", 1e9},     {"Gb/s", 1e9 / 8},
                                  {"TB/s", 1e12},     {"MB/s", 1e6}};
   for (const auto& u : kUnits)
     if (unit == u.name) return Bandwidth::bytes_per_s(v * u.bytes_per_s);
@@ -129,18 +128,10 @@ Bytes parse_bytes(std::string_view text, const std::string& path) {
     const char* name;
     double bytes;
   };
-  static constexpr U kUnits[] = {{"B", 1.0},
-                                 {"K", 1024.0},
-                                 {"KiB", 1024.0},
-                                 {"KB", 1e3},
-                                 {"M", 1048576.0},
-                                 {"MiB", 1048576.0},
-                                 {"MB", 1e6},
-                                 {"G", 1073741824.0},
-                                 {"GiB", 1073741824.0},
-                                 {"GB", 1e9},
-                                 {"T", 1099511627776.0},
-                                 {"TiB", 1099511627776.0},
+  static constexpr U kUnits[] = {{"B", 1.0},  {"K", 1024.0},          {"KiB", 1024.0},
+                                 {"KB", 1e3}, {"M", 1048576.0},       {"MiB", 1048576.0},
+                                 {"MB", 1e6}, {"G", 1073741824.0},    {"GiB", 1073741824.0},
+                                 {"GB", 1e9}, {"T", 1099511627776.0}, {"TiB", 1099511627776.0},
                                  {"TB", 1e12}};
   for (const auto& u : kUnits)
     if (unit == u.name) return Bytes(static_cast<int64_t>(std::llround(v * u.bytes)));
@@ -158,7 +149,7 @@ Time parse_time(std::string_view text, const std::string& path) {
     const char* name;
     double seconds;
   };
-  static constexpr U kUnits[] = {{"ns", 1e-9}, {"us", 1e-6}, {"ms", 1e-3}, {"s", 1.0},
+  static constexpr U kUnits[] = {{"ns", 1e-9},  {"us", 1e-6},  {"ms", 1e-3},  {"s", 1.0},
                                  {"min", 60.0}, {"h", 3600.0}, {"d", 86400.0}};
   for (const auto& u : kUnits)
     if (unit == u.name) return Time::from_seconds_ceil(v * u.seconds);

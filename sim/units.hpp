@@ -11,7 +11,7 @@ namespace trainsim::sim {
 
 // Simulated time: int64 nanoseconds. Saturating arithmetic; Time::infinite() instead of -1.
 class Time {
-public:
+ public:
   constexpr Time() = default;
   static constexpr Time ns(int64_t v) { return Time(v); }
   static constexpr Time us(int64_t v) { return Time(v) * 1000; }
@@ -40,7 +40,7 @@ public:
     return Time(r);
   }
 
-private:
+ private:
   constexpr explicit Time(int64_t v) : ns_(v) {}
   int64_t ns_ = 0;
 };
@@ -51,7 +51,7 @@ class FlopRate;
 
 // A byte count.
 class Bytes {
-public:
+ public:
   constexpr Bytes() = default;
   constexpr explicit Bytes(int64_t v) : v_(v) {}
   constexpr int64_t count() const { return v_; }
@@ -74,13 +74,13 @@ public:
   Bytes scaled(double factor) const;
   double gib() const { return static_cast<double>(v_) / (1024.0 * 1024.0 * 1024.0); }
 
-private:
+ private:
   int64_t v_ = 0;
 };
 
 // Bytes per second.
 class Bandwidth {
-public:
+ public:
   constexpr Bandwidth() = default;
   static constexpr Bandwidth bytes_per_s(double v) { return Bandwidth(v); }
   static constexpr Bandwidth gbit_per_s(double v) { return Bandwidth(v * 1e9 / 8.0); }
@@ -95,14 +95,14 @@ public:
   friend constexpr Bandwidth operator+(Bandwidth a, Bandwidth b) { return Bandwidth(a.v_ + b.v_); }
   friend constexpr double operator/(Bandwidth a, Bandwidth b) { return a.v_ / b.v_; }
 
-private:
+ private:
   constexpr explicit Bandwidth(double v) : v_(v) {}
   double v_ = 0.0;
 };
 
 // A count of floating-point operations (double: counts exceed 2^63 for whole runs).
 class Flops {
-public:
+ public:
   constexpr Flops() = default;
   constexpr explicit Flops(double v) : v_(v) {}
   constexpr double count() const { return v_; }
@@ -116,13 +116,13 @@ public:
     return *this;
   }
 
-private:
+ private:
   double v_ = 0.0;
 };
 
 // Floating-point operations per second.
 class FlopRate {
-public:
+ public:
   constexpr FlopRate() = default;
   static constexpr FlopRate per_s(double v) { return FlopRate(v); }
   static constexpr FlopRate tflops(double v) { return FlopRate(v * 1e12); }
@@ -134,7 +134,7 @@ public:
   friend constexpr bool operator==(FlopRate a, FlopRate b) { return a.v_ == b.v_; }
   friend constexpr double operator/(FlopRate a, FlopRate b) { return a.v_ / b.v_; }
 
-private:
+ private:
   constexpr explicit FlopRate(double v) : v_(v) {}
   double v_ = 0.0;
 };
@@ -149,9 +149,9 @@ Bandwidth operator/(Bytes b, Time t);
 
 // Parsers for config strings; they throw ConfigError naming `path` on bad input.
 Bandwidth parse_bandwidth(std::string_view text, const std::string& path);  // "400Gbps", "50GBps"
-Bytes parse_bytes(std::string_view text, const std::string& path);           // "80GiB", "512MB", "4K"
-Time parse_time(std::string_view text, const std::string& path);             // "2us", "1.5ms"
-FlopRate parse_flop_rate(std::string_view text, const std::string& path);    // "989TFLOPS"
+Bytes parse_bytes(std::string_view text, const std::string& path);          // "80GiB", "512MB", "4K"
+Time parse_time(std::string_view text, const std::string& path);            // "2us", "1.5ms"
+FlopRate parse_flop_rate(std::string_view text, const std::string& path);   // "989TFLOPS"
 
 // Canonical text forms (fixed precision, '.' decimal point) used in reports.
 std::string to_string(Time t);
@@ -163,12 +163,8 @@ constexpr Bytes operator""_B(unsigned long long v) { return Bytes(static_cast<in
 constexpr Bytes operator""_KiB(unsigned long long v) { return Bytes(static_cast<int64_t>(v) << 10); }
 constexpr Bytes operator""_MiB(unsigned long long v) { return Bytes(static_cast<int64_t>(v) << 20); }
 constexpr Bytes operator""_GiB(unsigned long long v) { return Bytes(static_cast<int64_t>(v) << 30); }
-constexpr Bandwidth operator""_Gbps(unsigned long long v) {
-  return Bandwidth::gbit_per_s(static_cast<double>(v));
-}
-constexpr Bandwidth operator""_GBps(unsigned long long v) {
-  return Bandwidth::gbyte_per_s(static_cast<double>(v));
-}
+constexpr Bandwidth operator""_Gbps(unsigned long long v) { return Bandwidth::gbit_per_s(static_cast<double>(v)); }
+constexpr Bandwidth operator""_GBps(unsigned long long v) { return Bandwidth::gbyte_per_s(static_cast<double>(v)); }
 constexpr Time operator""_ns(unsigned long long v) { return Time::ns(static_cast<int64_t>(v)); }
 constexpr Time operator""_us(unsigned long long v) { return Time::us(static_cast<int64_t>(v)); }
 constexpr Time operator""_ms(unsigned long long v) { return Time::ms(static_cast<int64_t>(v)); }

@@ -81,7 +81,7 @@ size_t utf8_sequence_length(std::string_view s, size_t i) {
 
 // Buffered text output: events are appended to a string that is flushed in large chunks.
 class TraceText {
-public:
+ public:
   explicit TraceText(std::ostream& os) : os_(os) { buf_.reserve(kFlushBytes + 4096); }
   std::string& buf() { return buf_; }
   // Starts a new element of the traceEvents array.
@@ -97,7 +97,7 @@ public:
     buf_.clear();
   }
 
-private:
+ private:
   std::ostream& os_;
   std::string buf_;
   bool first_ = true;

@@ -20,7 +20,7 @@ namespace trainsim::traces {
 // Construct it before the executor runs; it must outlive every run of the engine, because the
 // engine's signals keep a reference to it (they have no disconnect).
 class ChromeTraceRecorder {
-public:
+ public:
   ChromeTraceRecorder(sim::Engine& engine, const sim::task::TaskGraph& graph);
   ChromeTraceRecorder(const ChromeTraceRecorder&) = delete;
   ChromeTraceRecorder& operator=(const ChromeTraceRecorder&) = delete;
@@ -36,7 +36,7 @@ public:
   // Number of tasks that have both started and ended so far.
   size_t finished_tasks() const { return finished_; }
 
-private:
+ private:
   void on_start(sim::TaskIndex i, sim::Time t);
   void on_end(sim::TaskIndex i, sim::Time t);
 

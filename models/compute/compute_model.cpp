@@ -48,8 +48,7 @@ sim::Flops GemmShape::flops() const {
                     static_cast<double>(batch));
 }
 
-ComputeModel::ComputeModel(const hardware::GpuSpec& gpu, Precision precision)
-    : gpu_(gpu), precision_(precision) {
+ComputeModel::ComputeModel(const hardware::GpuSpec& gpu, Precision precision) : gpu_(gpu), precision_(precision) {
   switch (precision) {
     case Precision::kBf16:
       peak_ = gpu.peak_bf16;

@@ -24,7 +24,7 @@ struct GemmShape {
 };
 
 class ComputeModel {
-public:
+ public:
   ComputeModel(const hardware::GpuSpec& gpu, Precision precision);
 
   // Time of one GEMM kernel (including launch).
@@ -43,12 +43,12 @@ public:
   const hardware::GpuSpec& gpu() const { return gpu_; }
   Precision precision() const { return precision_; }
 
-private:
+ private:
   hardware::GpuSpec gpu_;
   Precision precision_;
-  sim::FlopRate peak_;     // GEMM peak for this precision
-  double best_efficiency_; // best achievable fraction of peak_
-  sim::Bandwidth hbm_;     // achievable HBM bandwidth
+  sim::FlopRate peak_;      // GEMM peak for this precision
+  double best_efficiency_;  // best achievable fraction of peak_
+  sim::Bandwidth hbm_;      // achievable HBM bandwidth
 };
 
 }  // namespace trainsim::models::compute

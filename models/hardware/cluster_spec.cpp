@@ -17,8 +17,8 @@ const sim::config::Schema<ClusterSpec>& cluster_schema() {
                     c.gpu = "inline";
                     c.gpu_inline = j;
                   } else {
-                    throw ConfigError(p, "expected a GPU preset name or a GPU object, got " +
-                                             sim::config::json_type_name(j));
+                    throw ConfigError(
+                        p, "expected a GPU preset name or a GPU object, got " + sim::config::json_type_name(j));
                   }
                 })
         .integer("gpus_per_node", &ClusterSpec::gpus_per_node, 1, 1024, 8, "GPUs per node.")
@@ -36,8 +36,8 @@ const sim::config::Schema<ClusterSpec>& cluster_schema() {
                 "Achievable fraction of NIC line rate for NCCL traffic.")
         .unit("nic_latency", &ClusterSpec::nic_latency, &sim::config::read_time, "duration", std::nullopt,
               "Latency of one ring step across nodes.")
-        .unit("collective_launch", &ClusterSpec::collective_launch, &sim::config::read_time, "duration",
-              std::nullopt, "Fixed cost of one NCCL collective call (launch and synchronisation).")
+        .unit("collective_launch", &ClusterSpec::collective_launch, &sim::config::read_time, "duration", std::nullopt,
+              "Fixed cost of one NCCL collective call (launch and synchronisation).")
         .custom("sources", "object", "{}", "Where each constant comes from (field name -> source).",
                 [](ClusterSpec& c, const Json& j, const std::string& p) {
                   if (!j.is_object()) throw ConfigError(p, "expected an object mapping field names to sources");

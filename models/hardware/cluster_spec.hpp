@@ -14,18 +14,18 @@ namespace trainsim::models::hardware {
 struct ClusterSpec {
   std::string name;
   std::string description;
-  std::string gpu;                    // GPU preset name (or "inline" when given as an object)
-  sim::config::Json gpu_inline;       // the GPU object when given inline
+  std::string gpu;               // GPU preset name (or "inline" when given as an object)
+  sim::config::Json gpu_inline;  // the GPU object when given inline
   int64_t gpus_per_node = 8;
-  int64_t max_gpus = 0;               // largest supported size
-  sim::Bandwidth nvlink_bandwidth;    // per GPU, per direction, into the NVSwitch fabric
-  double nvlink_efficiency = 0.8;     // achievable bus-bandwidth fraction for NCCL collectives
-  sim::Time nvlink_latency;           // per ring step inside a node
+  int64_t max_gpus = 0;             // largest supported size
+  sim::Bandwidth nvlink_bandwidth;  // per GPU, per direction, into the NVSwitch fabric
+  double nvlink_efficiency = 0.8;   // achievable bus-bandwidth fraction for NCCL collectives
+  sim::Time nvlink_latency;         // per ring step inside a node
   int64_t nics_per_node = 8;
-  sim::Bandwidth nic_bandwidth;       // per NIC, per direction
-  double nic_efficiency = 0.9;        // achievable fraction of NIC line rate
-  sim::Time nic_latency;              // per ring step across nodes (NIC + switches)
-  sim::Time collective_launch;        // fixed cost of one NCCL collective (launch + sync)
+  sim::Bandwidth nic_bandwidth;  // per NIC, per direction
+  double nic_efficiency = 0.9;   // achievable fraction of NIC line rate
+  sim::Time nic_latency;         // per ring step across nodes (NIC + switches)
+  sim::Time collective_launch;   // fixed cost of one NCCL collective (launch + sync)
   std::map<std::string, std::string> sources;
 };
 

@@ -13,17 +13,17 @@ namespace trainsim::models::hardware {
 struct GpuSpec {
   std::string name;
   std::string description;
-  sim::Bytes memory;                 // device memory capacity
-  sim::Bandwidth hbm_bandwidth;      // datasheet HBM bandwidth
+  sim::Bytes memory;                                        // device memory capacity
+  sim::Bandwidth hbm_bandwidth;                             // datasheet HBM bandwidth
   sim::FlopRate peak_bf16, peak_fp16, peak_fp8, peak_fp32;  // dense tensor-core peaks
-  int64_t sms = 0;                   // streaming multiprocessors (wave quantization)
-  double gemm_efficiency = 0.8;      // best achievable fraction of peak for large GEMMs
-  double fp8_gemm_efficiency = 0.7;  // same for fp8 GEMMs
-  double attention_efficiency = 0.5; // fused (flash) attention, fraction of peak
-  double hbm_efficiency = 0.85;      // achievable fraction of HBM bandwidth for streaming kernels
-  double sustained_clock = 1.0;      // tensor-core clock held under sustained load / boost clock
-  sim::Time kernel_launch;           // per-kernel launch + scheduling overhead
-  sim::Bytes reserved_memory;        // CUDA context + allocator fragmentation not usable by tensors
+  int64_t sms = 0;                                          // streaming multiprocessors (wave quantization)
+  double gemm_efficiency = 0.8;                             // best achievable fraction of peak for large GEMMs
+  double fp8_gemm_efficiency = 0.7;                         // same for fp8 GEMMs
+  double attention_efficiency = 0.5;                        // fused (flash) attention, fraction of peak
+  double hbm_efficiency = 0.85;                // achievable fraction of HBM bandwidth for streaming kernels
+  double sustained_clock = 1.0;                // tensor-core clock held under sustained load / boost clock
+  sim::Time kernel_launch;                     // per-kernel launch + scheduling overhead
+  sim::Bytes reserved_memory;                  // CUDA context + allocator fragmentation not usable by tensors
   std::map<std::string, std::string> sources;  // field -> origin
 };
 

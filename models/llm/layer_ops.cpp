@@ -28,8 +28,8 @@ Cost mem(const compute::ComputeModel& cm, double bytes, int kernels = 1) {
 
 LayerCosts layer_costs(const ModelSpec& m, const LayerShape& s, const compute::ComputeModel& cm) {
   const int64_t b = s.micro_batch, sq = s.seq_len, tp = s.tp;
-  const int64_t T = b * sq;                 // tokens in a micro-batch
-  const int64_t Tn = s.sp ? T / tp : T;     // tokens seen by norms / dropout / residual
+  const int64_t T = b * sq;              // tokens in a micro-batch
+  const int64_t Tn = s.sp ? T / tp : T;  // tokens seen by norms / dropout / residual
   const int64_t h = m.hidden, d = m.head_dim();
   const int64_t kvd = m.kv_heads_or_heads() * d;
   const int64_t heads_local = m.heads / tp;
@@ -66,8 +66,8 @@ LayerCosts layer_costs(const ModelSpec& m, const LayerShape& s, const compute::C
   Cost core_fwd, core_bwd;
   if (s.flash) {
     // Causal FlashAttention skips the masked half: QK^T and PV at 2*b*s^2*h/tp each, halved.
-    const double fwd = 2.0 * static_cast<double>(b) * static_cast<double>(sq) * static_cast<double>(sq) *
-                       hd / static_cast<double>(tp);
+    const double fwd =
+        2.0 * static_cast<double>(b) * static_cast<double>(sq) * static_cast<double>(sq) * hd / static_cast<double>(tp);
     core_fwd = Cost{cm.flash_attention(Flops(fwd)), Flops(fwd), 1};
     // Backward recomputes S and P and forms dQ, dK, dV, dP: 2.5x the forward matmul work.
     core_bwd = Cost{cm.flash_attention(Flops(2.5 * fwd)), Flops(2.5 * fwd), 1};
@@ -76,16 +76,16 @@ LayerCosts layer_costs(const ModelSpec& m, const LayerShape& s, const compute::C
     // dropout on the probabilities.
     const int64_t batch = b * heads_local;
     const double elems = static_cast<double>(batch) * static_cast<double>(sq) * static_cast<double>(sq);
-    core_fwd = gemm(cm, sq, sq, d, batch);                  // S = Q K^T
-    core_fwd += mem(cm, elems * (2 * kAct));                // softmax(scale * S + mask)
+    core_fwd = gemm(cm, sq, sq, d, batch);    // S = Q K^T
+    core_fwd += mem(cm, elems * (2 * kAct));  // softmax(scale * S + mask)
     if (m.dropout) core_fwd += mem(cm, elems * (2 * kAct + 1));
-    core_fwd += gemm(cm, sq, d, sq, batch);                 // O = P V
-    core_bwd = dgrad(cm, sq, d, sq, batch);                 // dP = dO V^T
-    core_bwd += wgrad(cm, sq, d, sq, batch);                // dV = P^T dO
+    core_fwd += gemm(cm, sq, d, sq, batch);   // O = P V
+    core_bwd = dgrad(cm, sq, d, sq, batch);   // dP = dO V^T
+    core_bwd += wgrad(cm, sq, d, sq, batch);  // dV = P^T dO
     if (m.dropout) core_bwd += mem(cm, elems * (2 * kAct + 1));
-    core_bwd += mem(cm, elems * (3 * kAct));                // softmax backward
-    core_bwd += dgrad(cm, sq, sq, d, batch);                // dQ = dS K
-    core_bwd += wgrad(cm, sq, sq, d, batch);                // dK = dS^T Q
+    core_bwd += mem(cm, elems * (3 * kAct));  // softmax backward
+    core_bwd += dgrad(cm, sq, sq, d, batch);  // dQ = dS K
+    core_bwd += wgrad(cm, sq, sq, d, batch);  // dK = dS^T Q
     a.selective_recompute = core_fwd;
   }
   a.main_fwd += core_fwd;

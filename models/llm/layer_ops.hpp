@@ -17,8 +17,8 @@ struct LayerShape {
   int64_t micro_batch = 1;
   int64_t seq_len = 0;
   int64_t tp = 1;
-  bool sp = false;          // norms/dropout on seq/tp tokens
-  bool flash = true;        // fused attention vs batched GEMMs + softmax
+  bool sp = false;    // norms/dropout on seq/tp tokens
+  bool flash = true;  // fused attention vs batched GEMMs + softmax
 };
 
 // Device time, FLOPs and kernel count of a group of kernels issued back to back.
@@ -42,11 +42,11 @@ struct Cost {
 
 // Costs of one block (attention or MLP) of a layer, split the way tasks are.
 struct BlockCosts {
-  Cost pre_fwd;      // residual add of the previous block + norm (before the TP input comm)
-  Cost main_fwd;     // GEMMs, attention core / activation
-  Cost pre_bwd;      // norm + residual backward (after the TP input-gradient comm)
-  Cost main_dgrad;   // input-gradient GEMMs and elementwise backward
-  Cost main_wgrad;   // weight-gradient GEMMs
+  Cost pre_fwd;              // residual add of the previous block + norm (before the TP input comm)
+  Cost main_fwd;             // GEMMs, attention core / activation
+  Cost pre_bwd;              // norm + residual backward (after the TP input-gradient comm)
+  Cost main_dgrad;           // input-gradient GEMMs and elementwise backward
+  Cost main_wgrad;           // weight-gradient GEMMs
   Cost selective_recompute;  // extra forward work redone before backward under selective recompute
 };
 

@@ -18,10 +18,10 @@ double ModelSpec::layer_parameters() const {
 double ModelSpec::parameters() const {
   const double h = static_cast<double>(hidden);
   double p = static_cast<double>(layers) * layer_parameters();
-  p += static_cast<double>(vocab) * h;                                  // input embedding
-  if (position == "learned") p += static_cast<double>(seq_len) * h;     // position table
-  p += norm == "layernorm" ? 2 * h : h;                                 // final norm
-  if (!tied_embeddings) p += static_cast<double>(vocab) * h;            // LM head
+  p += static_cast<double>(vocab) * h;                               // input embedding
+  if (position == "learned") p += static_cast<double>(seq_len) * h;  // position table
+  p += norm == "layernorm" ? 2 * h : h;                              // final norm
+  if (!tied_embeddings) p += static_cast<double>(vocab) * h;         // LM head
   return p;
 }
 
@@ -58,13 +58,14 @@ ModelSpec parse_model(const Json& j, const std::string& path) {
   model_schema().parse(j, path, m);
   const auto at = [&](const char* k) { return path.empty() ? std::string(k) : path + "." + k; };
   if (m.hidden % m.heads != 0)
-    throw ConfigError(at("heads"), "heads (" + std::to_string(m.heads) + ") must divide hidden (" +
-                                       std::to_string(m.hidden) + ")",
+    throw ConfigError(at("heads"),
+                      "heads (" + std::to_string(m.heads) + ") must divide hidden (" + std::to_string(m.hidden) + ")",
                       "choose heads so that hidden/heads is a whole head dimension");
   if (m.heads % m.kv_heads_or_heads() != 0)
-    throw ConfigError(at("kv_heads"), "kv_heads (" + std::to_string(*m.kv_heads) + ") must divide heads (" +
-                                          std::to_string(m.heads) + ")",
-                      "use a divisor of heads, or null for multi-head attention");
+    throw ConfigError(
+        at("kv_heads"),
+        "kv_heads (" + std::to_string(*m.kv_heads) + ") must divide heads (" + std::to_string(m.heads) + ")",
+        "use a divisor of heads, or null for multi-head attention");
   return m;
 }
 

@@ -19,12 +19,12 @@ struct ModelSpec {
   int64_t ffn_hidden = 0;
   int64_t vocab = 0;
   int64_t seq_len = 0;
-  std::string activation = "gelu";  // gelu | swiglu
-  std::string norm = "layernorm";   // layernorm | rmsnorm
-  std::string position = "learned"; // learned | rope
-  bool bias = true;                 // linear layers carry biases (GPT) or not (LLaMA)
-  bool tied_embeddings = false;     // LM head shares the input embedding
-  bool dropout = true;              // dropout layers present in training
+  std::string activation = "gelu";   // gelu | swiglu
+  std::string norm = "layernorm";    // layernorm | rmsnorm
+  std::string position = "learned";  // learned | rope
+  bool bias = true;                  // linear layers carry biases (GPT) or not (LLaMA)
+  bool tied_embeddings = false;      // LM head shares the input embedding
+  bool dropout = true;               // dropout layers present in training
   std::string source;
 
   int64_t kv_heads_or_heads() const { return kv_heads.value_or(heads); }

@@ -22,11 +22,11 @@ sim::Bytes layer_activation_bytes(const llm::ModelSpec& m, int64_t micro_batch, 
   // replicated), Q, K, V (2T(h+2kvd)/t), out-proj input (2Th/t), dropout mask (Th);
   // MLP block = norm input + fc1 input (4Th), fc1 output and activation output (2T(g+1)f/t),
   // dropout mask (Th). For MHA/GeLU this is Th(10 + 24/t) + masks = the paper's 34 at t = 1.
-  double bytes = T * h * (4 * kAct + 2 * drop) * repl;         // two norm inputs, two GEMM inputs, masks
-  bytes += T * (h + 2 * kvd) * kAct / t + T * h * kAct / t;      // Q, K, V and out-proj input
-  bytes += T * (gates + 1.0) * f * kAct / t;                     // fc1 output(s) and activation output
+  double bytes = T * h * (4 * kAct + 2 * drop) * repl;       // two norm inputs, two GEMM inputs, masks
+  bytes += T * (h + 2 * kvd) * kAct / t + T * h * kAct / t;  // Q, K, V and out-proj input
+  bytes += T * (gates + 1.0) * f * kAct / t;                 // fc1 output(s) and activation output
   if (flash) {
-    bytes += T * static_cast<double>(m.heads) / t * 4.0;         // softmax log-sum-exp (fp32 per row)
+    bytes += T * static_cast<double>(m.heads) / t * 4.0;  // softmax log-sum-exp (fp32 per row)
   } else if (recompute != "selective") {
     // Unfused attention keeps softmax output (2), dropout mask (1) and dropout output (2) per
     // score: 5 a s^2 b / t (the paper's 5as/h term).
@@ -41,7 +41,9 @@ StageMemory stage_memory(const StageMemoryInput& in) {
   const llm::ModelSpec& m = *in.model;
   const double h = static_cast<double>(m.hidden), t = static_cast<double>(in.tp);
   double params = static_cast<double>(in.layers) * m.layer_parameters() / t;
-  if (in.first) params += static_cast<double>(m.vocab) * h / t + (m.position == "learned" ? static_cast<double>(in.seq_len) * h : 0.0);
+  if (in.first)
+    params +=
+        static_cast<double>(m.vocab) * h / t + (m.position == "learned" ? static_cast<double>(in.seq_len) * h : 0.0);
   if (in.last && (!m.tied_embeddings || !in.first)) params += static_cast<double>(m.vocab) * h / t;
   if (in.last) params += h;  // final norm
   StageMemory s;

@@ -14,7 +14,7 @@ namespace trainsim::models::memory {
 
 struct StageMemoryInput {
   const llm::ModelSpec* model = nullptr;
-  int64_t layers = 0;          // transformer layers on this rank (all chunks)
+  int64_t layers = 0;                // transformer layers on this rank (all chunks)
   bool first = false, last = false;  // holds the embedding / LM head
   int64_t tp = 1, dp = 1, zero = 0;
   bool sp = false;

@@ -18,13 +18,13 @@ struct TimelineEvent {
 };
 
 class ActivationTimeline {
-public:
+ public:
   // `events` must be sorted by task and outlive the timeline.
   ActivationTimeline(sim::Engine& engine, const std::vector<TimelineEvent>& events, size_t slots);
   int64_t peak(uint32_t slot) const { return peak_[slot]; }
   int64_t current(uint32_t slot) const { return current_[slot]; }
 
-private:
+ private:
   void apply(sim::TaskIndex task, bool at_start);
   const std::vector<TimelineEvent>& events_;
   std::vector<uint32_t> first_event_;  // per task: index of its first event, or UINT32_MAX

@@ -36,15 +36,16 @@ Json find(const std::string& kind, const std::string& name, const std::string& p
   }
   std::sort(names.begin(), names.end());
   const std::string near = sim::config::did_you_mean(name, names);
-  throw ConfigError(path, std::string("unknown ") + singular(kind) + " preset \"" + name + "\"",
-                    near.empty() ? "see `trainsim list " + kind + "`, or give a JSON file"
-                                 : "did you mean \"" + near + "\"?");
+  throw ConfigError(
+      path, std::string("unknown ") + singular(kind) + " preset \"" + name + "\"",
+      near.empty() ? "see `trainsim list " + kind + "`, or give a JSON file" : "did you mean \"" + near + "\"?");
 }
 
 Json load_json_file(const std::string& file, const std::string& path) {
   std::ifstream in(file);
   if (!in)
-    throw ConfigError(path, path == file ? "cannot read the file" : "cannot read file \"" + file + "\"", "check the path");
+    throw ConfigError(path, path == file ? "cannot read the file" : "cannot read file \"" + file + "\"",
+                      "check the path");
   std::stringstream ss;
   ss << in.rdbuf();
   try {

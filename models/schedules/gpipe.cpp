@@ -15,6 +15,5 @@ StageOrders gpipe(int stages, int microbatches, const ScheduleParams&) {
 }  // namespace
 }  // namespace trainsim::models::schedules
 
-TRAINSIM_REGISTER_SCHEDULE(gpipe, "gpipe", false,
-                           "GPipe: all forwards then all backwards; m micro-batches in flight",
+TRAINSIM_REGISTER_SCHEDULE(gpipe, "gpipe", false, "GPipe: all forwards then all backwards; m micro-batches in flight",
                            ::trainsim::models::schedules::gpipe)

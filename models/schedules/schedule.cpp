@@ -26,9 +26,9 @@ const ScheduleInfo& ScheduleRegistry::get(const std::string& name, const std::st
     if (e.name == name) return e;
   const auto valid = names();
   const std::string near = sim::config::did_you_mean(name, valid);
-  throw ConfigError(path, "unknown pipeline schedule \"" + name + "\"",
-                    (near.empty() ? std::string() : "did you mean \"" + near + "\"? ") + "valid: " +
-                        sim::config::join(valid));
+  throw ConfigError(
+      path, "unknown pipeline schedule \"" + name + "\"",
+      (near.empty() ? std::string() : "did you mean \"" + near + "\"? ") + "valid: " + sim::config::join(valid));
 }
 
 std::vector<std::string> ScheduleRegistry::names() const {
@@ -39,13 +39,13 @@ std::vector<std::string> ScheduleRegistry::names() const {
 
 void check_schedule_shape(const ScheduleInfo& s, int stages, int microbatches, int virtual_stages) {
   if (!s.interleaved && virtual_stages != 1)
-    throw ConfigError("vp", "schedule \"" + s.name + "\" does not use virtual stages, got vp = " +
-                                std::to_string(virtual_stages),
-                      "use --schedule interleaved or drop --vp");
+    throw ConfigError(
+        "vp", "schedule \"" + s.name + "\" does not use virtual stages, got vp = " + std::to_string(virtual_stages),
+        "use --schedule interleaved or drop --vp");
   if (s.interleaved && stages > 1 && microbatches % stages != 0)
-    throw ConfigError("global_batch", "interleaved 1F1B needs the number of micro-batches (" +
-                                          std::to_string(microbatches) + ") to be a multiple of pp (" +
-                                          std::to_string(stages) + ")",
+    throw ConfigError("global_batch",
+                      "interleaved 1F1B needs the number of micro-batches (" + std::to_string(microbatches) +
+                          ") to be a multiple of pp (" + std::to_string(stages) + ")",
                       "pick --global-batch so that global_batch/(dp*micro_batch) is a multiple of pp");
 }
 

@@ -37,7 +37,7 @@ struct ScheduleInfo {
 
 // Immutable registry built at start-up from the self-registering files.
 class ScheduleRegistry {
-public:
+ public:
   static const ScheduleRegistry& instance();
   // Throws ConfigError listing valid names when `name` is unknown.
   const ScheduleInfo& get(const std::string& name, const std::string& path) const;
@@ -48,7 +48,7 @@ public:
     Registrar(ScheduleInfo info);
   };
 
-private:
+ private:
   static ScheduleRegistry& mutable_instance();
   std::vector<ScheduleInfo> entries_;
 };
@@ -59,8 +59,8 @@ void check_schedule_shape(const ScheduleInfo& s, int stages, int microbatches, i
 
 }  // namespace trainsim::models::schedules
 
-#define TRAINSIM_REGISTER_SCHEDULE(id, name, interleaved, description, fn)                                \
-  namespace {                                                                                              \
-  const ::trainsim::models::schedules::ScheduleRegistry::Registrar trainsim_schedule_registrar_##id{       \
-      ::trainsim::models::schedules::ScheduleInfo{name, description, interleaved, fn}};                    \
+#define TRAINSIM_REGISTER_SCHEDULE(id, name, interleaved, description, fn)                           \
+  namespace {                                                                                        \
+  const ::trainsim::models::schedules::ScheduleRegistry::Registrar trainsim_schedule_registrar_##id{ \
+      ::trainsim::models::schedules::ScheduleInfo{name, description, interleaved, fn}};              \
   }

@@ -10,11 +10,11 @@
 namespace trainsim::models::workload {
 
 struct TimeBreakdown {
-  sim::Time compute;       // forward + backward kernels (including recompute) and optimizer
-  sim::Time recompute;     // the recompute part of `compute`
+  sim::Time compute;    // forward + backward kernels (including recompute) and optimizer
+  sim::Time recompute;  // the recompute part of `compute`
   sim::Time tp_exposed, pp_exposed, dp_exposed;
-  sim::Time bubble;        // idle, waiting on nothing of its own: pipeline fill/drain and imbalance
-  sim::Flops flops;        // hardware FLOPs executed on the rank
+  sim::Time bubble;  // idle, waiting on nothing of its own: pipeline fill/drain and imbalance
+  sim::Flops flops;  // hardware FLOPs executed on the rank
   sim::config::Json to_json() const;
 };
 

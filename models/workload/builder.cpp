@@ -2,8 +2,8 @@
 
 #include <algorithm>
 #include <map>
-#include <tuple>
 #include <string>
+#include <tuple>
 
 #include <boost/container/small_vector.hpp>
 
@@ -45,7 +45,7 @@ using Handle = boost::container::small_vector<TaskIndex, 2>;
 
 // How long a collective takes and which GPUs it spans; interns communication descriptors.
 class CommCosts {
-public:
+ public:
   CommCosts(Workload& w, const collectives::CommModel& comm, int64_t tp, int64_t dp, int64_t gpus_per_node)
       : w_(w), comm_(comm), tp_(tp), dp_(dp), gpn_(gpus_per_node) {}
 
@@ -105,7 +105,7 @@ public:
     w_.task_comm[t] = cit->second;
   }
 
-private:
+ private:
   Workload& w_;
   const collectives::CommModel& comm_;
   int64_t tp_, dp_, gpn_;
@@ -115,7 +115,7 @@ private:
 };
 
 class StageEmitter {
-public:
+ public:
   StageEmitter(Workload& w, CommCosts& costs, std::vector<uint32_t> members, int64_t tp_group, Time dispatch)
       : w_(w), g_(w.graph), costs_(costs), members_(std::move(members)), tp_group_(tp_group), dispatch_(dispatch) {}
 
@@ -134,7 +134,8 @@ public:
   // The next compute task also waits for `h` (a blocking pipeline send).
   void gate_next_compute(const Handle& h) { gate_ = h; }
 
-  Handle compute(LabelId label, const Cost& c, Category cat, int mb, int layer, std::initializer_list<const Handle*> deps) {
+  Handle compute(LabelId label, const Cost& c, Category cat, int mb, int layer,
+                 std::initializer_list<const Handle*> deps) {
     Handle h(members_.size());
     for (size_t i = 0; i < members_.size(); ++i) {
       TaskSpec s;
@@ -157,18 +158,23 @@ public:
   }
 
   // One collective per TP group on the members' TP streams.
-  Handle tp_collective(LabelId label, CollectiveOp op, Bytes bytes, int mb, int layer, std::initializer_list<const Handle*> deps) {
-    return grouped(label, op, bytes, true, mb, layer, Category::kTpComm, deps,
-                   [&](size_t i) { return i / static_cast<size_t>(tp_group_); }, [&](uint32_t slot) { return w_.ranks[slot].tp; });
+  Handle tp_collective(LabelId label, CollectiveOp op, Bytes bytes, int mb, int layer,
+                       std::initializer_list<const Handle*> deps) {
+    return grouped(
+        label, op, bytes, true, mb, layer, Category::kTpComm, deps,
+        [&](size_t i) { return i / static_cast<size_t>(tp_group_); }, [&](uint32_t slot) { return w_.ranks[slot].tp; });
   }
   // One collective per DP group (members with the same tp index) on the DP streams.
-  Handle dp_collective(LabelId label, CollectiveOp op, Bytes bytes, int mb, int layer, std::initializer_list<const Handle*> deps) {
-    return grouped(label, op, bytes, false, mb, layer, Category::kDpComm, deps,
-                   [&](size_t i) { return i % static_cast<size_t>(tp_group_); }, [&](uint32_t slot) { return w_.ranks[slot].dp; });
+  Handle dp_collective(LabelId label, CollectiveOp op, Bytes bytes, int mb, int layer,
+                       std::initializer_list<const Handle*> deps) {
+    return grouped(
+        label, op, bytes, false, mb, layer, Category::kDpComm, deps,
+        [&](size_t i) { return i % static_cast<size_t>(tp_group_); }, [&](uint32_t slot) { return w_.ranks[slot].dp; });
   }
   // One transfer per member on its PP stream, to the same position of stage `to`. With
   // scatter/gather the wire carries 1/tp of the activation and the receiver all-gathers it.
-  Handle pp_send(LabelId label, Bytes wire, Bytes full, bool split, int64_t to, int mb, std::initializer_list<const Handle*> deps) {
+  Handle pp_send(LabelId label, Bytes wire, Bytes full, bool split, int64_t to, int mb,
+                 std::initializer_list<const Handle*> deps) {
     Handle h(members_.size());
     for (size_t i = 0; i < members_.size(); ++i) {
       const RankInfo& r = w_.ranks[members_[i]];
@@ -202,10 +208,11 @@ public:
   }
 
   void memory(const Handle& h, bool at_start, int64_t bytes) {
-    for (size_t i = 0; i < members_.size(); ++i) w_.memory_events.push_back(memory::TimelineEvent{h[i], at_start, bytes, members_[i]});
+    for (size_t i = 0; i < members_.size(); ++i)
+      w_.memory_events.push_back(memory::TimelineEvent{h[i], at_start, bytes, members_[i]});
   }
 
-private:
+ private:
   template <typename Streams>
   TaskIndex add(const TaskSpec& s, const Streams& streams, uint32_t slot) {
     const TaskIndex idx = g_.add(s, streams);
@@ -266,19 +273,41 @@ struct Labels {
   LabelId tp_ar, tp_ag, tp_rs, tp_ag_grad, tp_ag_input, tp_rs_grad, tp_ar_grad;
   LabelId send_fwd, send_bwd, dp_grad, dp_param_ag, zero3_ag, zero3_rs, embed_sync, optimizer;
   explicit Labels(sim::task::TaskGraph& g)
-      : embed_fwd(g.intern("embedding_fwd")), embed_bwd(g.intern("embedding_bwd")), head_fwd(g.intern("lm_head_loss_fwd")),
-        head_dgrad(g.intern("lm_head_loss_dgrad")), head_wgrad(g.intern("lm_head_wgrad")),
-        attn_pre(g.intern("attn_norm_fwd")), attn_fwd(g.intern("attn_fwd")), mlp_pre(g.intern("mlp_norm_fwd")),
-        mlp_fwd(g.intern("mlp_fwd")), re_attn_pre(g.intern("recompute_attn_norm")), re_attn_fwd(g.intern("recompute_attn")),
-        re_mlp_pre(g.intern("recompute_mlp_norm")), re_mlp_fwd(g.intern("recompute_mlp")), re_core(g.intern("recompute_attn_core")), attn_dgrad(g.intern("attn_dgrad")),
-        attn_wgrad(g.intern("attn_wgrad")), attn_pre_bwd(g.intern("attn_norm_bwd")), mlp_dgrad(g.intern("mlp_dgrad")),
-        mlp_wgrad(g.intern("mlp_wgrad")), mlp_pre_bwd(g.intern("mlp_norm_bwd")), tp_ar(g.intern("tp_all_reduce")),
-        tp_ag(g.intern("tp_all_gather")), tp_rs(g.intern("tp_reduce_scatter")), tp_ag_grad(g.intern("tp_all_gather_grad")),
-        tp_ag_input(g.intern("tp_all_gather_input")), tp_rs_grad(g.intern("tp_reduce_scatter_grad")),
-        tp_ar_grad(g.intern("tp_all_reduce_grad")), send_fwd(g.intern("pp_send_activation")),
-        send_bwd(g.intern("pp_send_gradient")), dp_grad(g.intern("dp_grad_reduce")), dp_param_ag(g.intern("dp_param_all_gather")),
-        zero3_ag(g.intern("zero3_param_all_gather")), zero3_rs(g.intern("zero3_grad_reduce_scatter")),
-        embed_sync(g.intern("embedding_grad_all_reduce")), optimizer(g.intern("optimizer_step")) {}
+      : embed_fwd(g.intern("embedding_fwd")),
+        embed_bwd(g.intern("embedding_bwd")),
+        head_fwd(g.intern("lm_head_loss_fwd")),
+        head_dgrad(g.intern("lm_head_loss_dgrad")),
+        head_wgrad(g.intern("lm_head_wgrad")),
+        attn_pre(g.intern("attn_norm_fwd")),
+        attn_fwd(g.intern("attn_fwd")),
+        mlp_pre(g.intern("mlp_norm_fwd")),
+        mlp_fwd(g.intern("mlp_fwd")),
+        re_attn_pre(g.intern("recompute_attn_norm")),
+        re_attn_fwd(g.intern("recompute_attn")),
+        re_mlp_pre(g.intern("recompute_mlp_norm")),
+        re_mlp_fwd(g.intern("recompute_mlp")),
+        re_core(g.intern("recompute_attn_core")),
+        attn_dgrad(g.intern("attn_dgrad")),
+        attn_wgrad(g.intern("attn_wgrad")),
+        attn_pre_bwd(g.intern("attn_norm_bwd")),
+        mlp_dgrad(g.intern("mlp_dgrad")),
+        mlp_wgrad(g.intern("mlp_wgrad")),
+        mlp_pre_bwd(g.intern("mlp_norm_bwd")),
+        tp_ar(g.intern("tp_all_reduce")),
+        tp_ag(g.intern("tp_all_gather")),
+        tp_rs(g.intern("tp_reduce_scatter")),
+        tp_ag_grad(g.intern("tp_all_gather_grad")),
+        tp_ag_input(g.intern("tp_all_gather_input")),
+        tp_rs_grad(g.intern("tp_reduce_scatter_grad")),
+        tp_ar_grad(g.intern("tp_all_reduce_grad")),
+        send_fwd(g.intern("pp_send_activation")),
+        send_bwd(g.intern("pp_send_gradient")),
+        dp_grad(g.intern("dp_grad_reduce")),
+        dp_param_ag(g.intern("dp_param_all_gather")),
+        zero3_ag(g.intern("zero3_param_all_gather")),
+        zero3_rs(g.intern("zero3_grad_reduce_scatter")),
+        embed_sync(g.intern("embedding_grad_all_reduce")),
+        optimizer(g.intern("optimizer_step")) {}
 };
 
 struct Builder {
@@ -292,8 +321,8 @@ struct Builder {
   llm::EdgeCosts ec;
   CommCosts costs;
   int64_t p, v, m, layers_per_chunk;
-  int64_t grad_elem;        // bytes per gradient element in data-parallel reduction
-  double layer_params;      // parameters of one layer on one TP rank
+  int64_t grad_elem;    // bytes per gradient element in data-parallel reduction
+  double layer_params;  // parameters of one layer on one TP rank
 
   Builder(const Job& j, const compute::ComputeModel& c, const collectives::CommModel& cmm, Fidelity f)
       : job(j), cm(c), comm(cmm), fidelity(f), costs(w, cmm, j.tp, j.dp, j.cluster.gpus_per_node) {
@@ -364,7 +393,8 @@ struct Builder {
         Cost merged = c.pre_fwd;
         merged += c.main_fwd;
         Handle main = e.compute(blk == 0 ? main_a : main_m, merged, cat, mb, layer, {&h, &wdep});
-        h = job.tp > 1 ? e.tp_collective(lb.tp_ar, CollectiveOp::kAllReduce, lc.tp_comm_bytes, mb, layer, {&main}) : main;
+        h = job.tp > 1 ? e.tp_collective(lb.tp_ar, CollectiveOp::kAllReduce, lc.tp_comm_bytes, mb, layer, {&main})
+                       : main;
       }
     }
     return h;
@@ -372,7 +402,8 @@ struct Builder {
 
   // Backward of one layer (MLP block, then attention block). `wgrad_out` gets the last
   // weight-gradient task: the input-gradient collective overlaps with the weight-gradient GEMMs.
-  Handle layer_backward(StageEmitter& e, int mb, int layer, const Handle& in, const Handle& weights, Handle& wgrad_out) {
+  Handle layer_backward(StageEmitter& e, int mb, int layer, const Handle& in, const Handle& weights,
+                        Handle& wgrad_out) {
     Handle h = in;
     for (int blk = 1; blk >= 0; --blk) {
       const llm::BlockCosts& c = blk == 0 ? lc.attn : lc.mlp;
@@ -393,7 +424,9 @@ struct Builder {
         h = e.compute(pl, c.pre_bwd, Category::kCompute, mb, layer, {&rs});
       } else {
         Handle dgrad = e.compute(dl, dg, Category::kCompute, mb, layer, {&h, &wdep, &re});
-        Handle ar = job.tp > 1 ? e.tp_collective(lb.tp_ar_grad, CollectiveOp::kAllReduce, lc.tp_comm_bytes, mb, layer, {&dgrad}) : dgrad;
+        Handle ar =
+            job.tp > 1 ? e.tp_collective(lb.tp_ar_grad, CollectiveOp::kAllReduce, lc.tp_comm_bytes, mb, layer, {&dgrad})
+                       : dgrad;
         wgrad_out = e.compute(wl, c.main_wgrad, Category::kCompute, mb, layer, {&dgrad});
         h = e.compute(pl, c.pre_bwd, Category::kCompute, mb, layer, {&ar, &wgrad_out});
       }
@@ -403,7 +436,8 @@ struct Builder {
 
   double stage_parameters(int64_t s) const {
     double params = static_cast<double>(layers_per_chunk * v) * layer_params;
-    const double emb = static_cast<double>(job.model.vocab) * static_cast<double>(job.model.hidden) / static_cast<double>(job.tp);
+    const double emb =
+        static_cast<double>(job.model.vocab) * static_cast<double>(job.model.hidden) / static_cast<double>(job.tp);
     if (s == 0) params += emb;
     if (s == p - 1 && (!job.model.tied_embeddings || p == 1)) params += emb;
     return params;
@@ -471,11 +505,13 @@ struct Builder {
     const Bytes act_bytes(job.micro_batch * job.seq_len * job.model.hidden * 2);
     const bool split = job.scatter_gather && job.tp > 1;
     const Bytes wire = split ? act_bytes / job.tp : act_bytes;
-    const double emb_params = static_cast<double>(job.model.vocab) * static_cast<double>(job.model.hidden) / static_cast<double>(job.tp);
+    const double emb_params =
+        static_cast<double>(job.model.vocab) * static_cast<double>(job.model.hidden) / static_cast<double>(job.tp);
 
     std::vector<StageEmitter> emitters;
     for (int64_t s = 0; s < p; ++s)
-      emitters.emplace_back(w, costs, members_of(s), fidelity == Fidelity::kFullRanks ? job.tp : 1, job.kernel_dispatch);
+      emitters.emplace_back(w, costs, members_of(s), fidelity == Fidelity::kFullRanks ? job.tp : 1,
+                            job.kernel_dispatch);
     std::vector<std::vector<Handle>> tail(su(p));  // tasks the optimizer step waits for
     std::vector<Buckets> buckets(su(p));
     std::vector<Handle> embed_grad(su(p)), head_grad(su(p));
@@ -549,8 +585,7 @@ struct Builder {
               if (job.zero >= 3) {
                 // ZeRO-3 reduce-scatters each layer's gradients right after they are produced.
                 const Bytes gb(static_cast<int64_t>(layer_params * static_cast<double>(grad_elem)));
-                tail[su(s)].push_back(
-                    e.dp_collective(lb.zero3_rs, CollectiveOp::kReduceScatter, gb, mb, layer, {&wg}));
+                tail[su(s)].push_back(e.dp_collective(lb.zero3_rs, CollectiveOp::kReduceScatter, gb, mb, layer, {&wg}));
               } else if (final_b && job.overlap_grad_reduce) {
                 bk.pending.push_back(wg);
                 bk.params += layer_params;
@@ -607,7 +642,8 @@ struct Builder {
         sp.duration = comm.collective(CollectiveOp::kAllReduce, eb, GroupPlacement{2, 1});
         const TaskIndex idx = w.graph.add(sp, {w.ranks[first[i]].dp, w.ranks[last[i]].dp});
         w.task_rank_slot.push_back(first[i]);
-        costs.describe(idx, CollectiveOp::kAllReduce, eb, costs.group_id({w.ranks[first[i]].rank, w.ranks[last[i]].rank}));
+        costs.describe(idx, CollectiveOp::kAllReduce, eb,
+                       costs.group_id({w.ranks[first[i]].rank, w.ranks[last[i]].rank}));
         w.graph.add_dep(embed_grad[0][i], idx);
         w.graph.add_dep(head_grad[su(p - 1)][i], idx);
         hf[i] = hl[i] = idx;

@@ -26,12 +26,11 @@ enum class Category : uint8_t { kCompute = 0, kRecompute, kOptimizer, kTpComm, k
 const char* to_string(Category c);
 
 struct RankInfo {
-  int32_t rank = 0;   // Megatron global rank: tp + tp*(dp + dp_size*stage)
+  int32_t rank = 0;  // Megatron global rank: tp + tp*(dp + dp_size*stage)
   int32_t stage = 0;
   int32_t dp_index = 0, tp_index = 0;
   sim::task::StreamId compute = 0, tp = 0, dp = 0, pp = 0;
 };
-
 
 // What a communication task moves between which GPUs, for runners that simulate it as network
 // flows. GPU ids are Megatron global ranks (server-major: GPU g sits on server g / gpus_per_node).
@@ -46,11 +45,11 @@ struct Workload {
   sim::task::TaskGraph graph;
   std::vector<RankInfo> ranks;
   std::vector<memory::TimelineEvent> memory_events;  // activation alloc/free, sorted by task
-  std::vector<int64_t> activation_per_chunk;  // per stage
-  sim::BigVector<uint32_t> task_rank_slot;    // first rank slot of each task
-  std::vector<std::vector<int32_t>> groups;   // communicator members (GPU ids), interned
-  std::vector<CommInfo> comms;                // interned (op, bytes, group, extra)
-  sim::BigVector<uint32_t> task_comm;         // per task: index into comms, or kNoComm
+  std::vector<int64_t> activation_per_chunk;         // per stage
+  sim::BigVector<uint32_t> task_rank_slot;           // first rank slot of each task
+  std::vector<std::vector<int32_t>> groups;          // communicator members (GPU ids), interned
+  std::vector<CommInfo> comms;                       // interned (op, bytes, group, extra)
+  sim::BigVector<uint32_t> task_comm;                // per task: index into comms, or kNoComm
   static constexpr uint32_t kNoComm = 0xffffffffu;
 };
 

@@ -9,8 +9,9 @@ using sim::config::Json;
 
 const sim::config::Schema<JobSpec>& job_schema() {
   static const sim::config::Schema<JobSpec> schema = [] {
-    sim::config::Schema<JobSpec> s("job", "A training job: model, cluster and parallel configuration. "
-                                          "Every key is also a command-line flag (`micro_batch` is `--micro-batch`).");
+    sim::config::Schema<JobSpec> s("job",
+                                   "A training job: model, cluster and parallel configuration. "
+                                   "Every key is also a command-line flag (`micro_batch` is `--micro-batch`).");
     auto ref = [](Json JobSpec::*m, const char* what) {
       return [m, what](JobSpec& j, const Json& v, const std::string& p) {
         if (!v.is_string() && !v.is_object())
@@ -135,46 +136,53 @@ Job resolve_job(const JobSpec& s) {
 
   const auto& m = j.model;
   if (j.gpus > j.cluster.max_gpus)
-    throw ConfigError("gpus", std::to_string(j.gpus) + " GPUs exceed cluster \"" + j.cluster.name + "\"'s maximum of " +
-                                  std::to_string(j.cluster.max_gpus),
+    throw ConfigError("gpus",
+                      std::to_string(j.gpus) + " GPUs exceed cluster \"" + j.cluster.name + "\"'s maximum of " +
+                          std::to_string(j.cluster.max_gpus),
                       "use at most " + std::to_string(j.cluster.max_gpus) + " GPUs");
   if (m.heads % j.tp != 0)
-    throw ConfigError("tp", "heads (" + std::to_string(m.heads) + ") must be divisible by tp (" + std::to_string(j.tp) + ")",
+    throw ConfigError("tp",
+                      "heads (" + std::to_string(m.heads) + ") must be divisible by tp (" + std::to_string(j.tp) + ")",
                       "choose --tp among the divisors of " + std::to_string(m.heads) + ": " + divisors_text(m.heads));
   if (m.kv_heads_or_heads() % j.tp != 0)
-    throw ConfigError("tp", "kv_heads (" + std::to_string(m.kv_heads_or_heads()) + ") must be divisible by tp (" +
-                                std::to_string(j.tp) + ")",
+    throw ConfigError("tp",
+                      "kv_heads (" + std::to_string(m.kv_heads_or_heads()) + ") must be divisible by tp (" +
+                          std::to_string(j.tp) + ")",
                       "choose --tp among the divisors of " + std::to_string(m.kv_heads_or_heads()) + ": " +
                           divisors_text(m.kv_heads_or_heads()));
   if (m.ffn_hidden % j.tp != 0)
-    throw ConfigError("tp", "ffn_hidden (" + std::to_string(m.ffn_hidden) + ") must be divisible by tp (" +
-                                std::to_string(j.tp) + ")",
-                      "choose a --tp that divides " + std::to_string(m.ffn_hidden));
+    throw ConfigError(
+        "tp",
+        "ffn_hidden (" + std::to_string(m.ffn_hidden) + ") must be divisible by tp (" + std::to_string(j.tp) + ")",
+        "choose a --tp that divides " + std::to_string(m.ffn_hidden));
   const int64_t mp = j.tp * j.pp;
   if (j.gpus % mp != 0)
-    throw ConfigError("gpus", std::to_string(j.gpus) + " GPUs cannot be split into model-parallel groups of tp*pp = " +
-                                  std::to_string(mp) + " GPUs",
+    throw ConfigError("gpus",
+                      std::to_string(j.gpus) +
+                          " GPUs cannot be split into model-parallel groups of tp*pp = " + std::to_string(mp) + " GPUs",
                       "use a multiple of " + std::to_string(mp) + " GPUs, e.g. " + multiples_near(j.gpus, mp));
   j.dp = j.gpus / mp;
   if (s.dp && *s.dp != j.dp)
     throw ConfigError("dp", "dp (" + std::to_string(*s.dp) + ") must equal gpus/(tp*pp) = " + std::to_string(j.dp),
                       "drop --dp or set --gpus " + std::to_string(*s.dp * mp));
   if (j.tp > j.cluster.gpus_per_node && j.tp % j.cluster.gpus_per_node != 0)
-    throw ConfigError("tp", "tp (" + std::to_string(j.tp) + ") larger than a node must be a multiple of gpus_per_node (" +
-                                std::to_string(j.cluster.gpus_per_node) + ")",
+    throw ConfigError("tp",
+                      "tp (" + std::to_string(j.tp) + ") larger than a node must be a multiple of gpus_per_node (" +
+                          std::to_string(j.cluster.gpus_per_node) + ")",
                       "use --tp at most " + std::to_string(j.cluster.gpus_per_node));
   const int64_t per_step = j.dp * j.micro_batch;
   if (j.global_batch % per_step != 0)
-    throw ConfigError("global_batch", "global_batch (" + std::to_string(j.global_batch) +
-                                          ") is not divisible by dp*micro_batch = " + std::to_string(per_step),
-                      "use a multiple of " + std::to_string(per_step) + ", e.g. " +
-                          multiples_near(j.global_batch, per_step));
+    throw ConfigError(
+        "global_batch",
+        "global_batch (" + std::to_string(j.global_batch) +
+            ") is not divisible by dp*micro_batch = " + std::to_string(per_step),
+        "use a multiple of " + std::to_string(per_step) + ", e.g. " + multiples_near(j.global_batch, per_step));
   j.microbatches = j.global_batch / per_step;
   if (m.layers % (j.pp * j.vp) != 0)
-    throw ConfigError(j.vp > 1 ? "vp" : "pp",
-                      "layers (" + std::to_string(m.layers) + ") must be divisible by pp*vp = " +
-                          std::to_string(j.pp * j.vp),
-                      "choose pp*vp among the divisors of " + std::to_string(m.layers) + ": " + divisors_text(m.layers));
+    throw ConfigError(
+        j.vp > 1 ? "vp" : "pp",
+        "layers (" + std::to_string(m.layers) + ") must be divisible by pp*vp = " + std::to_string(j.pp * j.vp),
+        "choose pp*vp among the divisors of " + std::to_string(m.layers) + ": " + divisors_text(m.layers));
   const auto& sched = schedules::ScheduleRegistry::instance().get(j.schedule, "schedule");
   schedules::check_schedule_shape(sched, static_cast<int>(j.pp), static_cast<int>(j.microbatches),
                                   static_cast<int>(j.vp));

@@ -87,13 +87,15 @@ SimulationResult simulate(const Job& job, const SimulateOptions& options) {
     }
   }
   for (const auto& st : res.stages)
-    if (st.time.compute > res.stages[static_cast<size_t>(res.critical_stage)].time.compute) res.critical_stage = st.stage;
+    if (st.time.compute > res.stages[static_cast<size_t>(res.critical_stage)].time.compute)
+      res.critical_stage = st.stage;
   res.fits = res.peak_memory() <= res.capacity;
 
   const double iter_s = res.iteration.seconds();
   const double gpus = static_cast<double>(job.gpus);
   res.tokens_per_s = static_cast<double>(job.global_batch * job.seq_len) / iter_s;
-  res.model_flops = 3.0 * llm::forward_model_flops_per_sequence(job.model, job.seq_len) * static_cast<double>(job.global_batch);
+  res.model_flops =
+      3.0 * llm::forward_model_flops_per_sequence(job.model, job.seq_len) * static_cast<double>(job.global_batch);
   res.model_tflops_per_gpu = res.model_flops / iter_s / gpus / 1e12;
   res.mfu = res.model_tflops_per_gpu * 1e12 / job.gpu.peak_bf16.per_second();
   // Every simulated rank stands for the same number of GPUs.

@@ -14,20 +14,20 @@ namespace trainsim::models::workload {
 
 struct StageReport {
   int32_t stage = 0;
-  int32_t rank = 0;              // representative global rank
-  int64_t peak_in_flight = 0;    // micro-batch chunks alive at once (from the schedule)
+  int32_t rank = 0;            // representative global rank
+  int64_t peak_in_flight = 0;  // micro-batch chunks alive at once (from the schedule)
   memory::StageMemory memory;
-  TimeBreakdown time;            // filled when simulated
+  TimeBreakdown time;  // filled when simulated
 };
 
 struct SimulationResult {
   Job job;
   bool fits = true;
   bool simulated = false;
-  sim::Bytes capacity;           // usable device memory (capacity - reserved)
+  sim::Bytes capacity;  // usable device memory (capacity - reserved)
   std::vector<StageReport> stages;
   int32_t worst_memory_stage = 0;
-  int32_t critical_stage = 0;    // stage with the most compute: its breakdown is the headline
+  int32_t critical_stage = 0;  // stage with the most compute: its breakdown is the headline
   sim::Time iteration;
   double tokens_per_s = 0, model_flops = 0, model_tflops_per_gpu = 0, mfu = 0, hardware_tflops_per_gpu = 0;
   uint64_t tasks = 0, events = 0, simulated_ranks = 0;

@@ -42,7 +42,8 @@ Json job_json(const Args& args) {
   // Required keys, named as the flag that provides them.
   for (const auto& f : models::workload::job_schema().fields())
     if (f.required && !j.contains(f.key))
-      throw ConfigError(flag_name(f.key), "is required", "pass " + flag_name(f.key) + " or \"" + f.key + "\" in a job file");
+      throw ConfigError(flag_name(f.key), "is required",
+                        "pass " + flag_name(f.key) + " or \"" + f.key + "\" in a job file");
   return j;
 }
 }  // namespace
@@ -50,8 +51,8 @@ Json job_json(const Args& args) {
 int run_simulate(const Args& args, std::ostream& out) {
   const models::workload::Job job = models::workload::resolve_job(models::workload::parse_job(job_json(args)));
   models::workload::SimulateOptions opt;
-  opt.fidelity = args.fidelity == "full" ? models::workload::Fidelity::kFullRanks
-                                         : models::workload::Fidelity::kRepresentative;
+  opt.fidelity =
+      args.fidelity == "full" ? models::workload::Fidelity::kFullRanks : models::workload::Fidelity::kRepresentative;
   std::unique_ptr<traces::ChromeTraceRecorder> recorder;
   if (!args.trace_file.empty()) {
     opt.before_run = [&](sim::Engine& engine, const models::workload::Workload& w) {
@@ -140,7 +141,8 @@ std::string option(const Args& args, const std::string& key, const std::string& 
 
 int run_collective(const Args& args, std::ostream& out) {
   if (!args.positionals.empty()) throw ConfigError(args.positionals[0], "unexpected argument");
-  if (!args.job_flags.contains("cluster")) throw ConfigError("--cluster", "is required", "pass --cluster NAME or a file");
+  if (!args.job_flags.contains("cluster"))
+    throw ConfigError("--cluster", "is required", "pass --cluster NAME or a file");
   if (!args.job_flags.contains("gpus")) throw ConfigError("--gpus", "is required", "pass --gpus N");
   for (auto it = args.job_flags.begin(); it != args.job_flags.end(); ++it)
     if (it.key() != "cluster" && it.key() != "gpus")
@@ -151,7 +153,8 @@ int run_collective(const Args& args, std::ostream& out) {
   const int64_t gpus = sim::config::read_int(args.job_flags["gpus"], "--gpus", 2, cluster.max_gpus);
   const auto op = models::collectives::parse_collective_op(option(args, "op", "all_reduce"), "--op");
   const std::vector<sim::Bytes> sizes = parse_sizes(option(args, "sizes", "32K:8G"));
-  const std::string algo = sim::config::read_enum(Json(option(args, "algo", "auto")), "--algo", {"auto", "ring", "tree"});
+  const std::string algo =
+      sim::config::read_enum(Json(option(args, "algo", "auto")), "--algo", {"auto", "ring", "tree"});
   const models::collectives::AlphaBetaModel model(cluster);
   const models::collectives::GroupPlacement group{gpus, std::min(gpus, cluster.gpus_per_node)};
   if (op == models::collectives::CollectiveOp::kSendRecv && gpus != 2)
@@ -160,8 +163,9 @@ int run_collective(const Args& args, std::ostream& out) {
   Json rows = Json::array();
   char line[160];
   if (!args.json) {
-    out << "# trainsim collective: " << models::collectives::to_string(op) << " on " << gpus << " GPUs of " << cluster.name
-        << " (" << group.nodes() << " node" << (group.nodes() == 1 ? "" : "s") << ", analytic alpha-beta model)\n";
+    out << "# trainsim collective: " << models::collectives::to_string(op) << " on " << gpus << " GPUs of "
+        << cluster.name << " (" << group.nodes() << " node" << (group.nodes() == 1 ? "" : "s")
+        << ", analytic alpha-beta model)\n";
     out << "#       size      time(us)  algbw(GB/s)  busbw(GB/s)  algorithm\n";
   }
   for (const sim::Bytes size : sizes) {
@@ -176,11 +180,14 @@ int run_collective(const Args& args, std::ostream& out) {
     }
     const double secs = chosen.seconds();
     const double algbw = static_cast<double>(size.count()) / secs / 1e9;
-    rows.push_back(Json{{"size_bytes", size.count()}, {"time_s", secs}, {"algbw_GBps", algbw},
-                        {"busbw_GBps", algbw * factor}, {"algorithm", used}});
+    rows.push_back(Json{{"size_bytes", size.count()},
+                        {"time_s", secs},
+                        {"algbw_GBps", algbw},
+                        {"busbw_GBps", algbw * factor},
+                        {"algorithm", used}});
     if (!args.json) {
-      std::snprintf(line, sizeof line, "%12lld  %12.2f  %11.2f  %11.2f  %s\n", static_cast<long long>(size.count()), secs * 1e6,
-                    algbw, algbw * factor, used.c_str());
+      std::snprintf(line, sizeof line, "%12lld  %12.2f  %11.2f  %11.2f  %s\n", static_cast<long long>(size.count()),
+                    secs * 1e6, algbw, algbw * factor, used.c_str());
       out << line;
     }
   }

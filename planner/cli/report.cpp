@@ -17,7 +17,9 @@ std::string fmt(const char* f, double v) {
 std::string gib(sim::Bytes b) { return fmt("%.2f", b.gib()); }
 std::string secs(sim::Time t) { return fmt("%.4f", t.seconds()); }
 std::string pct(sim::Time part, sim::Time whole) {
-  return fmt("%5.1f%%", whole.count_ns() > 0 ? 100.0 * static_cast<double>(part.count_ns()) / static_cast<double>(whole.count_ns()) : 0.0);
+  return fmt("%5.1f%%", whole.count_ns() > 0
+                            ? 100.0 * static_cast<double>(part.count_ns()) / static_cast<double>(whole.count_ns())
+                            : 0.0);
 }
 
 Json rounded(const Json& j) {
@@ -46,12 +48,14 @@ std::string canonical_json(const Json& j) { return rounded(j).dump(2); }
 
 void print_report(std::ostream& out, const models::workload::SimulationResult& r) {
   const auto& j = r.job;
-  out << "trainsim simulate: " << j.model.name << " on " << j.gpus << " x " << j.gpu.name << " (" << j.cluster.name << ")\n";
-  out << "  parallel   tp " << j.tp << "  pp " << j.pp << "  dp " << j.dp << "  vp " << j.vp << "  sp " << (j.sp ? "on" : "off")
-      << "  zero " << j.zero << "  recompute " << j.recompute << "  schedule " << j.schedule << "\n";
+  out << "trainsim simulate: " << j.model.name << " on " << j.gpus << " x " << j.gpu.name << " (" << j.cluster.name
+      << ")\n";
+  out << "  parallel   tp " << j.tp << "  pp " << j.pp << "  dp " << j.dp << "  vp " << j.vp << "  sp "
+      << (j.sp ? "on" : "off") << "  zero " << j.zero << "  recompute " << j.recompute << "  schedule " << j.schedule
+      << "\n";
   out << "  batch      micro " << j.micro_batch << "  global " << j.global_batch << "  (" << j.microbatches
-      << " micro-batches per pipeline)  seq " << j.seq_len << "  precision " << models::compute::to_string(j.precision) << "  attention "
-      << j.attention << "\n\n";
+      << " micro-batches per pipeline)  seq " << j.seq_len << "  precision " << models::compute::to_string(j.precision)
+      << "  attention " << j.attention << "\n\n";
   if (r.simulated) {
     const auto& c = r.stages[static_cast<size_t>(r.critical_stage)].time;
     out << "Iteration time        " << secs(r.iteration) << " s\n";
@@ -59,11 +63,12 @@ void print_report(std::ostream& out, const models::workload::SimulationResult& r
     out << "Model TFLOP/s per GPU " << fmt("%.1f", r.model_tflops_per_gpu) << "   MFU " << fmt("%.1f%%", 100.0 * r.mfu)
         << " of dense BF16 peak (" << fmt("%.0f", j.gpu.peak_bf16.tflops_value()) << " TFLOP/s)\n";
     out << "  (model FLOPs = 3 x forward matmul FLOPs incl. full s x s attention scores and LM head; no recompute)\n";
-    out << "Hardware TFLOP/s/GPU  " << fmt("%.1f", r.hardware_tflops_per_gpu) << "   (kernels executed, recompute included)\n\n";
+    out << "Hardware TFLOP/s/GPU  " << fmt("%.1f", r.hardware_tflops_per_gpu)
+        << "   (kernels executed, recompute included)\n\n";
     out << "Where the time goes (stage " << r.critical_stage << ", the most loaded):\n";
     const sim::Time it = r.iteration;
-    out << "  compute             " << secs(c.compute) << " s  " << pct(c.compute, it) << "   (recompute " << secs(c.recompute)
-        << " s)\n";
+    out << "  compute             " << secs(c.compute) << " s  " << pct(c.compute, it) << "   (recompute "
+        << secs(c.recompute) << " s)\n";
     out << "  exposed TP comm     " << secs(c.tp_exposed) << " s  " << pct(c.tp_exposed, it) << "\n";
     out << "  exposed PP comm     " << secs(c.pp_exposed) << " s  " << pct(c.pp_exposed, it) << "\n";
     out << "  exposed DP comm     " << secs(c.dp_exposed) << " s  " << pct(c.dp_exposed, it) << "\n";
@@ -82,10 +87,10 @@ void print_report(std::ostream& out, const models::workload::SimulationResult& r
     }
     const auto& m = r.stages[i].memory;
     char line[200];
-    std::snprintf(line, sizeof line, "  %5zu  %7s  %5s  %5s  %5s (%3lld)        %7s  %6s  %s\n", i, gib(m.weights).c_str(),
-                  gib(m.gradients).c_str(), gib(m.optimizer).c_str(), gib(m.activations).c_str(),
-                  static_cast<long long>(r.stages[i].peak_in_flight), gib(m.buffers).c_str(), gib(m.total()).c_str(),
-                  m.total() <= r.capacity ? "yes" : "NO");
+    std::snprintf(line, sizeof line, "  %5zu  %7s  %5s  %5s  %5s (%3lld)        %7s  %6s  %s\n", i,
+                  gib(m.weights).c_str(), gib(m.gradients).c_str(), gib(m.optimizer).c_str(),
+                  gib(m.activations).c_str(), static_cast<long long>(r.stages[i].peak_in_flight),
+                  gib(m.buffers).c_str(), gib(m.total()).c_str(), m.total() <= r.capacity ? "yes" : "NO");
     out << line;
   }
   if (r.simulated)

@@ -94,7 +94,8 @@ int64_t read_int(const Json& j, const std::string& path, int64_t min, int64_t ma
              std::abs(j.get<double>()) < 9e15) {
     v = static_cast<int64_t>(j.get<double>());
   } else {
-    throw ConfigError(path, "expected an integer, got " + show(j), "write a whole number such as " + std::to_string(std::max<int64_t>(min, 1)));
+    throw ConfigError(path, "expected an integer, got " + show(j),
+                      "write a whole number such as " + std::to_string(std::max<int64_t>(min, 1)));
   }
   if (v < min || v > max) throw ConfigError(path, range_text(min, max) + ", got " + std::to_string(v));
   return v;
@@ -131,7 +132,8 @@ namespace {
 std::string unit_text(const Json& j, const std::string& path, const char* example) {
   if (j.is_number())
     throw ConfigError(path, std::string("expected a string like \"") + example + "\", got " + show(j), "add a unit");
-  if (!j.is_string()) throw ConfigError(path, std::string("expected a string like \"") + example + "\", got " + show(j));
+  if (!j.is_string())
+    throw ConfigError(path, std::string("expected a string like \"") + example + "\", got " + show(j));
   return j.get<std::string>();
 }
 }  // namespace

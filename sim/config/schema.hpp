@@ -43,8 +43,8 @@ FlopRate read_flop_rate(const Json& j, const std::string& path);
 template <typename T>
 struct Field {
   std::string key;
-  std::string type;     // for docs: "integer", "bandwidth", "one of a|b", ...
-  std::string fallback; // default shown in docs; "" = required
+  std::string type;      // for docs: "integer", "bandwidth", "one of a|b", ...
+  std::string fallback;  // default shown in docs; "" = required
   bool required = false;
   std::string doc;
   std::function<void(T&, const Json&, const std::string&)> set;
@@ -52,7 +52,7 @@ struct Field {
 
 template <typename T>
 class Schema {
-public:
+ public:
   Schema(std::string name, std::string doc) : name_(std::move(name)), doc_(std::move(doc)) {}
 
   Schema& integer(std::string key, int64_t T::*m, int64_t min, int64_t max, std::optional<int64_t> def,
@@ -63,8 +63,7 @@ public:
                def ? std::to_string(*def) : "", !def, std::move(doc),
                [m, min, max](T& t, const Json& j, const std::string& p) { t.*m = read_int(j, p, min, max); });
   }
-  Schema& nullable_integer(std::string key, std::optional<int64_t> T::*m, int64_t min, int64_t max,
-                           std::string doc) {
+  Schema& nullable_integer(std::string key, std::optional<int64_t> T::*m, int64_t min, int64_t max, std::string doc) {
     return add(std::move(key), "integer or null", "null", false, std::move(doc),
                [m, min, max](T& t, const Json& j, const std::string& p) {
                  if (j.is_null())
@@ -73,8 +72,7 @@ public:
                    t.*m = read_int(j, p, min, max);
                });
   }
-  Schema& number(std::string key, double T::*m, double min, double max, std::optional<double> def,
-                 std::string doc) {
+  Schema& number(std::string key, double T::*m, double min, double max, std::optional<double> def, std::string doc) {
     return add(std::move(key), "number", def ? Json(*def).dump() : "", !def, std::move(doc),
                [m, min, max](T& t, const Json& j, const std::string& p) { t.*m = read_number(j, p, min, max); });
   }
@@ -122,7 +120,8 @@ public:
     for (const auto& f : fields_) {
       auto it = j.find(f.key);
       if (it == j.end()) {
-        if (f.required) throw ConfigError(child(path, f.key), "missing required key", "add \"" + f.key + "\": " + f.type);
+        if (f.required)
+          throw ConfigError(child(path, f.key), "missing required key", "add \"" + f.key + "\": " + f.type);
         continue;
       }
       f.set(out, *it, child(path, f.key));
@@ -150,14 +149,14 @@ public:
   const std::string& name() const { return name_; }
   const std::vector<Field<T>>& fields() const { return fields_; }
 
-private:
+ private:
   static std::string child(const std::string& path, const std::string& key) {
     return path.empty() ? key : path + "." + key;
   }
   Schema& add(std::string key, std::string type, std::string fallback, bool required, std::string doc,
               std::function<void(T&, const Json&, const std::string&)> set) {
-    fields_.push_back(Field<T>{std::move(key), std::move(type), std::move(fallback), required, std::move(doc),
-                               std::move(set)});
+    fields_.push_back(
+        Field<T>{std::move(key), std::move(type), std::move(fallback), required, std::move(doc), std::move(set)});
     return *this;
   }
   std::string name_, doc_;

@@ -13,9 +13,7 @@ TaskExecutor::TaskExecutor(Engine& engine, const TaskGraph& graph) : engine_(eng
   runners_.fill(&fixed_);
 }
 
-void TaskExecutor::set_runner(TaskKind kind, TaskRunner& runner) {
-  runners_[static_cast<size_t>(kind)] = &runner;
-}
+void TaskExecutor::set_runner(TaskKind kind, TaskRunner& runner) { runners_[static_cast<size_t>(kind)] = &runner; }
 
 Time TaskExecutor::run() {
   const size_t n = graph_.size();

@@ -17,19 +17,19 @@ class TaskExecutor;
 
 // How tasks of one kind execute. start() must eventually lead to exec.complete(i).
 class TaskRunner {
-public:
+ public:
   virtual ~TaskRunner() = default;
   virtual void start(TaskIndex i, const Task& t, TaskExecutor& exec) = 0;
 };
 
 // Completes each task after its precomputed spec.duration.
 class FixedDurationRunner final : public TaskRunner {
-public:
+ public:
   void start(TaskIndex i, const Task& t, TaskExecutor& exec) override;
 };
 
 class TaskExecutor {
-public:
+ public:
   TaskExecutor(Engine& engine, const TaskGraph& graph);
   // Replaces the runner for a kind (default: FixedDurationRunner for every kind).
   void set_runner(TaskKind kind, TaskRunner& runner);
@@ -45,7 +45,7 @@ public:
   Time start_time(TaskIndex i) const { return start_[i]; }
   Time end_time(TaskIndex i) const { return end_[i]; }
 
-private:
+ private:
   void try_start(TaskIndex i);
   void launch(TaskIndex i);
 

@@ -22,20 +22,20 @@ enum class TaskKind : uint8_t { kCompute, kCollective, kP2P, kMemory };
 const char* to_string(TaskKind k);
 
 struct StreamInfo {
-  int32_t rank = 0;  // simulated rank (a process in traces)
-  LabelId label = 0; // stream name, e.g. "compute", "tp", "dp", "pp"
+  int32_t rank = 0;   // simulated rank (a process in traces)
+  LabelId label = 0;  // stream name, e.g. "compute", "tp", "dp", "pp"
 };
 
 // What a generator provides for one task.
 struct TaskSpec {
   TaskKind kind = TaskKind::kCompute;
-  LabelId label = 0;       // op name, e.g. "attn_fwd"
-  uint8_t category = 0;    // caller-defined class for breakdowns (e.g. TP/DP/PP comm)
-  int32_t microbatch = -1; // -1: not tied to a micro-batch
-  int32_t layer = -1;      // -1: not tied to a layer
-  Time duration;           // used by fixed-duration runners
-  Flops flops;             // hardware FLOPs executed (compute tasks)
-  Bytes bytes;             // bytes moved per rank (communication / memory tasks)
+  LabelId label = 0;        // op name, e.g. "attn_fwd"
+  uint8_t category = 0;     // caller-defined class for breakdowns (e.g. TP/DP/PP comm)
+  int32_t microbatch = -1;  // -1: not tied to a micro-batch
+  int32_t layer = -1;       // -1: not tied to a layer
+  Time duration;            // used by fixed-duration runners
+  Flops flops;              // hardware FLOPs executed (compute tasks)
+  Bytes bytes;              // bytes moved per rank (communication / memory tasks)
 };
 
 struct Task {
@@ -47,7 +47,7 @@ struct Task {
 };
 
 class TaskGraph {
-public:
+ public:
   LabelId intern(const std::string& label);
   const std::string& label(LabelId id) const { return labels_[id]; }
 
@@ -77,7 +77,7 @@ public:
   // "attn_fwd mb3 L7" style display name.
   std::string display_name(TaskIndex i) const;
 
-private:
+ private:
   std::vector<std::string> labels_;
   std::vector<StreamInfo> streams_;
   std::vector<BigVector<TaskIndex>> stream_tasks_;

@@ -17,11 +17,13 @@ std::optional<Json> load_shared(const std::string& file) {
 }
 
 Json gpt_model(const Json& m) {
-  return Json{{"name", m.at("name")},       {"layers", m.at("layers")},     {"hidden", m.at("hidden")},
-              {"heads", m.at("heads")},     {"kv_heads", nullptr},          {"ffn_hidden", m.at("ffn_hidden")},
-              {"vocab", m.at("vocab")},     {"seq_len", m.at("seq_len")},   {"activation", "gelu"},
-              {"norm", "layernorm"},        {"position", "learned"},        {"bias", true},
-              {"tied_embeddings", true},    {"dropout", true}};
+  return Json{{"name", m.at("name")},     {"layers", m.at("layers")},
+              {"hidden", m.at("hidden")}, {"heads", m.at("heads")},
+              {"kv_heads", nullptr},      {"ffn_hidden", m.at("ffn_hidden")},
+              {"vocab", m.at("vocab")},   {"seq_len", m.at("seq_len")},
+              {"activation", "gelu"},     {"norm", "layernorm"},
+              {"position", "learned"},    {"bias", true},
+              {"tied_embeddings", true},  {"dropout", true}};
 }
 
 std::optional<models::workload::SimulationResult> run(const Json& job) {

@@ -45,6 +45,7 @@ struct Stats {
 };
 Stats stats(const std::vector<Row>& rows);
 // Prints the table and the summary line; `unit` labels the measured quantity.
-void print_table(const std::string& title, const std::vector<Row>& rows, const std::string& unit, size_t max_rows = 200);
+void print_table(const std::string& title, const std::vector<Row>& rows, const std::string& unit,
+                 size_t max_rows = 200);
 
 }  // namespace trainsim::accuracy

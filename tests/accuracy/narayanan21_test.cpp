@@ -53,9 +53,9 @@ std::string preset_for(const Json& m) {
 }
 
 Json stack_2021() {
-  return Json{{"cluster", "dgx-a100"}, {"precision", "fp16"},          {"attention", "unfused"},
-              {"sp", false},           {"recompute", "full"},          {"overlap_grad_reduce", false},
-              {"scatter_gather", true},   {"overlap_p2p", false}};
+  return Json{
+      {"cluster", "dgx-a100"}, {"precision", "fp16"},          {"attention", "unfused"}, {"sp", false},
+      {"recompute", "full"},   {"overlap_grad_reduce", false}, {"scatter_gather", true}, {"overlap_p2p", false}};
 }
 
 // Fastest fitting (micro-batch, chunks) for a PTD-P row; returns predicted iteration seconds.
@@ -107,11 +107,13 @@ TEST(Narayanan21, Table1WeakScaling) {
     const auto t = best_ptdp(job, {1, 2, 4, 8}, chosen);
     Row row;
     row.id = rec.at("id").get<std::string>();
-    row.config = cat("g", rec.at("cluster").at("gpus").get<int>(), " t", p.at("tp").get<int>(), " p", p.at("pp").get<int>(), " ",
-                     chosen);
+    row.config = cat("g", rec.at("cluster").at("gpus").get<int>(), " t", p.at("tp").get<int>(), " p",
+                     p.at("pp").get<int>(), " ", chosen);
     row.measured = rec.at("measured").at("tflops_per_gpu").get<double>();
     row.fits = t.has_value();
-    if (t) row.predicted = eq3_flops(m, p.at("global_batch").get<double>()) / *t / rec.at("cluster").at("gpus").get<double>() / 1e12;
+    if (t)
+      row.predicted =
+          eq3_flops(m, p.at("global_batch").get<double>()) / *t / rec.at("cluster").at("gpus").get<double>() / 1e12;
     rows.push_back(row);
   }
   ASSERT_EQ(rows.size(), 10u);
@@ -165,7 +167,9 @@ TEST(Narayanan21, Table2PtdpAndZero3) {
     }
     row.config = cat("g", rec.at("cluster").at("gpus").get<int>(), " ", row.config);
     row.fits = t.has_value();
-    if (t) row.predicted = eq3_flops(m, p.at("global_batch").get<double>()) / *t / rec.at("cluster").at("gpus").get<double>() / 1e12;
+    if (t)
+      row.predicted =
+          eq3_flops(m, p.at("global_batch").get<double>()) / *t / rec.at("cluster").at("gpus").get<double>() / 1e12;
     rows.push_back(row);
   }
   ASSERT_EQ(rows.size(), 12u);

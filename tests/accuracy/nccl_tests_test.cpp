@@ -20,7 +20,8 @@ namespace {
 TEST(NcclTests, AllReduce8xA100BusBandwidth) {
   const auto data = load_shared("collectives_dev.json");
   if (!data) GTEST_SKIP() << "../shared/data/collectives_dev.json not present";
-  const auto cluster = models::hardware::parse_cluster(models::presets::find("clusters", "dgx-a100", "cluster"), "cluster");
+  const auto cluster =
+      models::hardware::parse_cluster(models::presets::find("clusters", "dgx-a100", "cluster"), "cluster");
   const models::collectives::AlphaBetaModel model(cluster);
   const models::collectives::GroupPlacement group{8, 8};
   std::vector<Row> small, large;

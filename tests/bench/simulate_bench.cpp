@@ -25,28 +25,49 @@ void run(benchmark::State& state, const Job& job) {
     benchmark::DoNotOptimize(r.iteration);
   }
   state.counters["tasks"] = static_cast<double>(tasks);
-  state.counters["events_per_s"] = benchmark::Counter(static_cast<double>(events) * static_cast<double>(state.iterations()),
-                                                      benchmark::Counter::kIsRate);
+  state.counters["events_per_s"] = benchmark::Counter(
+      static_cast<double>(events) * static_cast<double>(state.iterations()), benchmark::Counter::kIsRate);
 }
 
 void BM_Simulate_1T_3072_NoSP(benchmark::State& state) {
   // The Narayanan et al. SC'21 1T configuration (2021: no sequence parallelism).
-  run(state, make_job({{"model", "megatron-1t"}, {"cluster", "dgx-a100"}, {"gpus", 3072}, {"tp", 8}, {"pp", 64},
-                       {"global_batch", 3072}, {"micro_batch", 1}, {"recompute", "full"}, {"sp", false}}));
+  run(state, make_job({{"model", "megatron-1t"},
+                       {"cluster", "dgx-a100"},
+                       {"gpus", 3072},
+                       {"tp", 8},
+                       {"pp", 64},
+                       {"global_batch", 3072},
+                       {"micro_batch", 1},
+                       {"recompute", "full"},
+                       {"sp", false}}));
 }
 BENCHMARK(BM_Simulate_1T_3072_NoSP)->Unit(benchmark::kMillisecond)->MinTime(2.0);
 
 void BM_Simulate_1T_3072_SP(benchmark::State& state) {
   // Same with sequence parallelism: twice the TP collectives, so twice the tasks.
-  run(state, make_job({{"model", "megatron-1t"}, {"cluster", "dgx-a100"}, {"gpus", 3072}, {"tp", 8}, {"pp", 64},
-                       {"global_batch", 3072}, {"micro_batch", 1}, {"recompute", "full"}, {"sp", true}}));
+  run(state, make_job({{"model", "megatron-1t"},
+                       {"cluster", "dgx-a100"},
+                       {"gpus", 3072},
+                       {"tp", 8},
+                       {"pp", 64},
+                       {"global_batch", 3072},
+                       {"micro_batch", 1},
+                       {"recompute", "full"},
+                       {"sp", true}}));
 }
 BENCHMARK(BM_Simulate_1T_3072_SP)->Unit(benchmark::kMillisecond)->MinTime(2.0);
 
 void BM_Simulate_Llama3_70B_1024(benchmark::State& state) {
   // The README's main job.
-  run(state, make_job({{"model", "llama3-70b"}, {"cluster", "dgx-h100"}, {"gpus", 1024}, {"tp", 8}, {"pp", 4},
-                       {"global_batch", 512}, {"micro_batch", 1}, {"seq_len", 8192}, {"recompute", "selective"}}));
+  run(state, make_job({{"model", "llama3-70b"},
+                       {"cluster", "dgx-h100"},
+                       {"gpus", 1024},
+                       {"tp", 8},
+                       {"pp", 4},
+                       {"global_batch", 512},
+                       {"micro_batch", 1},
+                       {"seq_len", 8192},
+                       {"recompute", "selective"}}));
 }
 BENCHMARK(BM_Simulate_Llama3_70B_1024)->Unit(benchmark::kMillisecond);
 

@@ -137,7 +137,7 @@ TEST(ChromeTraceRecorder, TopLevelFields) {
 TEST(ChromeTraceRecorder, MetadataNamesRanksAndStreams) {
   TracedRun run;
   const json trace = json::parse(run.text);
-  std::map<std::pair<int, std::string>, json> process;         // (pid, name) -> args
+  std::map<std::pair<int, std::string>, json> process;       // (pid, name) -> args
   std::map<std::tuple<int, int, std::string>, json> thread;  // (pid, tid, name) -> args
   for (const json& ev : events_with_phase(trace, "M")) {
     const std::string name = ev.at("name");
@@ -355,7 +355,9 @@ TEST(AppendJsonString, EscapesSpecialAndControlCharacters) {
 TEST(AppendJsonString, KeepsValidUtf8AndReplacesInvalidBytes) {
   EXPECT_EQ(json_string("\xc3\xa9\xe2\x82\xac\xf0\x9f\x98\x80"), "\"\xc3\xa9\xe2\x82\xac\xf0\x9f\x98\x80\"");
   // A lone continuation byte, a truncated sequence, an overlong '/' and a UTF-16 surrogate.
-  EXPECT_EQ(json_string("a\x80" "b"), R"("a\ufffdb")");
+  EXPECT_EQ(json_string("a\x80"
+                        "b"),
+            R"("a\ufffdb")");
   EXPECT_EQ(json_string("x\xe2\x82"), R"("x\ufffd\ufffd")");
   EXPECT_EQ(json_string("\xc0\xaf"), R"("\ufffd\ufffd")");
   EXPECT_EQ(json_string("\xed\xa0\x80"), R"("\ufffd\ufffd\ufffd")");
