@@ -23,8 +23,11 @@ const sim::config::Schema<GpuSpec>& gpu_schema() {
               "Dense BF16 tensor-core peak.")
         .unit("peak_fp16", &GpuSpec::peak_fp16, &sim::config::read_flop_rate, "FLOP rate", std::nullopt,
               "Dense FP16 tensor-core peak.")
-        .unit("peak_fp8", &GpuSpec::peak_fp8, &sim::config::read_flop_rate, "FLOP rate", std::string("0TFLOPS"),
-              "Dense FP8 tensor-core peak (absent: the GPU has no FP8).")
+        .custom("peak_fp8", "FLOP rate or null", std::string("null"),
+                "Dense FP8 tensor-core peak (null: the GPU has no FP8 tensor cores).",
+                [](GpuSpec& g, const Json& j, const std::string& p) {
+                  g.peak_fp8 = j.is_null() ? sim::FlopRate() : sim::config::read_flop_rate(j, p);
+                })
         .unit("peak_fp32", &GpuSpec::peak_fp32, &sim::config::read_flop_rate, "FLOP rate", std::nullopt,
               "FP32 (non-tensor) peak, used by the optimizer step.")
         .integer("sms", &GpuSpec::sms, 1, 10000, std::nullopt, "Streaming multiprocessors (wave quantization).")

@@ -77,8 +77,6 @@ const sim::config::Schema<JobSpec>& job_schema() {
 
 JobSpec parse_job(const Json& j) {
   JobSpec spec;
-  spec.bucket_size = sim::Bytes(160000000);
-  spec.kernel_dispatch = sim::Time::us(10);
   job_schema().parse(j, "", spec);
   return spec;
 }

@@ -44,7 +44,7 @@ template <typename T>
 struct Field {
   std::string key;
   std::string type;      // for docs: "integer", "bandwidth", "one of a|b", ...
-  std::string fallback;  // default shown in docs; "" = required
+  std::string fallback;  // default as JSON text, applied when the key is absent and shown in docs
   bool required = false;
   std::string doc;
   std::function<void(T&, const Json&, const std::string&)> set;
@@ -122,6 +122,8 @@ class Schema {
       if (it == j.end()) {
         if (f.required)
           throw ConfigError(child(path, f.key), "missing required key", "add \"" + f.key + "\": " + f.type);
+        // The documented default is the default: it goes through the same setter as user input.
+        if (!f.fallback.empty()) f.set(out, Json::parse(f.fallback), child(path, f.key));
         continue;
       }
       f.set(out, *it, child(path, f.key));

@@ -1,0 +1,24 @@
+#include "test_support.hpp"
+
+#include "models/presets/catalog.hpp"
+
+namespace trainsim::models::testing {
+
+llm::ModelSpec model(const std::string& preset) {
+  return llm::parse_model(presets::find("models", preset, "model"), "model");
+}
+hardware::GpuSpec gpu(const std::string& preset) {
+  return hardware::parse_gpu(presets::find("gpus", preset, "gpu"), "gpu");
+}
+hardware::ClusterSpec cluster(const std::string& preset) {
+  return hardware::parse_cluster(presets::find("clusters", preset, "cluster"), "cluster");
+}
+workload::Job job(const sim::config::Json& j) { return workload::resolve_job(workload::parse_job(j)); }
+
+sim::config::Json gpt(int64_t layers, int64_t hidden, int64_t heads, int64_t vocab, int64_t seq) {
+  return sim::config::Json{{"name", "gpt-test"},   {"layers", layers},         {"hidden", hidden}, {"heads", heads},
+                           {"kv_heads", nullptr},  {"ffn_hidden", 4 * hidden}, {"vocab", vocab},   {"seq_len", seq},
+                           {"activation", "gelu"}, {"norm", "layernorm"}};
+}
+
+}  // namespace trainsim::models::testing
