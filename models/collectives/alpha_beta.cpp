@@ -78,7 +78,8 @@ sim::Time AlphaBetaModel::tree(CollectiveOp op, sim::Bytes bytes, const GroupPla
   TRAINSIM_ASSERT(op == CollectiveOp::kAllReduce, "tree is an all-reduce algorithm");
   const int64_t nodes = g.nodes();
   const int64_t depth = static_cast<int64_t>(std::ceil(std::log2(static_cast<double>(std::max<int64_t>(nodes, 2)))));
-  const sim::Time lat = c_.collective_launch + c_.nic_latency * (2 * depth) + c_.nvlink_latency * (2 * (g.per_node - 1));
+  const sim::Time lat =
+      c_.collective_launch + c_.nic_latency * (2 * depth) + c_.nvlink_latency * (2 * (g.per_node - 1));
   return lat + bytes.scaled(2.0) / ring_bus_bandwidth(g);
 }
 

@@ -10,7 +10,7 @@
 namespace trainsim::models::collectives {
 
 class AlphaBetaModel final : public CommModel {
-public:
+ public:
   explicit AlphaBetaModel(const hardware::ClusterSpec& cluster);
   sim::Time collective(CollectiveOp op, sim::Bytes bytes, const GroupPlacement& g) const override;
   sim::Time p2p(sim::Bytes bytes, bool cross_node) const override;
@@ -22,7 +22,7 @@ public:
   // Bus bandwidth of a ring over the group (per rank, per direction).
   sim::Bandwidth ring_bus_bandwidth(const GroupPlacement& g) const;
 
-private:
+ private:
   // Fraction of a NIC each GPU owns when all GPUs of a node communicate at once (<= 1).
   double nic_share() const;
   sim::Time ring(CollectiveOp op, sim::Bytes bytes, const GroupPlacement& g) const;

@@ -29,7 +29,7 @@ double bus_bandwidth_factor(CollectiveOp op, int64_t n);
 CollectiveOp parse_collective_op(const std::string& text, const std::string& path);
 
 class CommModel {
-public:
+ public:
   virtual ~CommModel() = default;
   // Time of one collective where `bytes` is the per-rank buffer (nccl-tests "size").
   virtual sim::Time collective(CollectiveOp op, sim::Bytes bytes, const GroupPlacement& g) const = 0;
