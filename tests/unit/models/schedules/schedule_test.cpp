@@ -125,7 +125,7 @@ TEST(Schedules, InFlightPeaks) {
 TEST(Schedules, BubbleFractionsMatchClosedForms) {
   // With F = 1, B = 2, 1F1B and GPipe take (m + p - 1)(F + B): bubble (p - 1)/(m + p - 1).
   for (const char* name : {"1f1b", "gpipe"}) {
-    for (const auto [p, m] : {std::pair{4, 8}, std::pair{8, 32}, std::pair{2, 1}}) {
+    for (const auto& [p, m] : {std::pair{4, 8}, std::pair{8, 32}, std::pair{2, 1}}) {
       const auto o = ScheduleRegistry::instance().get(name, "s").generate(p, m, {1});
       const Timeline tl = run(o, p, 1);
       EXPECT_EQ(tl.makespan, (m + p - 1) * 3) << name;
