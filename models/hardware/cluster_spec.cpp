@@ -1,5 +1,8 @@
 #include "models/hardware/cluster_spec.hpp"
 
+#include <algorithm>
+#include <cstdio>
+
 namespace trainsim::models::hardware {
 
 using sim::config::Json;
@@ -38,6 +41,14 @@ const sim::config::Schema<ClusterSpec>& cluster_schema() {
               "Latency of one ring step across nodes.")
         .unit("collective_launch", &ClusterSpec::collective_launch, &sim::config::read_time, "duration", std::nullopt,
               "Fixed cost of one NCCL collective call (launch and synchronisation).")
+        .custom("network", "object or null", std::string("null"),
+                "Topology: {\"builder\": NAME, ...parameters} (`trainsim topology`); null = a rail-optimized fabric "
+                "derived from the fields above.",
+                [](ClusterSpec& c, const Json& j, const std::string& p) {
+                  if (!j.is_null() && !j.is_object())
+                    throw ConfigError(p, "expected an object {\"builder\": NAME, ...} or null");
+                  c.network = j;
+                })
         .custom("sources", "object", "{}", "Where each constant comes from (field name -> source).",
                 [](ClusterSpec& c, const Json& j, const std::string& p) {
                   if (!j.is_object()) throw ConfigError(p, "expected an object mapping field names to sources");
@@ -47,6 +58,19 @@ const sim::config::Schema<ClusterSpec>& cluster_schema() {
     return s;
   }();
   return schema;
+}
+
+Json network_spec(const ClusterSpec& c) {
+  if (!c.network.is_null()) return c.network;
+  const double share = std::min(1.0, static_cast<double>(c.nics_per_node) / static_cast<double>(c.gpus_per_node));
+  char nic[64], nvl[64];
+  std::snprintf(nic, sizeof nic, "%.6gGBps", c.nic_bandwidth.gbyte_per_second() * share);
+  std::snprintf(nvl, sizeof nvl, "%.6gGBps", c.nvlink_bandwidth.gbyte_per_second());
+  return Json{{"builder", "rail_optimized"}, {"gpus_per_node", c.gpus_per_node},
+              {"nvlink_bandwidth", nvl},     {"nvlink_latency", std::to_string(c.nvlink_latency.count_ns()) + "ns"},
+              {"nic_bandwidth", nic},        {"link_latency", std::to_string(c.nic_latency.count_ns()) + "ns"},
+              {"servers_per_unit", 32},      {"spines", 8},
+              {"oversubscription", 1.0}};
 }
 
 ClusterSpec parse_cluster(const Json& j, const std::string& path) {

@@ -26,10 +26,15 @@ struct ClusterSpec {
   double nic_efficiency = 0.9;   // achievable fraction of NIC line rate
   sim::Time nic_latency;         // per ring step across nodes (NIC + switches)
   sim::Time collective_launch;   // fixed cost of one NCCL collective (launch + sync)
+  sim::config::Json network;     // {"builder": ..., ...} for topology/; null = derived (see network_spec)
   std::map<std::string, std::string> sources;
 };
 
 const sim::config::Schema<ClusterSpec>& cluster_schema();
 ClusterSpec parse_cluster(const sim::config::Json& j, const std::string& path);
+// The cluster's network description: its "network" object, or a rail-optimized fabric of
+// NVSwitch servers derived from the cluster's NVLink and NIC figures (SuperPOD-style scalable
+// units of 32 servers, non-blocking, each GPU owning its share of the node's NICs).
+sim::config::Json network_spec(const ClusterSpec& c);
 
 }  // namespace trainsim::models::hardware

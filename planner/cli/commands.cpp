@@ -1,5 +1,6 @@
 #include "planner/cli/commands.hpp"
 
+#include <fstream>
 #include <memory>
 
 #include "models/collectives/alpha_beta.hpp"
@@ -12,6 +13,8 @@
 #include "models/workload/simulate.hpp"
 #include "planner/cli/report.hpp"
 #include "sim/error.hpp"
+#include "topology/builder.hpp"
+#include "topology/summary.hpp"
 #include "traces/chrome_trace.hpp"
 
 namespace trainsim::planner::cli {
@@ -195,6 +198,44 @@ int run_collective(const Args& args, std::ostream& out) {
   return kExitOk;
 }
 
+int run_topology(const Args& args, std::ostream& out) {
+  if (!args.positionals.empty()) throw ConfigError(args.positionals[0], "unexpected argument");
+  if (!args.job_flags.contains("cluster"))
+    throw ConfigError("--cluster", "is required", "pass --cluster NAME or a file");
+  if (!args.job_flags.contains("gpus")) throw ConfigError("--gpus", "is required", "pass --gpus N");
+  for (auto it = args.job_flags.begin(); it != args.job_flags.end(); ++it)
+    if (it.key() != "cluster" && it.key() != "gpus")
+      throw ConfigError(flag_name(it.key()), "does not apply to `trainsim topology`",
+                        "use --cluster, --gpus, --dot, --json");
+  const auto cluster = models::hardware::parse_cluster(
+      models::presets::resolve("clusters", args.job_flags["cluster"].get<std::string>(), "--cluster"), "--cluster");
+  const int64_t gpus = sim::config::read_int(args.job_flags["gpus"], "--gpus", 1, cluster.max_gpus);
+  const topology::Topology t =
+      topology::build_topology(models::hardware::network_spec(cluster), gpus, "cluster.network");
+  const topology::Summary s = topology::summarize(t);
+  if (const auto dot = args.command_options.find("dot"); dot != args.command_options.end()) {
+    std::ofstream f(dot->second);
+    if (!f)
+      throw ConfigError("--dot", "cannot write " + dot->second, "check that the directory exists and is writable");
+    topology::write_dot(t, f);
+  }
+  if (args.json) {
+    Json j = s.to_json();
+    j["builder"] = t.builder();
+    out << canonical_json(j) << "\n";
+    return kExitOk;
+  }
+  char line[200];
+  out << "trainsim topology: " << cluster.name << ", " << gpus << " GPUs (" << t.builder() << ")\n";
+  std::snprintf(line, sizeof line,
+                "  nodes %zu (%zu GPUs, %zu switches), cables %zu\n  diameter %d hops between GPUs\n", s.nodes, s.gpus,
+                s.switches, s.cables, s.diameter);
+  out << line;
+  std::snprintf(line, sizeof line, "  bisection bandwidth %.1f GB/s per direction\n", s.bisection.gbyte_per_second());
+  out << line;
+  return kExitOk;
+}
+
 void print_help(std::ostream& out) {
   out << "trainsim: simulate and plan distributed LLM training\n\n"
          "usage:\n"
@@ -206,6 +247,7 @@ void print_help(std::ostream& out) {
          "                    [--fidelity representative|full]\n"
          "  trainsim collective --cluster C --gpus N [--op all_reduce|all_gather|reduce_scatter|all_to_all|\n"
          "                    broadcast|reduce|send_recv] [--sizes 32K:8G] [--algo auto|ring|tree] [--json]\n"
+         "  trainsim topology --cluster C --gpus N [--dot FILE.dot] [--json]\n"
          "  trainsim list models|gpus|clusters|schedules\n"
          "  trainsim config explain        print the configuration reference\n\n"
          "Flags override the job file. Every job key is a flag (micro_batch is --micro-batch).\n"

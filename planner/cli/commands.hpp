@@ -18,6 +18,7 @@ int run_simulate(const Args& args, std::ostream& out);
 int run_list(const Args& args, std::ostream& out);
 int run_config(const Args& args, std::ostream& out);
 int run_collective(const Args& args, std::ostream& out);
+int run_topology(const Args& args, std::ostream& out);
 void print_help(std::ostream& out);
 
 }  // namespace trainsim::planner::cli

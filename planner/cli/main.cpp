@@ -19,8 +19,9 @@ int main(int argc, char** argv) {
     if (args.command == "list") return run_list(args, std::cout);
     if (args.command == "config") return run_config(args, std::cout);
     if (args.command == "collective") return run_collective(args, std::cout);
+    if (args.command == "topology") return run_topology(args, std::cout);
     throw trainsim::ConfigError(args.command, "unknown command",
-                                "use simulate, collective, list or config; see `trainsim help`");
+                                "use simulate, collective, topology, list or config; see `trainsim help`");
   } catch (const trainsim::ConfigError& e) {
     std::cout.flush();
     const std::string path = display_path(e.path(), args);
