@@ -162,6 +162,8 @@ int run_collective(const Args& args, std::ostream& out) {
   const models::collectives::GroupPlacement group{gpus, std::min(gpus, cluster.gpus_per_node)};
   if (op == models::collectives::CollectiveOp::kSendRecv && gpus != 2)
     throw ConfigError("--gpus", "send_recv runs between 2 GPUs", "pass --gpus 2");
+  if (algo == "tree" && (op != models::collectives::CollectiveOp::kAllReduce || group.nodes() <= 1))
+    throw ConfigError("--algo", "tree is an all-reduce algorithm across nodes", "use --algo ring or auto");
   const double factor = models::collectives::bus_bandwidth_factor(op, gpus);
   Json rows = Json::array();
   char line[160];
@@ -176,8 +178,6 @@ int run_collective(const Args& args, std::ostream& out) {
     std::string used = model.algorithm(op, size, group);
     sim::Time chosen = t;
     if (algo == "ring" || algo == "tree") {
-      if (algo == "tree" && (op != models::collectives::CollectiveOp::kAllReduce || group.nodes() <= 1))
-        throw ConfigError("--algo", "tree is an all-reduce algorithm across nodes", "use --algo ring or auto");
       used = algo;
       chosen = algo == "ring" ? model.ring_time(op, size, group) : model.tree_time(op, size, group);
     }
