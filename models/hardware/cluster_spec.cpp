@@ -62,13 +62,18 @@ const sim::config::Schema<ClusterSpec>& cluster_schema() {
 
 Json network_spec(const ClusterSpec& c) {
   if (!c.network.is_null()) return c.network;
+  // Links carry the achievable fraction of line rate the cluster records (nccl-tests bus
+  // bandwidth), each GPU owns its share of the node's NICs, and the per-step latencies are split
+  // over the two hops of a step (GPU-switch-GPU, GPU-leaf-GPU).
   const double share = std::min(1.0, static_cast<double>(c.nics_per_node) / static_cast<double>(c.gpus_per_node));
-  char nic[64], nvl[64];
-  std::snprintf(nic, sizeof nic, "%.6gGBps", c.nic_bandwidth.gbyte_per_second() * share);
-  std::snprintf(nvl, sizeof nvl, "%.6gGBps", c.nvlink_bandwidth.gbyte_per_second());
+  char nic[64], nvl[64], nvl_lat[64], nic_lat[64];
+  std::snprintf(nic, sizeof nic, "%.6gGBps", c.nic_bandwidth.gbyte_per_second() * c.nic_efficiency * share);
+  std::snprintf(nvl, sizeof nvl, "%.6gGBps", c.nvlink_bandwidth.gbyte_per_second() * c.nvlink_efficiency);
+  std::snprintf(nvl_lat, sizeof nvl_lat, "%lldns", static_cast<long long>(c.nvlink_latency.count_ns() / 2));
+  std::snprintf(nic_lat, sizeof nic_lat, "%lldns", static_cast<long long>(c.nic_latency.count_ns() / 2));
   return Json{{"builder", "rail_optimized"}, {"gpus_per_node", c.gpus_per_node},
-              {"nvlink_bandwidth", nvl},     {"nvlink_latency", std::to_string(c.nvlink_latency.count_ns()) + "ns"},
-              {"nic_bandwidth", nic},        {"link_latency", std::to_string(c.nic_latency.count_ns()) + "ns"},
+              {"nvlink_bandwidth", nvl},     {"nvlink_latency", nvl_lat},
+              {"nic_bandwidth", nic},        {"link_latency", nic_lat},
               {"servers_per_unit", 32},      {"spines", 8},
               {"oversubscription", 1.0}};
 }

@@ -50,8 +50,8 @@ Json scalar(const std::string& v) {
 }
 
 const std::vector<std::string>& output_flags() {
-  static const std::vector<std::string> flags = {"--json", "--trace", "--fidelity", "--help",
-                                                 "--op",   "--sizes", "--algo",     "--dot"};
+  static const std::vector<std::string> flags = {"--json",  "--trace", "--fidelity", "--help",   "--op",
+                                                 "--sizes", "--algo",  "--dot",      "--network"};
   return flags;
 }
 }  // namespace
@@ -103,7 +103,7 @@ Args parse_args(int argc, const char* const* argv) {
     } else if (arg == "--trace") {
       next_value(false);
       a.trace_file = value;
-    } else if (arg == "--op" || arg == "--sizes" || arg == "--algo" || arg == "--dot") {
+    } else if (arg == "--op" || arg == "--sizes" || arg == "--algo" || arg == "--dot" || arg == "--network") {
       next_value(false);
       a.command_options[arg.substr(2)] = value;
     } else if (arg == "--fidelity") {

@@ -4,6 +4,8 @@
 #include <memory>
 
 #include "models/collectives/alpha_beta.hpp"
+#include "models/collectives/collective.hpp"
+#include "models/collectives/flow_executor.hpp"
 #include "models/hardware/cluster_spec.hpp"
 #include "models/hardware/gpu_spec.hpp"
 #include "models/llm/model_spec.hpp"
@@ -142,6 +144,73 @@ std::string option(const Args& args, const std::string& key, const std::string& 
 }
 }  // namespace
 
+// The same sweep with every transfer of the algorithm's plan simulated as flows on the cluster's
+// topology (each size on an idle network).
+int run_collective_flow(const models::hardware::ClusterSpec& cluster, int64_t gpus,
+                        models::collectives::CollectiveOp op, const std::vector<sim::Bytes>& sizes,
+                        const std::string& algo, bool json, std::ostream& out) {
+  if (algo == "tree")
+    throw ConfigError("--algo", "the flow network runs the ring only for now", "use --algo ring or auto");
+  const auto& ring = models::collectives::AlgorithmRegistry::instance().get("ring", "--algo");
+  if (!ring.supports(op))
+    throw ConfigError(
+        "--op", std::string("the flow network has no algorithm for ") + models::collectives::to_string(op) + " yet",
+        "use all_reduce, all_gather or reduce_scatter, or --network analytic");
+  const topology::Topology t =
+      topology::build_topology(models::hardware::network_spec(cluster), gpus, "cluster.network");
+  const topology::Router router(t, topology::RoutingParams{});
+  const double factor = models::collectives::bus_bandwidth_factor(op, gpus);
+  Json rows = Json::array();
+  char line[160];
+  if (!json) {
+    out << "# trainsim collective: " << models::collectives::to_string(op) << " on " << gpus << " GPUs of "
+        << cluster.name << " (flow-level network on " << t.builder() << ", ring, "
+        << (gpus > cluster.gpus_per_node ? std::min(gpus, cluster.gpus_per_node) : 1) << " channel(s))\n";
+    out << "#       size      time(us)  algbw(GB/s)  busbw(GB/s)  algorithm\n";
+  }
+  // Channels as NCCL builds them on multi-node groups: one ring per GPU of a node, each with the
+  // node-local order rotated so that every channel leaves the node from a different GPU (and so
+  // a different NIC); each carries 1/channels of the buffer.
+  const int64_t per_node = std::min(gpus, cluster.gpus_per_node);
+  const int64_t channels = gpus > cluster.gpus_per_node ? per_node : 1;
+  std::vector<std::vector<int32_t>> orders;
+  for (int64_t c = 0; c < channels; ++c) {
+    std::vector<int32_t> order;
+    for (int64_t node = 0; node < gpus / per_node; ++node)
+      for (int64_t l = 0; l < per_node; ++l)
+        order.push_back(static_cast<int32_t>(node * per_node + (l + c) % per_node));
+    orders.push_back(order);
+  }
+  for (const sim::Bytes size : sizes) {
+    const auto plan = ring.plan(models::collectives::CollectiveSpec{op, size / channels}, static_cast<int32_t>(gpus));
+    sim::Engine engine;
+    sim::flow::FlowNetwork net(engine);
+    models::collectives::add_topology_links(t, net);
+    models::collectives::FlowExecutor exec(engine, net, router);
+    sim::Time end;
+    size_t running = orders.size();
+    for (const auto& order : orders)
+      exec.run(plan, order, cluster.collective_launch, [&] {
+        if (--running == 0) end = engine.now();
+      });
+    engine.run();
+    const double secs = end.seconds();
+    const double algbw = static_cast<double>(size.count()) / secs / 1e9;
+    rows.push_back(Json{{"size_bytes", size.count()},
+                        {"time_s", secs},
+                        {"algbw_GBps", algbw},
+                        {"busbw_GBps", algbw * factor},
+                        {"algorithm", "ring"}});
+    if (!json) {
+      std::snprintf(line, sizeof line, "%12lld  %12.2f  %11.2f  %11.2f  ring\n", static_cast<long long>(size.count()),
+                    secs * 1e6, algbw, algbw * factor);
+      out << line;
+    }
+  }
+  if (json) out << canonical_json(rows) << "\n";
+  return kExitOk;
+}
+
 int run_collective(const Args& args, std::ostream& out) {
   if (!args.positionals.empty()) throw ConfigError(args.positionals[0], "unexpected argument");
   if (!args.job_flags.contains("cluster"))
@@ -158,6 +227,9 @@ int run_collective(const Args& args, std::ostream& out) {
   const std::vector<sim::Bytes> sizes = parse_sizes(option(args, "sizes", "32K:8G"));
   const std::string algo =
       sim::config::read_enum(Json(option(args, "algo", "auto")), "--algo", {"auto", "ring", "tree"});
+  const bool flow =
+      sim::config::read_enum(Json(option(args, "network", "analytic")), "--network", {"analytic", "flow"}) == "flow";
+  if (flow) return run_collective_flow(cluster, gpus, op, sizes, algo, args.json, out);
   const models::collectives::AlphaBetaModel model(cluster);
   const models::collectives::GroupPlacement group{gpus, std::min(gpus, cluster.gpus_per_node)};
   if (op == models::collectives::CollectiveOp::kSendRecv && gpus != 2)
@@ -246,7 +318,8 @@ void print_help(std::ostream& out) {
          "                    [--attention flash|unfused] [--json] [--trace FILE.json]\n"
          "                    [--fidelity representative|full]\n"
          "  trainsim collective --cluster C --gpus N [--op all_reduce|all_gather|reduce_scatter|all_to_all|\n"
-         "                    broadcast|reduce|send_recv] [--sizes 32K:8G] [--algo auto|ring|tree] [--json]\n"
+         "                    broadcast|reduce|send_recv] [--sizes 32K:8G] [--algo auto|ring|tree]\n"
+         "                    [--network analytic|flow] [--json]\n"
          "  trainsim topology --cluster C --gpus N [--dot FILE.dot] [--json]\n"
          "  trainsim list models|gpus|clusters|schedules\n"
          "  trainsim config explain        print the configuration reference\n\n"
