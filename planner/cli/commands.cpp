@@ -144,6 +144,22 @@ std::string option(const Args& args, const std::string& key, const std::string& 
 }
 }  // namespace
 
+// One nccl-tests-style row: size, time, algbw = size / time, busbw = algbw x the op's factor.
+void sweep_row(Json& rows, std::ostream& out, bool json, sim::Bytes size, double secs, double factor,
+               const std::string& algorithm) {
+  const double algbw = static_cast<double>(size.count()) / secs / 1e9;
+  rows.push_back(Json{{"size_bytes", size.count()},
+                      {"time_s", secs},
+                      {"algbw_GBps", algbw},
+                      {"busbw_GBps", algbw * factor},
+                      {"algorithm", algorithm}});
+  if (json) return;
+  char line[160];
+  std::snprintf(line, sizeof line, "%12lld  %12.2f  %11.2f  %11.2f  %s\n", static_cast<long long>(size.count()),
+                secs * 1e6, algbw, algbw * factor, algorithm.c_str());
+  out << line;
+}
+
 // The same sweep with every transfer of the algorithm's plan simulated as flows on the cluster's
 // topology (each size on an idle network).
 int run_collective_flow(const models::hardware::ClusterSpec& cluster, int64_t gpus,
@@ -161,7 +177,6 @@ int run_collective_flow(const models::hardware::ClusterSpec& cluster, int64_t gp
   const topology::Router router(t, topology::RoutingParams{});
   const double factor = models::collectives::bus_bandwidth_factor(op, gpus);
   Json rows = Json::array();
-  char line[160];
   if (!json) {
     out << "# trainsim collective: " << models::collectives::to_string(op) << " on " << gpus << " GPUs of "
         << cluster.name << " (flow-level network on " << t.builder() << ", ring, "
@@ -194,18 +209,7 @@ int run_collective_flow(const models::hardware::ClusterSpec& cluster, int64_t gp
         if (--running == 0) end = engine.now();
       });
     engine.run();
-    const double secs = end.seconds();
-    const double algbw = static_cast<double>(size.count()) / secs / 1e9;
-    rows.push_back(Json{{"size_bytes", size.count()},
-                        {"time_s", secs},
-                        {"algbw_GBps", algbw},
-                        {"busbw_GBps", algbw * factor},
-                        {"algorithm", "ring"}});
-    if (!json) {
-      std::snprintf(line, sizeof line, "%12lld  %12.2f  %11.2f  %11.2f  ring\n", static_cast<long long>(size.count()),
-                    secs * 1e6, algbw, algbw * factor);
-      out << line;
-    }
+    sweep_row(rows, out, json, size, end.seconds(), factor, "ring");
   }
   if (json) out << canonical_json(rows) << "\n";
   return kExitOk;
@@ -238,7 +242,6 @@ int run_collective(const Args& args, std::ostream& out) {
     throw ConfigError("--algo", "tree is an all-reduce algorithm across nodes", "use --algo ring or auto");
   const double factor = models::collectives::bus_bandwidth_factor(op, gpus);
   Json rows = Json::array();
-  char line[160];
   if (!args.json) {
     out << "# trainsim collective: " << models::collectives::to_string(op) << " on " << gpus << " GPUs of "
         << cluster.name << " (" << group.nodes() << " node" << (group.nodes() == 1 ? "" : "s")
@@ -253,18 +256,7 @@ int run_collective(const Args& args, std::ostream& out) {
       used = algo;
       chosen = algo == "ring" ? model.ring_time(op, size, group) : model.tree_time(op, size, group);
     }
-    const double secs = chosen.seconds();
-    const double algbw = static_cast<double>(size.count()) / secs / 1e9;
-    rows.push_back(Json{{"size_bytes", size.count()},
-                        {"time_s", secs},
-                        {"algbw_GBps", algbw},
-                        {"busbw_GBps", algbw * factor},
-                        {"algorithm", used}});
-    if (!args.json) {
-      std::snprintf(line, sizeof line, "%12lld  %12.2f  %11.2f  %11.2f  %s\n", static_cast<long long>(size.count()),
-                    secs * 1e6, algbw, algbw * factor, used.c_str());
-      out << line;
-    }
+    sweep_row(rows, out, args.json, size, chosen.seconds(), factor, used);
   }
   if (args.json) out << canonical_json(rows) << "\n";
   return kExitOk;
