@@ -4,138 +4,243 @@
 #include <cmath>
 
 #include "sim/error.hpp"
-#include "sim/flow/maxmin.hpp"
 
 namespace trainsim::sim::flow {
 
+FlowNetwork::FlowNetwork(Engine& engine, std::span<const LinkSpec> links) : engine_(engine) {
+  links_.reserve(links.size());
+  for (const LinkSpec& l : links) add_link(l.capacity, l.latency);
+}
+
+FlowNetwork::~FlowNetwork() {
+  engine_.cancel(resolve_event_);
+  for (const Flow& f : flows_)
+    if (f.phase != Phase::kFree) engine_.cancel(f.event);
+}
+
 LinkId FlowNetwork::add_link(Bandwidth capacity, Time latency) {
-  TRAINSIM_ASSERT(capacity.bytes_per_second() >= 0.0, "negative link capacity");
-  links_.push_back(Link{capacity.bytes_per_second(), latency, {}, 0.0});
-  seen_link_.push_back(0);
+  // `>=` also rejects NaN.
+  TRAINSIM_ASSERT(capacity.bytes_per_second() >= 0.0, "link capacity must be >= 0");
+  TRAINSIM_ASSERT(latency >= Time::zero() && !latency.is_infinite(), "link latency must be finite and >= 0");
+  Link l;
+  l.capacity = capacity.bytes_per_second();
+  l.latency = latency;
+  links_.push_back(std::move(l));
   return static_cast<LinkId>(links_.size() - 1);
 }
 
 void FlowNetwork::set_capacity(LinkId link, Bandwidth capacity) {
   TRAINSIM_ASSERT(link < links_.size(), "unknown link ", link);
-  TRAINSIM_ASSERT(capacity.bytes_per_second() >= 0.0, "negative link capacity");
+  TRAINSIM_ASSERT(capacity.bytes_per_second() >= 0.0, "link capacity must be >= 0");
+  if (links_[link].capacity == capacity.bytes_per_second()) return;
   links_[link].capacity = capacity.bytes_per_second();
-  resolve({link});
+  mark_dirty(link);
 }
 
-FlowId FlowNetwork::start(Bytes bytes, std::span<const LinkId> route, std::function<void()> done, double weight) {
-  TRAINSIM_ASSERT(weight > 0.0, "flow weight must be positive");
-  const auto id = static_cast<FlowId>(flows_.size());
-  Flow fl;
-  fl.route.assign(route.begin(), route.end());
-  fl.remaining = static_cast<double>(bytes.count());
-  fl.weight = weight;
-  fl.done = std::move(done);
+FlowId FlowNetwork::start(Bytes bytes, std::span<const LinkId> route, Callback done, double weight) {
+  TRAINSIM_ASSERT(bytes.count() >= 0, "negative flow size ", bytes.count());
+  TRAINSIM_ASSERT(weight > 0.0 && std::isfinite(weight), "flow weight must be positive, got ", weight);
+  uint32_t slot;
+  if (!free_slots_.empty()) {
+    slot = free_slots_.back();
+    free_slots_.pop_back();
+  } else {
+    slot = static_cast<uint32_t>(flows_.size());
+    flows_.emplace_back();
+  }
+  Flow& f = flows_[slot];
   Time latency = Time::zero();
-  for (const LinkId l : fl.route) {
+  f.route.clear();
+  for (const LinkId l : route) {
     TRAINSIM_ASSERT(l < links_.size(), "unknown link ", l);
+    f.route.push_back({l, 0});
     latency += links_[l].latency;
   }
-  flows_.push_back(std::move(fl));
-  seen_flow_.push_back(0);
+  f.done = std::move(done);
+  f.remaining = static_cast<double>(bytes.count());
+  f.rate = 0.0;
+  f.weight = weight;
+  f.bytes = bytes;
+  f.updated = engine_.now();
+  f.finish_at = Time::infinite();
+  f.phase = Phase::kLatency;
   // Latency phase first: the flow uses no bandwidth until its first byte could arrive.
-  engine_.schedule_in(latency, [this, id] { activate(id); });
+  f.event = engine_.schedule_in(latency, [this, slot] { activate(slot); });
+  ++running_;
+  ++stats_.flows_started;
+  const FlowId id = id_of(slot, f.generation);
+  if (!signals_.on_flow_start.empty()) signals_.on_flow_start.emit(id, bytes, engine_.now());
   return id;
 }
 
-void FlowNetwork::activate(FlowId f) {
-  Flow& fl = flows_[f];
-  fl.updated = engine_.now();
-  if (fl.remaining <= 0.0 || fl.route.empty()) {
-    finish(f);
+const FlowNetwork::Flow* FlowNetwork::find(FlowId flow) const {
+  const auto slot = static_cast<uint32_t>(flow & 0xffffffffu);
+  const auto generation = static_cast<uint32_t>(flow >> 32);
+  if (slot >= flows_.size()) return nullptr;
+  const Flow& f = flows_[slot];
+  return f.phase != Phase::kFree && f.generation == generation ? &f : nullptr;
+}
+
+Bandwidth FlowNetwork::rate(FlowId flow) const {
+  const Flow* f = find(flow);
+  return Bandwidth::bytes_per_s(f != nullptr && f->phase == Phase::kBandwidth ? std::max(f->rate, 0.0) : 0.0);
+}
+
+bool FlowNetwork::is_running(FlowId flow) const { return find(flow) != nullptr; }
+
+double FlowNetwork::remaining_now(const Flow& f) const {
+  if (f.rate <= 0.0) return f.remaining;  // stalled or not yet solved: nothing moved since `updated`
+  const Time now = engine_.now();
+  // Due at this instant: the completion time was rounded up, so every byte is across.
+  if (now >= f.finish_at) return 0.0;
+  const double moved = f.rate * static_cast<double>((now - f.updated).count_ns()) / 1e9;
+  return std::max(f.remaining - moved, 0.0);
+}
+
+Bytes FlowNetwork::bytes_carried(LinkId link) const {
+  TRAINSIM_ASSERT(link < links_.size(), "unknown link ", link);
+  const Link& l = links_[link];
+  double partial = 0.0;
+  for (const Member& m : l.members) {
+    const Flow& f = flows_[m.slot];
+    partial += static_cast<double>(f.bytes.count()) - remaining_now(f);
+  }
+  return Bytes(l.completed_bytes + static_cast<int64_t>(std::floor(partial)));
+}
+
+void FlowNetwork::activate(uint32_t slot) {
+  Flow& f = flows_[slot];
+  f.event = EventId{};
+  if (f.remaining <= 0.0 || f.route.empty()) {  // nothing to share: done after the latency
+    complete(slot);
     return;
   }
-  fl.active = true;
-  ++active_;
-  for (const LinkId l : fl.route) links_[l].flows.push_back(f);
-  resolve(fl.route);
+  f.phase = Phase::kBandwidth;
+  f.updated = engine_.now();
+  f.rate = -1.0;  // differs from any solved rate: the first solve schedules its completion
+  for (uint32_t h = 0; h < f.route.size(); ++h) {
+    Link& l = links_[f.route[h].link];
+    f.route[h].pos = static_cast<uint32_t>(l.members.size());
+    l.members.push_back({slot, h});
+    mark_dirty(f.route[h].link);
+  }
 }
 
-void FlowNetwork::advance(Flow& fl) {
+void FlowNetwork::complete(uint32_t slot) {
+  Flow& f = flows_[slot];
+  const FlowId id = id_of(slot, f.generation);
+  if (f.phase == Phase::kBandwidth) {
+    for (uint32_t h = 0; h < f.route.size(); ++h) {
+      const LinkId link = f.route[h].link;
+      Link& l = links_[link];
+      l.completed_bytes += f.bytes.count();
+      // Swap-remove (pos is read now: an earlier removal may have moved this entry).
+      const uint32_t pos = f.route[h].pos;
+      const Member moved = l.members.back();
+      l.members[pos] = moved;
+      flows_[moved.slot].route[moved.hop].pos = pos;
+      l.members.pop_back();
+      mark_dirty(link);
+    }
+  }
+  Callback done = std::move(f.done);
+  f.done = nullptr;
+  f.event = EventId{};
+  f.phase = Phase::kFree;
+  f.rate = 0.0;
+  ++f.generation;
+  free_slots_.push_back(slot);
+  --running_;
+  ++stats_.flows_completed;
+  if (!signals_.on_flow_end.empty()) signals_.on_flow_end.emit(id, engine_.now());
+  if (done) done();  // last: it may start flows (and reuse this slot)
+}
+
+void FlowNetwork::mark_dirty(LinkId link) {
+  Link& l = links_[link];
+  if (!l.dirty) {
+    l.dirty = true;
+    dirty_.push_back(link);
+  }
+  // One re-solve per instant, after the events already queued for it: a collective that starts
+  // a thousand flows together costs one solve, not a thousand.
+  if (!engine_.is_pending(resolve_event_)) resolve_event_ = engine_.schedule_in(Time::zero(), [this] { resolve(); });
+}
+
+void FlowNetwork::resolve() {
+  resolve_event_ = EventId{};
+  Scratch& s = scratch_;
   const Time now = engine_.now();
-  if (fl.active && now > fl.updated) {
-    const double moved = std::min(fl.remaining, fl.rate * (now - fl.updated).seconds());
-    fl.remaining -= moved;
-    for (const LinkId l : fl.route) links_[l].carried += moved;
+  if (++stamp_ == 0) {  // wrapped: clear old marks so none can match
+    for (Link& l : links_) l.stamp = 0;
+    for (Flow& f : flows_) f.stamp = 0;
+    stamp_ = 1;
   }
-  fl.updated = now;
-}
-
-void FlowNetwork::finish(FlowId f) {
-  Flow& fl = flows_[f];
-  std::vector<LinkId> freed;
-  if (fl.active) {
-    advance(fl);
-    for (const LinkId l : fl.route) links_[l].carried += fl.remaining;  // rounding residue of the last interval
-    fl.remaining = 0;
-    fl.active = false;
-    --active_;
-    for (const LinkId l : fl.route) {
-      auto& v = links_[l].flows;
-      v.erase(std::find(v.begin(), v.end(), f));
+  // The connected component(s) of the dirty links, breadth first: deterministic order.
+  s.links.clear();
+  s.flows.clear();
+  const auto visit = [&](LinkId link) {
+    Link& l = links_[link];
+    if (l.stamp == stamp_) return;
+    l.stamp = stamp_;
+    l.local = static_cast<uint32_t>(s.links.size());
+    s.links.push_back(link);
+  };
+  for (const LinkId link : dirty_) {
+    links_[link].dirty = false;
+    visit(link);
+  }
+  dirty_.clear();
+  for (size_t q = 0; q < s.links.size(); ++q)
+    for (const Member& m : links_[s.links[q]].members) {
+      Flow& f = flows_[m.slot];
+      if (f.stamp == stamp_) continue;
+      f.stamp = stamp_;
+      // A flow due at this instant (its completion event is queued for now) holds no bandwidth.
+      if (f.rate > 0.0 && now >= f.finish_at) continue;
+      s.flows.push_back(m.slot);
+      for (const Hop& h : f.route) visit(h.link);
     }
-    freed = fl.route;
+  if (s.flows.empty()) return;
+
+  MaxMinProblem& p = s.problem;
+  p.clear();
+  for (const LinkId link : s.links) p.add_constraint(links_[link].capacity);
+  for (const uint32_t slot : s.flows) {
+    const Flow& f = flows_[slot];
+    s.uses.clear();
+    for (const Hop& h : f.route) s.uses.push_back(links_[h.link].local);
+    p.add_variable(s.uses, f.weight);
   }
-  ++completed_;
-  auto done = std::move(fl.done);
-  fl.done = nullptr;
-  if (!freed.empty()) resolve(freed);
-  if (done) done();
+  s.solver.solve(p, s.rates);
+  ++stats_.solves;
+  stats_.variables_solved += s.flows.size();
+
+  for (size_t i = 0; i < s.flows.size(); ++i) {
+    const uint32_t slot = s.flows[i];
+    Flow& f = flows_[slot];
+    if (s.rates[i] == f.rate) continue;  // unchanged: its completion event stands
+    // Advance over the exact elapsed interval at the old rate, then continue at the new one.
+    f.remaining = remaining_now(f);
+    f.updated = now;
+    f.rate = s.rates[i];
+    reschedule(slot);
+    if (!signals_.on_flow_rate_change.empty())
+      signals_.on_flow_rate_change.emit(id_of(slot, f.generation), Bandwidth::bytes_per_s(f.rate), now);
+  }
 }
 
-void FlowNetwork::reschedule(FlowId f) {
-  Flow& fl = flows_[f];
-  engine_.cancel(fl.completion);
-  fl.completion = EventId{};
-  if (fl.rate <= 0.0) return;  // stalled (a failed link): resumes when capacity returns
-  const Time left = Time::from_seconds_ceil(fl.remaining / fl.rate);
-  fl.completion = engine_.schedule_in(left, [this, f] { finish(f); });
-}
-
-void FlowNetwork::resolve(const std::vector<LinkId>& seeds) {
-  // Connected component of active flows reachable through shared links (deterministic order).
-  ++stamp_;
-  std::vector<LinkId> link_queue;
-  std::vector<FlowId> comp;
-  for (const LinkId l : seeds)
-    if (seen_link_[l] != stamp_) seen_link_[l] = stamp_, link_queue.push_back(l);
-  for (size_t q = 0; q < link_queue.size(); ++q)
-    for (const FlowId f : links_[link_queue[q]].flows) {
-      if (seen_flow_[f] == stamp_) continue;
-      seen_flow_[f] = stamp_;
-      comp.push_back(f);
-      for (const LinkId l : flows_[f].route)
-        if (seen_link_[l] != stamp_) seen_link_[l] = stamp_, link_queue.push_back(l);
-    }
-  if (comp.empty()) return;
-  std::sort(comp.begin(), comp.end());
-  std::sort(link_queue.begin(), link_queue.end());
-  MaxMinProblem prob;
-  prob.capacity.reserve(link_queue.size());
-  for (const LinkId l : link_queue) prob.capacity.push_back(links_[l].capacity);
-  prob.uses.resize(comp.size());
-  prob.weight.resize(comp.size());
-  for (size_t i = 0; i < comp.size(); ++i) {
-    Flow& fl = flows_[comp[i]];
-    advance(fl);
-    for (const LinkId l : fl.route)
-      prob.uses[i].push_back(
-          static_cast<uint32_t>(std::lower_bound(link_queue.begin(), link_queue.end(), l) - link_queue.begin()));
-    prob.weight[i] = fl.weight;
-  }
-  const std::vector<double> rates = solve_maxmin(prob);
-  ++solves_;
-  variables_solved_ += comp.size();
-  for (size_t i = 0; i < comp.size(); ++i) {
-    Flow& fl = flows_[comp[i]];
-    if (rates[i] == fl.rate && engine_.is_pending(fl.completion)) continue;  // unchanged: keep its event
-    fl.rate = rates[i];
-    reschedule(comp[i]);
-  }
+void FlowNetwork::reschedule(uint32_t slot) {
+  Flow& f = flows_[slot];
+  engine_.cancel(f.event);
+  f.event = EventId{};
+  f.finish_at = Time::infinite();
+  if (f.rate <= 0.0) return;  // stalled (a failed link): resumes when capacity returns
+  const Time left = Time::from_seconds_ceil(f.remaining / f.rate);
+  const Time at = engine_.now() + left;
+  if (at.is_infinite()) return;  // too slow to finish within simulated time
+  f.finish_at = at;
+  f.event = engine_.schedule_at(at, [this, slot] { complete(slot); });
 }
 
 }  // namespace trainsim::sim::flow

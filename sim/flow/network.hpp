@@ -1,77 +1,138 @@
 #pragma once
-// Flow-level network: transfers are flows over routes of links; each flow first waits the sum of
-// its links' latencies, then shares link bandwidth max-min fairly with every other active flow.
-// When a flow starts or ends, only the connected component of flows that share links with it is
-// re-solved; their bytes are advanced over the exact elapsed interval and their completion
-// events cancelled and rescheduled.
+// Flow-level network: transfers are flows over routes of links. A flow first waits the sum of its
+// links' latencies (no bandwidth used), then shares link bandwidth max-min fairly (weighted) with
+// the other flows in their bandwidth phase. When flows join or leave, or a link's capacity
+// changes, only the connected component of flows sharing links with them is re-solved, once per
+// simulated instant; their bytes are advanced over the exact elapsed whole-ns interval and their
+// completion events cancelled and rescheduled (completion time rounded up to whole ns).
 
 #include <cstdint>
-#include <functional>
 #include <span>
 #include <vector>
 
 #include "sim/engine.hpp"
+#include "sim/flow/maxmin.hpp"
+#include "sim/signals.hpp"
 #include "sim/units.hpp"
 
 namespace trainsim::sim::flow {
 
-using FlowId = uint32_t;
 using LinkId = uint32_t;
+// Unique over a network's lifetime (slots are recycled, each reuse bumps a generation).
+using FlowId = uint64_t;
+
+struct LinkSpec {
+  Bandwidth capacity;
+  Time latency;
+};
+
+// Observation points (traces, statistics). Emitting costs nothing measurable without subscribers.
+struct FlowSignals {
+  Signal<FlowId, Bytes, Time> on_flow_start;            // start() called (latency phase begins)
+  Signal<FlowId, Bandwidth, Time> on_flow_rate_change;  // bandwidth-phase rate set or changed
+  Signal<FlowId, Time> on_flow_end;                     // last byte arrived, before `done` runs
+};
+
+struct FlowNetworkStats {
+  uint64_t flows_started = 0;
+  uint64_t flows_completed = 0;
+  uint64_t solves = 0;            // max-min solves (one per affected component set and instant)
+  uint64_t variables_solved = 0;  // flows over all solves
+};
 
 class FlowNetwork {
  public:
   explicit FlowNetwork(Engine& engine) : engine_(engine) {}
+  FlowNetwork(Engine& engine, std::span<const LinkSpec> links);
+  // Cancels the network's pending events: the engine may outlive it.
+  ~FlowNetwork();
   FlowNetwork(const FlowNetwork&) = delete;
   FlowNetwork& operator=(const FlowNetwork&) = delete;
 
   LinkId add_link(Bandwidth capacity, Time latency);
   size_t link_count() const { return links_.size(); }
-  // Degradation or failure (capacity 0 stalls the link's flows until it is restored).
+  Bandwidth capacity(LinkId link) const { return Bandwidth::bytes_per_s(links_[link].capacity); }
+  Time latency(LinkId link) const { return links_[link].latency; }
+  // Degradation or failure: capacity 0 stalls the link's flows until it is raised again.
   void set_capacity(LinkId link, Bandwidth capacity);
 
-  // Starts a transfer of `bytes` over `route`; `done` runs when the last byte arrives. `weight`
-  // is the sharing penalty (2 = half the share of a weight-1 flow on a common bottleneck).
-  FlowId start(Bytes bytes, std::span<const LinkId> route, std::function<void()> done, double weight = 1.0);
+  // Starts a transfer of `bytes` over `route` (link ids, in order); `done` runs when the last
+  // byte arrives. `weight` is the sharing penalty: 2 gets half the share of a weight-1 flow on a
+  // common bottleneck. A zero-byte flow completes right after its latency phase; a flow with an
+  // empty route completes at once.
+  FlowId start(Bytes bytes, std::span<const LinkId> route, Callback done, double weight = 1.0);
 
-  double rate(FlowId f) const { return flows_[f].rate; }
-  // Bytes carried by a link so far (for utilisation), as of the last update touching it.
-  double bytes_carried(LinkId l) const { return links_[l].carried; }
-  uint64_t solves() const { return solves_; }
-  uint64_t variables_solved() const { return variables_solved_; }
-  uint64_t flows_completed() const { return completed_; }
-  size_t active_flows() const { return active_; }
+  // Current rate; zero outside the bandwidth phase, while stalled, or once finished.
+  Bandwidth rate(FlowId flow) const;
+  bool is_running(FlowId flow) const;
+  // Bytes that have crossed `link` so far (completed flows exactly, running ones up to now).
+  Bytes bytes_carried(LinkId link) const;
+  size_t running_flows() const { return running_; }
+  const FlowNetworkStats& stats() const { return stats_; }
+  FlowSignals& signals() { return signals_; }
 
  private:
+  enum class Phase : uint8_t { kFree, kLatency, kBandwidth };
+  struct Hop {
+    LinkId link;
+    uint32_t pos;  // index of this flow's entry in the link's member list
+  };
+  struct Member {  // a flow crossing a link: its slot and which hop of its route this is
+    uint32_t slot;
+    uint32_t hop;
+  };
   struct Link {
-    double capacity;
+    double capacity;  // bytes/s
     Time latency;
-    std::vector<FlowId> flows;  // active flows crossing the link
-    double carried = 0;
+    std::vector<Member> members;  // flows in their bandwidth phase crossing this link
+    int64_t completed_bytes = 0;  // bytes of completed flows that crossed it
+    uint32_t stamp = 0;           // component search visit mark
+    uint32_t local = 0;           // constraint index in the current solve
+    bool dirty = false;           // waiting for the next re-solve
   };
   struct Flow {
-    std::vector<LinkId> route;
-    double remaining = 0;  // bytes
-    double rate = 0;       // bytes/s
+    std::vector<Hop> route;
+    Callback done;
+    double remaining = 0;  // bytes, exact as of `updated`
+    double rate = 0;       // bytes/s; < 0 while waiting for its first solve
     double weight = 1;
-    Time updated;  // remaining is exact as of this time
-    EventId completion;
-    std::function<void()> done;
-    bool active = false;
+    Bytes bytes;
+    Time updated, finish_at;
+    EventId event;  // activation (latency phase) or completion (bandwidth phase)
+    uint32_t generation = 0;
+    uint32_t stamp = 0;
+    Phase phase = Phase::kFree;
   };
-  void activate(FlowId f);
-  void finish(FlowId f);
-  // Re-solves the flows connected (through shared links) to `seeds`.
-  void resolve(const std::vector<LinkId>& seeds);
-  void advance(Flow& fl);
-  void reschedule(FlowId f);
+  // Scratch state of a re-solve, kept to avoid allocation.
+  struct Scratch {
+    std::vector<LinkId> links;
+    std::vector<uint32_t> flows;
+    MaxMinProblem problem;
+    MaxMinSolver solver;
+    std::vector<double> rates;
+    std::vector<uint32_t> uses;
+  };
+
+  static FlowId id_of(uint32_t slot, uint32_t generation) { return (FlowId{generation} << 32) | slot; }
+  const Flow* find(FlowId flow) const;
+  double remaining_now(const Flow& f) const;
+  void activate(uint32_t slot);
+  void complete(uint32_t slot);
+  void mark_dirty(LinkId link);
+  void resolve();
+  void reschedule(uint32_t slot);
 
   Engine& engine_;
   std::vector<Link> links_;
   std::vector<Flow> flows_;
-  uint64_t solves_ = 0, variables_solved_ = 0, completed_ = 0;
-  size_t active_ = 0;
-  std::vector<uint32_t> seen_link_, seen_flow_;  // visit stamps for component searches
+  std::vector<uint32_t> free_slots_;
+  std::vector<LinkId> dirty_;
+  EventId resolve_event_;
   uint32_t stamp_ = 0;
+  size_t running_ = 0;
+  FlowNetworkStats stats_;
+  FlowSignals signals_;
+  Scratch scratch_;
 };
 
 }  // namespace trainsim::sim::flow
