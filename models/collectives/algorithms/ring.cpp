@@ -1,47 +1,53 @@
-// Ring (Patarasuk & Yuan 2009; NCCL's ring): the buffer is cut into n chunks. Reduce-scatter:
-// in step k rank r sends chunk (r - k - 1) mod n to rank r + 1, which adds it, so chunk c ends
-// fully reduced on rank c after n - 1 steps. All-gather: in step k rank r forwards chunk
-// (r - k) mod n. All-reduce = reduce-scatter then all-gather: 2(n - 1) steps and
-// 2(n - 1)/n x S bytes sent per rank, the bandwidth-optimal volume.
+// Ring (Patarasuk & Yuan 2009; NCCL's ring). All-reduce, all-gather, reduce-scatter: the buffer is
+// cut into n blocks and passed around the ring (detail::ring_pass). Reduce-scatter: in step k rank r
+// sends block (r - k - 1) mod n to r + 1, which adds it, so block b ends summed on rank b after n - 1
+// steps; all-gather forwards block (r - k) mod n; all-reduce is the two in turn: 2(n - 1) steps and
+// 2(n - 1)/n x N bytes sent per rank, the bandwidth-optimal volume. Broadcast and reduce run a
+// chain along the ring from (or to) the root: n - 1 steps, N bytes sent by every rank but the
+// chain's end. `bidirectional` runs every other channel the opposite way round.
 #include "models/collectives/collective.hpp"
+
+#include <numeric>
 
 namespace trainsim::models::collectives {
 namespace {
 
-int32_t mod(int32_t a, int32_t n) { return ((a % n) + n) % n; }
-
-void phase(CollectivePlan& p, int32_t n, sim::Bytes chunk, bool reduce) {
-  for (int32_t k = 0; k < n - 1; ++k) {
-    Step s;
-    for (int32_t r = 0; r < n; ++r)
-      s.transfers.push_back(Transfer{r, mod(r + 1, n), reduce ? mod(r - k - 1, n) : mod(r - k, n), chunk, reduce});
-    p.steps.push_back(std::move(s));
-  }
-}
-
-CollectivePlan ring(const CollectiveSpec& spec, int32_t n) {
+CollectivePlan plan_ring(const CollectiveSpec& spec, const Group& group, const AlgorithmParams&,
+                         const ChannelInfo& channel) {
+  const int32_t n = group.size;
   CollectivePlan p;
-  p.chunks = n;
-  if (n <= 1) return p;
-  const sim::Bytes chunk = spec.bytes / n;
-  switch (spec.op) {
-    case CollectiveOp::kAllReduce:
-      phase(p, n, chunk, true);
-      phase(p, n, chunk, false);
-      break;
-    case CollectiveOp::kAllGather: phase(p, n, chunk, false); break;
-    case CollectiveOp::kReduceScatter: phase(p, n, chunk, true); break;
-    default: break;
+  if (spec.op == CollectiveOp::kBroadcast || spec.op == CollectiveOp::kReduce) {
+    // The chain q_0 = root, q_j = root + dir * j (broadcast flows q_0 -> q_1 -> ...); a reduce
+    // flows the other way along q_j = root - dir * j and ends at the root.
+    detail::set_chunks(p, spec.bytes, 1);
+    const int32_t dir = channel.reversed ? -1 : 1;
+    const bool bcast = spec.op == CollectiveOp::kBroadcast;
+    const auto q = [&](int32_t j) { return (((spec.root + (bcast ? dir : -dir) * j) % n) + n) % n; };
+    for (int32_t i = 0; i + 1 < n; ++i) {
+      if (bcast)
+        detail::add(p, static_cast<size_t>(i), q(i), q(i + 1), 0, false);
+      else
+        detail::add(p, static_cast<size_t>(i), q(n - 1 - i), q(n - 2 - i), 0, true);
+    }
+    return p;
   }
+  detail::set_chunks(p, spec.bytes, n);
+  std::vector<int32_t> members(static_cast<size_t>(n));
+  std::iota(members.begin(), members.end(), 0);
+  std::vector<std::vector<int32_t>> blocks;
+  for (int32_t r = 0; r < n; ++r) blocks.push_back({r});
+  if (spec.op != CollectiveOp::kAllGather) detail::ring_pass(p, 0, members, blocks, true, channel.reversed);
+  if (spec.op != CollectiveOp::kReduceScatter)
+    detail::ring_pass(p, p.steps.size(), members, blocks, false, channel.reversed);
   return p;
 }
 
+TRAINSIM_REGISTER_COLLECTIVE(ring, "ring",
+                             "Bandwidth-optimal ring: all-reduce in 2(p-1) steps moving 2(p-1)/p x N per rank; "
+                             "chain broadcast/reduce",
+                             (CollectiveOp::kAllReduce, CollectiveOp::kAllGather, CollectiveOp::kReduceScatter,
+                              CollectiveOp::kBroadcast, CollectiveOp::kReduce),
+                             plan_ring, nullptr, {"bidirectional"})
+
 }  // namespace
 }  // namespace trainsim::models::collectives
-
-TRAINSIM_REGISTER_COLLECTIVE(ring, "ring", "Bandwidth-optimal ring: 2(p-1) steps for all-reduce, (p-1) for AG/RS",
-                             (std::vector<::trainsim::models::collectives::CollectiveOp>{
-                                 ::trainsim::models::collectives::CollectiveOp::kAllReduce,
-                                 ::trainsim::models::collectives::CollectiveOp::kAllGather,
-                                 ::trainsim::models::collectives::CollectiveOp::kReduceScatter}),
-                             ::trainsim::models::collectives::ring)
