@@ -1,55 +1,107 @@
 #include "topology/graph.hpp"
 
+#include <array>
+#include <sstream>
+
 #include "sim/error.hpp"
 
 namespace trainsim::topology {
 
-const char* to_string(NodeKind k) {
-  switch (k) {
-    case NodeKind::kGpu: return "gpu";
-    case NodeKind::kNvSwitch: return "nvswitch";
-    case NodeKind::kLeaf: return "leaf";
-    case NodeKind::kSpine: return "spine";
+namespace {
+constexpr std::array<std::pair<NodeKind, const char*>, 9> kKindNames{{{NodeKind::kGpu, "gpu"},
+                                                                      {NodeKind::kNvSwitch, "nvswitch"},
+                                                                      {NodeKind::kPcieSwitch, "pcie_switch"},
+                                                                      {NodeKind::kCpu, "cpu"},
+                                                                      {NodeKind::kNic, "nic"},
+                                                                      {NodeKind::kLeaf, "leaf"},
+                                                                      {NodeKind::kSpine, "spine"},
+                                                                      {NodeKind::kCore, "core"},
+                                                                      {NodeKind::kRouter, "router"}}};
+
+// Marks the vertices reachable from `from` over working links, forward or backward.
+std::vector<uint8_t> reachable(const Graph& g, Vertex from, bool forward) {
+  std::vector<uint8_t> seen(boost::num_vertices(g), 0);
+  std::vector<Vertex> queue{from};
+  seen[from] = 1;
+  for (size_t q = 0; q < queue.size(); ++q) {
+    auto visit = [&](Vertex n, const LinkProps& l) {
+      if (l.factor > 0.0 && !seen[n]) {
+        seen[n] = 1;
+        queue.push_back(n);
+      }
+    };
+    if (forward) {
+      for (const Edge e : boost::make_iterator_range(boost::out_edges(queue[q], g))) visit(boost::target(e, g), g[e]);
+    } else {
+      for (const Edge e : boost::make_iterator_range(boost::in_edges(queue[q], g))) visit(boost::source(e, g), g[e]);
+    }
   }
+  return seen;
+}
+}  // namespace
+
+const char* to_string(NodeKind k) {
+  for (const auto& [kind, name] : kKindNames)
+    if (kind == k) return name;
   return "?";
 }
 
-Vertex Topology::add_node(NodeKind kind, int32_t server, std::string name) {
-  const Vertex v = boost::add_vertex(NodeProps{kind, server, std::move(name)}, g_);
+std::optional<NodeKind> parse_node_kind(std::string_view name) {
+  for (const auto& [kind, n] : kKindNames)
+    if (name == n) return kind;
+  return std::nullopt;
+}
+
+std::vector<std::string> node_kind_names() {
+  std::vector<std::string> out;
+  for (const auto& kv : kKindNames) out.emplace_back(kv.second);
+  return out;
+}
+
+Vertex Topology::add_node(NodeKind kind, std::string name, int32_t server, int32_t local) {
+  const Vertex v = boost::add_vertex(NodeProps{kind, server, local, std::move(name)}, g_);
   if (kind == NodeKind::kGpu) gpus_.push_back(v);
   return v;
 }
 
-void Topology::add_cable(Vertex a, Vertex b, sim::Bandwidth capacity, sim::Time latency, const std::string& kind) {
+LinkId Topology::add_cable(Vertex a, Vertex b, sim::Bandwidth capacity, sim::Time latency, std::string_view kind) {
+  TRAINSIM_ASSERT(a != b, "a cable from a node to itself");
+  TRAINSIM_ASSERT(capacity > sim::Bandwidth(), "a cable without bandwidth");
+  const auto first = static_cast<LinkId>(links_.size());
   for (const auto& [from, to] : {std::pair{a, b}, std::pair{b, a}}) {
     const auto id = static_cast<LinkId>(links_.size());
-    links_.push_back(boost::add_edge(from, to, LinkProps{id, capacity, latency, kind, 1.0}, g_).first);
+    links_.push_back(boost::add_edge(from, to, LinkProps{id, capacity, latency, std::string(kind), 1.0}, g_).first);
   }
+  return first;
+}
+
+std::optional<Vertex> Topology::find_node(std::string_view name) const {
+  for (const Vertex v : boost::make_iterator_range(boost::vertices(g_)))
+    if (g_[v].name == name) return v;
+  return std::nullopt;
 }
 
 void Topology::degrade(LinkId id, double factor) {
   TRAINSIM_ASSERT(id < links_.size(), "unknown link ", id);
-  TRAINSIM_ASSERT(factor >= 0.0 && factor <= 1.0, "degradation factor outside [0, 1]");
+  TRAINSIM_ASSERT(factor >= 0.0 && factor <= 1.0, "degradation factor ", factor, " outside [0, 1]");
   g_[links_[id]].factor = factor;
 }
 
 void Topology::check_connected(const std::string& path) const {
-  if (gpus_.empty()) return;
-  std::vector<uint8_t> seen(boost::num_vertices(g_), 0);
-  std::vector<Vertex> queue{gpus_[0]};
-  seen[gpus_[0]] = 1;
-  for (size_t q = 0; q < queue.size(); ++q)
-    for (const Edge e : boost::make_iterator_range(boost::out_edges(queue[q], g_))) {
-      const Vertex t = boost::target(e, g_);
-      if (g_[e].factor > 0.0 && !seen[t]) seen[t] = 1, queue.push_back(t);
-    }
-  for (size_t i = 0; i < gpus_.size(); ++i)
-    if (!seen[gpus_[i]]) {
-      std::string msg = "the topology is disconnected: GPU ";
-      msg += std::to_string(i);
-      msg += " cannot reach GPU 0";
-      throw ConfigError(path, msg, "check the links of the network description");
-    }
+  if (gpus_.size() < 2) return;
+  const auto from0 = reachable(g_, gpus_[0], true);
+  const auto to0 = reachable(g_, gpus_[0], false);
+  for (size_t i = 1; i < gpus_.size(); ++i) {
+    if (from0[gpus_[i]] && to0[gpus_[i]]) continue;
+    std::ostringstream msg;
+    if (!to0[gpus_[i]])
+      msg << "the topology is disconnected: GPU " << i << " (\"" << g_[gpus_[i]].name << "\") cannot reach GPU 0 (\""
+          << g_[gpus_[0]].name << "\")";
+    else
+      msg << "the topology is disconnected: GPU 0 (\"" << g_[gpus_[0]].name << "\") cannot reach GPU " << i << " (\""
+          << g_[gpus_[i]].name << "\")";
+    throw ConfigError(path, msg.str(), "check the links of the network description and its faults");
+  }
 }
 
 }  // namespace trainsim::topology

@@ -1,94 +1,302 @@
 #include "topology/routing.hpp"
 
+#include <algorithm>
+#include <unordered_map>
+
 #include "sim/error.hpp"
+#include "topology/detail/shortest_paths.hpp"
 
 namespace trainsim::topology {
 
+using sim::config::Json;
+
 namespace {
+
+constexpr const char* kModeNames[] = {"ecmp", "spray", "dimension_order", "shortest"};
+// Vertices and links held by cached path DAGs (about 16 bytes each, 64 MiB in all); past this it starts
+// over (results never depend on it).
+constexpr size_t kMaxCachedEntries = size_t{1} << 22;
+
+// SplitMix64 finalizer: a fixed, platform-independent mixing function.
 uint64_t mix(uint64_t x) {
+  x += 0x9E3779B97F4A7C15ULL;
   x = (x ^ (x >> 30)) * 0xBF58476D1CE4E5B9ULL;
   x = (x ^ (x >> 27)) * 0x94D049BB133111EBULL;
   return x ^ (x >> 31);
 }
-constexpr size_t kMaxSprayPaths = 64;
+
+// Uniform double in [0, 1) from a hash.
+double unit(uint64_t h) { return static_cast<double>(h >> 11) * 0x1.0p-53; }
+
 }  // namespace
 
-const std::vector<int32_t>& Router::distances_to(Vertex dst) const {
-  auto it = dist_.find(dst);
-  if (it != dist_.end()) return it->second;
-  const Graph& g = t_.graph();
-  std::vector<int32_t> d(boost::num_vertices(g), -1);
-  std::vector<Vertex> queue{dst};
-  d[dst] = 0;
-  for (size_t q = 0; q < queue.size(); ++q)
-    for (const Edge e : boost::make_iterator_range(boost::in_edges(queue[q], g))) {
-      const Vertex s = boost::source(e, g);
-      if (g[e].factor > 0.0 && d[s] < 0) d[s] = d[queue[q]] + 1, queue.push_back(s);
-    }
-  return dist_.emplace(dst, std::move(d)).first->second;
+const char* to_string(RoutingParams::Mode m) { return kModeNames[static_cast<size_t>(m)]; }
+
+const sim::config::Schema<RoutingParams>& routing_schema() {
+  static const sim::config::Schema<RoutingParams> schema = [] {
+    sim::config::Schema<RoutingParams> s("routing", "How connections between GPUs are routed over the topology.");
+    s.custom("mode", "one of ecmp|spray|dimension_order|shortest", std::string("\"ecmp\""),
+             "ecmp: hashed equal-cost paths per sub-flow; spray: even split over every equal-cost path; "
+             "dimension_order: tori only; shortest: one fixed path.",
+             [](RoutingParams& r, const Json& j, const std::string& p) {
+               const std::string m = sim::config::read_enum(j, p, {"ecmp", "spray", "dimension_order", "shortest"});
+               for (size_t i = 0; i < std::size(kModeNames); ++i)
+                 if (m == kModeNames[i]) r.mode = static_cast<RoutingParams::Mode>(i);
+             })
+        .custom("flows_per_connection", "integer in [1, 1024]", std::string("1"),
+                "Sub-flows (queue pairs) per connection, each hashed to its own path (Llama 3: 16).",
+                [](RoutingParams& r, const Json& j, const std::string& p) {
+                  r.flows_per_connection = static_cast<int32_t>(sim::config::read_int(j, p, 1, 1024));
+                })
+        .custom("seed", "integer >= 0", std::string("0"), "Seed of the ECMP hash.",
+                [](RoutingParams& r, const Json& j, const std::string& p) {
+                  r.seed = static_cast<uint64_t>(sim::config::read_int(j, p, 0, sim::config::kUnboundedInt));
+                })
+        .custom("max_spray_paths", "integer in [1, 4096]", std::string("64"),
+                "Most paths one sprayed flow is split over (beyond: a deterministic uniform sample).",
+                [](RoutingParams& r, const Json& j, const std::string& p) {
+                  r.max_spray_paths = static_cast<int32_t>(sim::config::read_int(j, p, 1, 4096));
+                });
+    return s;
+  }();
+  return schema;
 }
 
-void Router::next_links(Vertex v, const std::vector<int32_t>& d, std::vector<LinkId>& out) const {
-  const Graph& g = t_.graph();
-  out.clear();
-  for (const Edge e : boost::make_iterator_range(boost::out_edges(v, g))) {
-    const Vertex n = boost::target(e, g);
-    if (g[e].factor > 0.0 && d[n] >= 0 && d[n] == d[v] - 1) out.push_back(g[e].id);
+RoutingParams parse_routing(const Json& j, const Topology& t, const std::string& path) {
+  RoutingParams r;
+  routing_schema().parse(j, path, r);
+  if (r.mode == RoutingParams::Mode::kDimensionOrder && t.torus_shape().empty()) {
+    std::string msg = "dimension_order routing needs a torus, got \"";
+    msg += t.builder();
+    msg += "\"";
+    throw ConfigError(path + ".mode", msg, "use ecmp, spray or shortest");
   }
+  return r;
 }
 
-int32_t Router::hops(size_t src, size_t dst) const { return distances_to(t_.gpu(dst))[t_.gpu(src)]; }
+struct Router::Impl {
+  explicit Impl(const Topology& t) : adj(t), finder(adj) {}
+  const detail::PathDag& dag(Vertex s, Vertex d) {
+    const uint64_t key = (static_cast<uint64_t>(s) << 32) | d;
+    if (const auto it = cache.find(key); it != cache.end()) return it->second;
+    detail::PathDag g = finder.find(s, d);
+    const size_t entries = g.vertex_count() + g.link_count() + 1;
+    if (cached_entries + entries > kMaxCachedEntries) {
+      cache.clear();
+      cached_entries = 0;
+    }
+    cached_entries += entries;
+    return cache.emplace(key, std::move(g)).first->second;
+  }
+  // Per DAG vertex (by index): paths to the destination, and fewest links on one.
+  void count_paths(const detail::PathDag& g, Vertex v, Vertex dst) {
+    const size_t i = g.index(v);
+    if (v == dst || i == detail::PathDag::npos || paths[i] >= 0) return;
+    double n = 0;
+    int32_t fewest = -1;
+    for (const LinkId l : g.next_links_at(i)) {
+      const Vertex w = adj.dst(l);
+      count_paths(g, w, dst);
+      const size_t k = g.index(w);
+      n += w == dst ? 1.0 : paths[k];
+      const int32_t h = 1 + (w == dst ? 0 : links[k]);
+      fewest = fewest < 0 ? h : std::min(fewest, h);
+    }
+    paths[i] = n;
+    links[i] = fewest;
+  }
+  void prepare_counts(const detail::PathDag& g, Vertex s, Vertex d) {
+    paths.assign(g.vertex_count(), -1.0);
+    links.assign(g.vertex_count(), 0);
+    count_paths(g, s, d);
+  }
 
-std::vector<Route> Router::routes(size_t src, size_t dst, uint64_t flow_id) const {
+  detail::Adjacency adj;
+  detail::DagFinder finder;
+  std::unordered_map<uint64_t, detail::PathDag> cache;
+  size_t cached_entries = 0;
+  std::vector<double> paths;
+  std::vector<int32_t> links;
+};
+
+Router::Router(const Topology& t, RoutingParams params) : t_(t), params_(params), impl_(std::make_unique<Impl>(t)) {
+  TRAINSIM_ASSERT(params_.flows_per_connection >= 1, "flows_per_connection must be at least 1");
+  TRAINSIM_ASSERT(params_.max_spray_paths >= 1, "max_spray_paths must be at least 1");
+  TRAINSIM_ASSERT(params_.mode != RoutingParams::Mode::kDimensionOrder || !t.torus_shape().empty(),
+                  "dimension_order routing on a topology that is not a torus");
+}
+
+Router::~Router() = default;
+Router::Router(Router&&) noexcept = default;
+
+int32_t Router::hops(uint32_t src, uint32_t dst) const {
+  if (src == dst) return 0;
+  const Vertex s = t_.gpu_node(src), d = t_.gpu_node(dst);
+  const detail::PathDag& g = impl_->dag(s, d);
+  if (!g.reachable()) return -1;
+  impl_->prepare_counts(g, s, d);
+  return impl_->links[g.index(s)];
+}
+
+double Router::path_count(uint32_t src, uint32_t dst) const {
+  if (src == dst) return 1.0;
+  const Vertex s = t_.gpu_node(src), d = t_.gpu_node(dst);
+  const detail::PathDag& g = impl_->dag(s, d);
+  if (!g.reachable()) return 0.0;
+  impl_->prepare_counts(g, s, d);
+  return impl_->paths[g.index(s)];
+}
+
+std::vector<Route> Router::routes(uint32_t src, uint32_t dst, uint64_t flow_id) const {
   std::vector<Route> out;
-  if (src == dst) return out;
-  const Vertex s = t_.gpu(src), target = t_.gpu(dst);
-  const auto& d = distances_to(target);
-  TRAINSIM_ASSERT(d[s] >= 0, "no route from GPU ", src, " to GPU ", dst);
-  std::vector<LinkId> choices;
-  if (p_.mode == RoutingParams::Mode::kSpray) {
-    // Depth-first over equal-cost next hops, splitting the fraction evenly at every branch.
-    struct Partial {
-      Vertex at;
-      Route r;
-    };
-    std::vector<Partial> stack{{s, Route{}}};
-    while (!stack.empty()) {
-      Partial cur = std::move(stack.back());
-      stack.pop_back();
-      if (cur.at == target) {
-        out.push_back(std::move(cur.r));
-        continue;
-      }
-      next_links(cur.at, d, choices);
-      // Cap the enumeration: beyond kMaxSprayPaths keep the first branches (deterministic order).
-      const size_t take = out.size() + stack.size() + choices.size() > kMaxSprayPaths ? 1 : choices.size();
-      for (size_t k = take; k-- > 0;) {
-        Partial next{t_.link_target(choices[k]), cur.r};
-        next.r.links.push_back(choices[k]);
-        next.r.fraction /= static_cast<double>(take);
-        stack.push_back(std::move(next));
-      }
-    }
-    return out;
+  routes(src, dst, flow_id, out);
+  return out;
+}
+
+namespace {
+
+// Walks the DAG from `s` to `d`, choosing among next links with `pick(vertex, choices)`.
+template <typename Pick>
+void walk(const detail::PathDag& g, const detail::Adjacency& adj, Vertex s, Vertex d, Pick&& pick,
+          std::vector<LinkId>& out) {
+  for (Vertex at = s; at != d;) {
+    const auto choices = g.next_links(at);
+    TRAINSIM_ASSERT(!choices.empty(), "vertex ", at, " is off the shortest-path DAG");
+    const LinkId l = choices[pick(at, choices)];
+    out.push_back(l);
+    at = adj.dst(l);
   }
-  const int32_t n = std::max<int32_t>(1, p_.flows_per_connection);
-  for (int32_t sub = 0; sub < n; ++sub) {
+}
+
+// The dimension-order route on a torus, or false when one of its links has failed.
+bool dimension_order(const Topology& t, const detail::Adjacency& adj, uint32_t src, uint32_t dst,
+                     std::vector<LinkId>& out) {
+  const auto& shape = t.torus_shape();
+  std::vector<int64_t> at(shape.size()), to(shape.size());
+  for (size_t k = 0, a = src, b = dst; k < shape.size(); ++k) {
+    at[k] = static_cast<int64_t>(a) % shape[k];
+    to[k] = static_cast<int64_t>(b) % shape[k];
+    a /= static_cast<size_t>(shape[k]);
+    b /= static_cast<size_t>(shape[k]);
+  }
+  auto index = [&] {
+    int64_t i = 0;
+    for (size_t k = shape.size(); k-- > 0;) i = i * shape[k] + at[k];
+    return static_cast<size_t>(i);
+  };
+  for (size_t k = 0; k < shape.size(); ++k) {
+    const int64_t n = shape[k], ahead = ((to[k] - at[k]) % n + n) % n;
+    const int64_t step = ahead <= n - ahead ? 1 : -1;
+    for (int64_t left = std::min(ahead, n - ahead); left > 0; --left) {
+      const Vertex from = t.gpu_node(index());
+      at[k] = ((at[k] + step) % n + n) % n;
+      const Vertex next = t.gpu_node(index());
+      const auto links = adj.out_links(from);
+      const auto it = std::find_if(links.begin(), links.end(), [&](LinkId l) { return adj.dst(l) == next; });
+      if (it == links.end()) return false;
+      out.push_back(*it);
+    }
+  }
+  return true;
+}
+
+}  // namespace
+
+void Router::routes(uint32_t src, uint32_t dst, uint64_t flow_id, std::vector<Route>& out) const {
+  TRAINSIM_ASSERT(src < t_.gpu_count() && dst < t_.gpu_count(), "GPU ", src, " or ", dst, " out of range");
+  if (src == dst) return;
+  const Vertex s = t_.gpu_node(src), d = t_.gpu_node(dst);
+  const auto k = static_cast<size_t>(params_.flows_per_connection);
+  using Mode = RoutingParams::Mode;
+
+  if (params_.mode == Mode::kDimensionOrder) {
     Route r;
-    r.fraction = 1.0 / static_cast<double>(n);
-    Vertex at = s;
-    for (int32_t hop = 0; at != target; ++hop) {
-      next_links(at, d, choices);
+    if (dimension_order(t_, impl_->adj, src, dst, r.links)) {
+      r.fraction = 1.0 / static_cast<double>(k);
+      for (size_t i = 0; i < k; ++i) out.push_back(r);
+      return;
+    }
+  }
+  const detail::PathDag& g = impl_->dag(s, d);
+  TRAINSIM_ASSERT(g.reachable(), "no working route from GPU ", src, " to GPU ", dst);
+
+  if (params_.mode == Mode::kSpray) {
+    impl_->prepare_counts(g, s, d);
+    const double total = impl_->paths[g.index(s)];
+    const size_t first = out.size();
+    if (total <= static_cast<double>(params_.max_spray_paths)) {
+      // Every equal-cost path, depth first in link-id order.
+      std::vector<std::pair<Vertex, size_t>> stack{{s, 0}};
+      std::vector<LinkId> path;
+      while (!stack.empty()) {
+        auto& [v, next] = stack.back();
+        const auto choices = g.next_links(v);
+        if (v == d || next == choices.size()) {
+          if (v == d) out.push_back(Route{path, 1.0 / total});
+          stack.pop_back();
+          if (!path.empty()) path.pop_back();
+          continue;
+        }
+        const LinkId l = choices[next++];
+        path.push_back(l);
+        stack.emplace_back(impl_->adj.dst(l), 0);
+      }
+    } else {
+      // Uniform sample of paths: at each vertex, a next link with probability proportional to
+      // the paths through it. Identical samples merge.
+      const auto m = static_cast<size_t>(params_.max_spray_paths);
+      for (size_t j = 0; j < m; ++j) {
+        Route r{{}, 1.0 / static_cast<double>(m)};
+        const uint64_t h = mix(params_.seed ^ mix(((static_cast<uint64_t>(src) << 32) | dst) ^ mix(j)));
+        walk(
+            g, impl_->adj, s, d,
+            [&](Vertex at, std::span<const LinkId> choices) {
+              double x = unit(mix(h ^ at)) * impl_->paths[g.index(at)];
+              for (size_t c = 0; c + 1 < choices.size(); ++c) {
+                const Vertex w = impl_->adj.dst(choices[c]);
+                x -= w == d ? 1.0 : impl_->paths[g.index(w)];
+                if (x < 0) return c;
+              }
+              return choices.size() - 1;
+            },
+            r.links);
+        out.push_back(std::move(r));
+      }
+      std::sort(out.begin() + static_cast<std::ptrdiff_t>(first), out.end(),
+                [](const Route& a, const Route& b) { return a.links < b.links; });
+      size_t w = first;
+      for (size_t i = first; i < out.size(); ++i) {
+        if (w > first && out[w - 1].links == out[i].links) {
+          out[w - 1].fraction += out[i].fraction;
+        } else {
+          if (w != i) out[w] = std::move(out[i]);
+          ++w;
+        }
+      }
+      out.resize(w);
+    }
+    return;
+  }
+
+  const double fraction = 1.0 / static_cast<double>(k);
+  for (size_t sub = 0; sub < k; ++sub) {
+    Route r{{}, fraction};
+    if (params_.mode == Mode::kShortest) {
+      walk(
+          g, impl_->adj, s, d, [](Vertex, std::span<const LinkId>) { return size_t{0}; }, r.links);
+    } else {  // ECMP, also the fallback of dimension order around failed links
       const uint64_t h =
-          mix(p_.seed ^ mix(flow_id * 0x9E3779B97F4A7C15ULL + static_cast<uint64_t>(sub)) ^
-              mix((static_cast<uint64_t>(src) << 32) ^ static_cast<uint64_t>(dst)) ^ static_cast<uint64_t>(hop));
-      const LinkId l = choices[h % choices.size()];
-      r.links.push_back(l);
-      at = t_.link_target(l);
+          mix(params_.seed ^
+              mix(flow_id ^ mix(static_cast<uint64_t>(sub) ^ mix((static_cast<uint64_t>(src) << 32) | dst))));
+      walk(
+          g, impl_->adj, s, d,
+          [&](Vertex at, std::span<const LinkId> choices) {
+            return static_cast<size_t>(mix(h ^ (static_cast<uint64_t>(at) * 0xD6E8FEB86659FD93ULL)) % choices.size());
+          },
+          r.links);
     }
     out.push_back(std::move(r));
   }
-  return out;
 }
 
 }  // namespace trainsim::topology

@@ -45,7 +45,7 @@ StageMemory stage_memory(const StageMemoryInput& in) {
     params +=
         static_cast<double>(m.vocab) * h / t + (m.position == "learned" ? static_cast<double>(in.seq_len) * h : 0.0);
   if (in.last && (!m.tied_embeddings || !in.first)) params += static_cast<double>(m.vocab) * h / t;
-  if (in.last) params += h;  // final norm
+  if (in.last) params += m.norm == "layernorm" ? 2 * h : h;  // final norm: weight (and bias)
   StageMemory s;
   s.parameters = params;
   const double dp = static_cast<double>(in.dp);

@@ -439,7 +439,9 @@ struct Builder {
     const double emb =
         static_cast<double>(job.model.vocab) * static_cast<double>(job.model.hidden) / static_cast<double>(job.tp);
     if (s == 0) params += emb;
-    if (s == p - 1 && (!job.model.tied_embeddings || p == 1)) params += emb;
+    // The last stage holds the LM head, or with tied embeddings its own copy of the embedding
+    // (Megatron's embedding group) unless it is also the first stage.
+    if (s == p - 1 && (!job.model.tied_embeddings || p > 1)) params += emb;
     return params;
   }
 
@@ -603,7 +605,8 @@ struct Builder {
               if (final_b) {
                 embed_grad[su(s)] = h;
                 bk.pending.push_back(h);
-                bk.params += emb_params;
+                // A tied embedding on a single stage is the LM head's tensor: counted there already.
+                if (!(job.model.tied_embeddings && p == 1)) bk.params += emb_params;
               }
             } else {
               const int64_t to = (vs - 1) % p;

@@ -1,6 +1,15 @@
-// Rail-optimized fabric (NVIDIA SuperPOD): in each scalable unit, GPU i of every server hangs
-// off rail leaf i; every rail leaf is cabled to every spine. Same-rail traffic stays one leaf
-// hop away; cross-rail traffic goes through a spine or first over NVLink to the right rail.
+// Rail-optimized fabric (NVIDIA DGX SuperPOD): servers are grouped into scalable units; in each
+// unit, GPU i of every server (through its NIC i) is cabled to rail leaf i of the unit, and every
+// rail leaf is cabled to every spine. Same-rail traffic stays one leaf away; cross-rail traffic
+// takes NVLink to the destination's rail first (NCCL's PXN) or a spine. The spine layer is
+// modelled as `spines` switches sharing the leaves' uplink capacity, servers_per_unit x
+// nic_bandwidth / oversubscription per leaf, evenly.
+// Closed forms (g GPUs, n = g / gpus_per_node servers, U units, R = gpus_per_node rails):
+// leaves U R; cables = server cables + g NIC cables + U R spines (when n > 1). Bisection
+// (halves of whole units): one unit (g/2) x nic; several (1/2) sum over leaves of
+// min(GPUs on the leaf x nic, uplink), = (g/2) x nic / r for full units.
+#include <algorithm>
+
 #include "topology/builder.hpp"
 #include "topology/detail/servers.hpp"
 
@@ -16,13 +25,13 @@ struct Params {
   double oversubscription = 1.0;
 };
 
-Topology build(const sim::config::Json& j, int64_t gpus, const std::string& path) {
-  static const sim::config::Schema<Params> schema = [] {
+const sim::config::Schema<Params>& schema() {
+  static const sim::config::Schema<Params> s = [] {
     sim::config::Schema<Params> s("rail_optimized", "Rail-optimized leaf/spine fabric (SuperPOD scalable units).");
     detail::add_server_fields(s);
     s.unit("nic_bandwidth", &Params::nic_bandwidth, &sim::config::read_bandwidth, "bandwidth", std::nullopt,
            "Per-GPU NIC bandwidth per direction.")
-        .unit("link_latency", &Params::link_latency, &sim::config::read_time, "duration", std::string("1us"),
+        .unit("link_latency", &Params::link_latency, &sim::config::read_time, "duration", "1us",
               "Latency of one network hop (NIC-leaf, leaf-spine).")
         .integer("servers_per_unit", &Params::servers_per_unit, 1, 4096, 32,
                  "Servers per scalable unit (one rail leaf per GPU index per unit; DGX SuperPOD: 32).")
@@ -31,30 +40,40 @@ Topology build(const sim::config::Json& j, int64_t gpus, const std::string& path
                 "Leaf downlink / uplink capacity ratio (1 = non-blocking).");
     return s;
   }();
+  return s;
+}
+
+std::vector<ParamDoc> docs() { return param_docs(schema()); }
+
+Topology build(const sim::config::Json& j, int64_t gpus, const std::string& path) {
   Params p;
-  schema.parse(j, path, p);
-  detail::check_whole_servers(gpus, p.server.gpus_per_node, path);
+  schema().parse(j, path, p);
+  const ServerFabric fabric = detail::resolve_servers(p.server, path);
+  detail::check_whole_servers(gpus, fabric);
   Topology t;
-  const auto servers = detail::add_servers(t, gpus, p.server);
-  const int64_t units = (static_cast<int64_t>(servers.size()) + p.servers_per_unit - 1) / p.servers_per_unit;
-  const bool multi_leaf = servers.size() > 1;
+  const auto servers = detail::add_servers(t, fabric, gpus);
+  const auto n = static_cast<int64_t>(servers.size());
+  const int64_t rails = fabric.gpus_per_node, units = (n + p.servers_per_unit - 1) / p.servers_per_unit;
+  const bool with_spines = n > 1 && units * rails > 1;
+  const sim::Bandwidth uplink = p.nic_bandwidth * (static_cast<double>(p.servers_per_unit) / p.oversubscription);
   std::vector<Vertex> spine;
-  for (int64_t s = 0; s < p.spines && (units > 1 || p.server.gpus_per_node > 1) && multi_leaf; ++s)
-    spine.push_back(t.add_node(NodeKind::kSpine, -1, detail::numbered("spine", s)));
-  const sim::Bandwidth uplink = p.nic_bandwidth * (static_cast<double>(p.servers_per_unit) /
-                                                   (p.oversubscription * static_cast<double>(p.spines)));
+  for (int64_t s = 0; s < p.spines && with_spines; ++s)
+    spine.push_back(t.add_node(NodeKind::kSpine, detail::numbered("spine", s)));
+  double cross = 0.0;  // sum over leaves of min(down, up) in bytes/s
   for (int64_t u = 0; u < units; ++u)
-    for (int64_t rail = 0; rail < p.server.gpus_per_node; ++rail) {
-      const Vertex leaf =
-          t.add_node(NodeKind::kLeaf, -1, detail::numbered("rail_leaf", u * p.server.gpus_per_node + rail));
-      for (int64_t s = u * p.servers_per_unit;
-           s < std::min<int64_t>((u + 1) * p.servers_per_unit, static_cast<int64_t>(servers.size())); ++s)
+    for (int64_t rail = 0; rail < rails; ++rail) {
+      const Vertex leaf = t.add_node(NodeKind::kLeaf, detail::numbered("rail_leaf", u * rails + rail));
+      const int64_t last = std::min((u + 1) * p.servers_per_unit, n);
+      for (int64_t s = u * p.servers_per_unit; s < last; ++s)
         t.add_cable(servers[static_cast<size_t>(s)][static_cast<size_t>(rail)], leaf, p.nic_bandwidth, p.link_latency,
                     "ib");
-      for (const Vertex sp : spine) t.add_cable(leaf, sp, uplink, p.link_latency, "ib");
+      for (const Vertex sp : spine) t.add_cable(leaf, sp, uplink / static_cast<double>(p.spines), p.link_latency, "ib");
+      const double down = p.nic_bandwidth.bytes_per_second() * static_cast<double>(last - u * p.servers_per_unit);
+      cross += std::min(down, uplink.bytes_per_second());
     }
-  t.set_bisection(multi_leaf ? p.nic_bandwidth * (static_cast<double>(gpus) / 2.0 / p.oversubscription)
-                             : p.server.nvlink_bandwidth * static_cast<double>(gpus / 2));
+  if (n > 1)
+    t.set_bisection(units == 1 ? p.nic_bandwidth * static_cast<double>(gpus / 2)
+                               : sim::Bandwidth::bytes_per_s(cross / 2.0));
   return t;
 }
 
@@ -63,4 +82,4 @@ Topology build(const sim::config::Json& j, int64_t gpus, const std::string& path
 
 TRAINSIM_REGISTER_TOPOLOGY(rail_optimized, "rail_optimized",
                            "Rail-optimized leaf/spine fabric: GPU i of each server on rail leaf i (SuperPOD)",
-                           ::trainsim::topology::build)
+                           ::trainsim::topology::docs, ::trainsim::topology::build)

@@ -1,5 +1,9 @@
 #include "topology/detail/servers.hpp"
 
+#include <sstream>
+
+#include "sim/error.hpp"
+
 namespace trainsim::topology::detail {
 
 std::string numbered(const char* prefix, int64_t i) {
@@ -8,30 +12,50 @@ std::string numbered(const char* prefix, int64_t i) {
   return out;
 }
 
-std::vector<std::vector<Vertex>> add_servers(Topology& t, int64_t gpus, const ServerParams& p) {
-  std::vector<std::vector<Vertex>> servers;
-  const int64_t n = (gpus + p.gpus_per_node - 1) / p.gpus_per_node;
-  for (int64_t s = 0; s < n; ++s) {
-    const auto server = static_cast<int32_t>(s);
-    const Vertex sw = t.add_node(NodeKind::kNvSwitch, server, numbered("nvswitch", s));
-    servers.emplace_back();
-    for (int64_t l = 0; l < p.gpus_per_node && s * p.gpus_per_node + l < gpus; ++l) {
-      const Vertex g = t.add_node(NodeKind::kGpu, server, numbered("gpu", s * p.gpus_per_node + l));
-      t.add_cable(g, sw, p.nvlink_bandwidth, p.nvlink_latency, "nvlink");
-      servers.back().push_back(g);
-    }
-  }
-  return servers;
+std::string numbered(const char* prefix, int64_t i, int64_t j) {
+  std::string out = numbered(prefix, i);
+  out += '_';
+  out += std::to_string(j);
+  return out;
 }
 
-void check_whole_servers(int64_t gpus, int64_t gpus_per_node, const std::string& path) {
-  if (gpus % gpus_per_node != 0) {
-    std::string msg = std::to_string(gpus);
-    msg += " GPUs are not a whole number of ";
-    msg += std::to_string(gpus_per_node);
-    msg += "-GPU servers";
-    throw ConfigError(path + ".gpus_per_node", msg, "use a multiple of " + std::to_string(gpus_per_node) + " GPUs");
+ServerFabric resolve_servers(const ServerParams& p, const std::string& path) {
+  const BuilderRegistry& registry = BuilderRegistry::instance();
+  if (p.intra.is_null()) return registry.get_node_builder("nvswitch_node", path).server(p.shorthand, path);
+  if (!p.shorthand.empty()) {
+    const std::string key = p.shorthand.begin().key();
+    throw ConfigError(path + "." + key, "cannot be combined with \"intra\"",
+                      "move it into the \"intra\" object, or drop \"intra\"");
   }
+  const std::string intra = path + ".intra";
+  const auto it = p.intra.find("builder");
+  if (it == p.intra.end())
+    throw ConfigError(intra + ".builder", "missing required key",
+                      "name a node builder: " + sim::config::join(registry.node_builder_names()));
+  const std::string name = sim::config::read_string(*it, intra + ".builder");
+  const BuilderInfo& b = registry.get_node_builder(name, intra + ".builder");
+  sim::config::Json params = p.intra;
+  params.erase("builder");
+  return b.server(params, intra);
+}
+
+void check_whole_servers(int64_t gpus, const ServerFabric& f) {
+  if (gpus % f.gpus_per_node == 0) return;
+  std::ostringstream msg, hint;
+  msg << gpus << " GPUs are not a whole number of " << f.gpus_per_node << "-GPU servers";
+  hint << "use a multiple of " << f.gpus_per_node << " GPUs";
+  throw ConfigError(f.shape_path, msg.str(), hint.str());
+}
+
+std::vector<std::vector<Vertex>> add_servers(Topology& t, const ServerFabric& f, int64_t gpus) {
+  std::vector<std::vector<Vertex>> servers;
+  const int64_t n = gpus / f.gpus_per_node;
+  servers.reserve(static_cast<size_t>(n));
+  for (int64_t s = 0; s < n; ++s)
+    servers.push_back(f.add(t, static_cast<int32_t>(s), s * f.gpus_per_node, f.gpus_per_node));
+  t.set_gpus_per_server(f.gpus_per_node);
+  t.set_in_network_reduction(f.in_network_reduction);
+  return servers;
 }
 
 }  // namespace trainsim::topology::detail

@@ -21,4 +21,15 @@ sim::config::Json gpt(int64_t layers, int64_t hidden, int64_t heads, int64_t voc
                            {"activation", "gelu"}, {"norm", "layernorm"}};
 }
 
+sim::config::Json with(sim::config::Json base, const sim::config::Json& extra) {
+  for (auto it = extra.begin(); it != extra.end(); ++it) base[it.key()] = it.value();
+  return base;
+}
+
+sim::config::Json ideal_cluster() {
+  return sim::config::Json::parse(R"({"name": "ideal", "gpu": "h100-sxm-80gb", "max_gpus": 1024,
+      "nvlink_bandwidth": "1000000TBps", "nvlink_efficiency": 1.0, "nvlink_latency": "0ns",
+      "nic_bandwidth": "8000000Tbps", "nic_efficiency": 1.0, "nic_latency": "0ns", "collective_launch": "0ns"})");
+}
+
 }  // namespace trainsim::models::testing

@@ -9,6 +9,7 @@ namespace trainsim::models::workload {
 namespace {
 
 using sim::config::Json;
+using testing::with;
 
 Json base() {
   return Json{{"model", "llama3-8b"}, {"cluster", "dgx-h100"}, {"gpus", 64}, {"tp", 2}, {"pp", 4},
@@ -16,12 +17,7 @@ Json base() {
 }
 
 std::string error_of(const Json& j) {
-  try {
-    resolve_job(parse_job(j));
-  } catch (const ConfigError& e) {
-    return e.what();
-  }
-  return "";
+  return testing::config_error([&] { resolve_job(parse_job(j)); });
 }
 
 TEST(Job, DerivesDataParallelSizeAndMicroBatches) {
@@ -31,47 +27,185 @@ TEST(Job, DerivesDataParallelSizeAndMicroBatches) {
   EXPECT_EQ(j.seq_len, 8192);    // the model's
   EXPECT_EQ(j.gpu.name, "h100-sxm-80gb");
   EXPECT_TRUE(j.sp);  // default on with TP
+  EXPECT_EQ(j.layers_per_stage(), 8);
+  // dp = gpus / (tp pp); microbatches = global_batch / (dp micro_batch).
+  for (const auto& [gpus, tp, pp, mb, gb] : {std::tuple{128, 8, 2, 2, 512}, std::tuple{16, 1, 1, 4, 64},
+                                             std::tuple{24, 2, 4, 1, 33}, std::tuple{8, 8, 1, 1, 1}}) {
+    const Job k = testing::job(
+        with(base(), Json{{"gpus", gpus}, {"tp", tp}, {"pp", pp}, {"micro_batch", mb}, {"global_batch", gb}}));
+    EXPECT_EQ(k.dp, gpus / (tp * pp));
+    EXPECT_EQ(k.microbatches, gb / (k.dp * mb));
+  }
+  // An explicit dp that agrees is accepted.
+  EXPECT_EQ(testing::job(with(base(), Json{{"dp", 8}})).dp, 8);
+}
+
+TEST(Job, SequenceParallelismNeedsTensorParallelism) {
+  EXPECT_FALSE(testing::job(with(base(), Json{{"tp", 1}, {"gpus", 32}})).sp);
+  EXPECT_FALSE(testing::job(with(base(), Json{{"sp", false}})).sp);
+}
+
+TEST(Job, FlagsStyleJsonParsesEveryKey) {
+  // The CLI turns --flag value pairs into exactly this JSON: numbers stay numbers, sizes and
+  // durations stay strings with units, booleans are booleans.
+  const Json flags = Json::parse(R"({
+    "model": "llama3-70b", "cluster": "dgx-h100", "gpu": "h200-sxm-141gb", "gpus": 512, "tp": 8, "pp": 4,
+    "dp": 16, "vp": 5, "sp": false, "zero": 1, "recompute": "selective", "micro_batch": 2,
+    "global_batch": 1024, "seq_len": 4096, "schedule": "interleaved", "precision": "fp8",
+    "attention": "unfused", "overlap_grad_reduce": false, "overlap_p2p": false, "scatter_gather": false,
+    "bucket_size": "40MB", "kernel_dispatch": "3us", "seed": 7})");
+  const JobSpec spec = parse_job(flags);
+  EXPECT_EQ(spec.bucket_size, sim::Bytes(40'000'000));
+  EXPECT_EQ(spec.kernel_dispatch, sim::Time::us(3));
+  const Job j = resolve_job(spec);
+  EXPECT_EQ(j.model.name, "llama3-70b");
+  EXPECT_EQ(j.gpu.name, "h200-sxm-141gb");  // overrides the cluster's GPU
+  EXPECT_EQ(j.cluster.name, "dgx-h100");
+  EXPECT_EQ(j.dp, 16);
+  EXPECT_EQ(j.vp, 5);
+  EXPECT_FALSE(j.sp);
+  EXPECT_EQ(j.zero, 1);
+  EXPECT_EQ(j.recompute, "selective");
+  EXPECT_EQ(j.microbatches, 32);  // 1024 / (16 x 2)
+  EXPECT_EQ(j.seq_len, 4096);
+  EXPECT_EQ(j.precision, compute::Precision::kFp8);
+  EXPECT_EQ(j.attention, "unfused");
+  EXPECT_FALSE(j.overlap_grad_reduce);
+  EXPECT_FALSE(j.overlap_p2p);
+  EXPECT_FALSE(j.scatter_gather);
+  EXPECT_EQ(j.seed, 7);
+  // Defaults: 1F1B, bf16, flash, 160 MB buckets, 10 us dispatch, overlap on.
+  const Job d = testing::job(base());
+  EXPECT_EQ(d.schedule, "1f1b");
+  EXPECT_EQ(d.precision, compute::Precision::kBf16);
+  EXPECT_EQ(d.attention, "flash");
+  EXPECT_EQ(d.bucket_size, sim::Bytes(160'000'000));
+  EXPECT_EQ(d.kernel_dispatch, sim::Time::us(10));
+  EXPECT_TRUE(d.overlap_grad_reduce && d.overlap_p2p && d.scatter_gather);
+  EXPECT_EQ(d.vp, 1);
+  EXPECT_EQ(d.zero, 0);
+  EXPECT_EQ(d.recompute, "none");
+}
+
+TEST(Job, InlineObjectsAndFiles) {
+  const Job j = testing::job(with(base(), Json{{"model", testing::gpt(8, 1024, 16, 1000, 512)},
+                                               {"cluster", testing::ideal_cluster()},
+                                               {"gpus", 8},
+                                               {"tp", 2},
+                                               {"pp", 2},
+                                               {"global_batch", 4}}));
+  EXPECT_EQ(j.model.name, "gpt-test");
+  EXPECT_EQ(j.cluster.name, "ideal");
+  EXPECT_EQ(j.gpu.name, "h100-sxm-80gb");  // the inline cluster names a GPU preset
+  EXPECT_EQ(j.seq_len, 512);
+  // Errors inside an inline model carry its path.
+  EXPECT_EQ(error_of(with(base(), Json{{"model", testing::gpt(8, 1000, 16, 1000, 512)}})),
+            "model.heads: heads (16) must divide hidden (1000) (choose heads so that hidden/heads is a whole head "
+            "dimension)");
+  EXPECT_EQ(error_of(with(base(), Json{{"model", 3}})),
+            "model: expected a model preset name, a JSON file path or an object, got an integer");
+  EXPECT_EQ(error_of(with(base(), Json{{"model", "llama3-9b"}})),
+            "model: unknown model preset \"llama3-9b\" (did you mean \"llama3-8b\"?)");
 }
 
 TEST(Job, DivisibilityErrorsNameTheFieldAndTheFix) {
-  Json j = base();
-  j["tp"] = 3;
-  EXPECT_EQ(error_of(j),
+  EXPECT_EQ(error_of(with(base(), Json{{"tp", 3}})),
             "tp: heads (32) must be divisible by tp (3) (choose --tp among the divisors of 32: 1, 2, 4, 8, 16, 32)");
-  j = base();
-  j["gpus"] = 60;
-  EXPECT_EQ(error_of(j),
+  EXPECT_EQ(error_of(with(base(), Json{{"tp", 16}, {"gpus", 128}})),
+            "tp: kv_heads (8) must be divisible by tp (16) (choose --tp among the divisors of 8: 1, 2, 4, 8)");
+  Json odd_ffn = testing::gpt(8, 1024, 16, 1000, 512);
+  odd_ffn["ffn_hidden"] = 1000;
+  EXPECT_EQ(error_of(with(base(), Json{{"model", odd_ffn}, {"tp", 16}, {"gpus", 64}, {"pp", 1}})),
+            "tp: ffn_hidden (1000) must be divisible by tp (16) (choose a --tp that divides 1000)");
+  EXPECT_EQ(error_of(with(base(), Json{{"gpus", 60}})),
             "gpus: 60 GPUs cannot be split into model-parallel groups of tp*pp = 8 GPUs (use a multiple of 8 GPUs, "
             "e.g. 56 or 64)");
-  j = base();
-  j["global_batch"] = 60;
+  EXPECT_EQ(error_of(with(base(), Json{{"gpus", 4}, {"pp", 1}, {"tp", 8}})),
+            "gpus: 4 GPUs cannot be split into model-parallel groups of tp*pp = 8 GPUs (use a multiple of 8 GPUs, "
+            "e.g. 8)");
+  EXPECT_EQ(error_of(with(base(), Json{{"dp", 4}})),
+            "dp: dp (4) must equal gpus/(tp*pp) = 8 (drop --dp or set --gpus 32)");
+  Json wide = testing::gpt(8, 2400, 24, 1000, 512);
+  EXPECT_EQ(error_of(with(base(), Json{{"model", wide}, {"tp", 12}, {"pp", 1}, {"gpus", 24}, {"global_batch", 2}})),
+            "tp: tp (12) larger than a node must be a multiple of gpus_per_node (8) (use --tp at most 8)");
   EXPECT_EQ(
-      error_of(j),
+      error_of(with(base(), Json{{"global_batch", 60}})),
       "global_batch: global_batch (60) is not divisible by dp*micro_batch = 8 (use a multiple of 8, e.g. 56 or 64)");
-  j = base();
-  j["pp"] = 3;
-  j["gpus"] = 48;
+  EXPECT_EQ(error_of(with(base(), Json{{"global_batch", 64}, {"micro_batch", 3}})),
+            "global_batch: global_batch (64) is not divisible by dp*micro_batch = 24 (use a multiple of 24, e.g. 48 "
+            "or 72)");
   EXPECT_EQ(
-      error_of(j),
+      error_of(with(base(), Json{{"pp", 3}, {"gpus", 48}})),
       "pp: layers (32) must be divisible by pp*vp = 3 (choose pp*vp among the divisors of 32: 1, 2, 4, 8, 16, 32)");
-  j = base();
-  j["tp"] = 16;
-  j["gpus"] = 128;
-  EXPECT_EQ(error_of(j),
-            "tp: kv_heads (8) must be divisible by tp (16) (choose --tp among the divisors of 8: 1, 2, 4, 8)");
+  EXPECT_EQ(
+      error_of(with(base(), Json{{"schedule", "interleaved"}, {"vp", 3}})),
+      "vp: layers (32) must be divisible by pp*vp = 12 (choose pp*vp among the divisors of 32: 1, 2, 4, 8, 16, 32)");
+}
+
+TEST(Job, ScheduleAndShardingErrors) {
+  EXPECT_EQ(error_of(with(base(), Json{{"vp", 2}})),
+            "vp: schedule \"1f1b\" does not use virtual stages, got vp = 2 (use --schedule interleaved or drop --vp)");
+  EXPECT_EQ(error_of(with(base(), Json{{"schedule", "interleaved"}, {"vp", 2}, {"global_batch", 48}})),
+            "global_batch: interleaved 1F1B needs the number of micro-batches (6) to be a multiple of pp (4) (pick "
+            "--global-batch so that global_batch/(dp*micro_batch) is a multiple of pp)");
+  EXPECT_EQ(error_of(with(base(), Json{{"zero", 3}})),
+            "zero: ZeRO-3 shards weights across data-parallel ranks and is not combined with pp > 1 (use --zero 1 "
+            "with pipeline parallelism, or --pp 1 with --zero 3)");
+  EXPECT_EQ(error_of(with(base(), Json{{"schedule", "1f1bb"}}))
+                .rfind("schedule: unknown pipeline schedule \"1f1bb\" (did you mean \"1f1b\"? valid: ", 0),
+            0u);
+  EXPECT_EQ(error_of(with(base(), Json{{"gpus", 100000}})),
+            "gpus: 100000 GPUs exceed cluster \"dgx-h100\"'s maximum of 65536 (use at most 65536 GPUs)");
+  EXPECT_EQ(error_of(with(base(), Json{{"precision", "fp8"}, {"cluster", "dgx-a100"}})), "")
+      << "fp8 on A100 is rejected by the compute model, not by the job";
 }
 
 TEST(Job, ClosedSchemaSuggestsTheNearestKey) {
-  Json j = base();
-  j["micro_bach"] = 2;
-  EXPECT_EQ(error_of(j), "micro_bach: unknown key in job (did you mean \"micro_batch\"?)");
+  EXPECT_EQ(error_of(with(base(), Json{{"micro_bach", 2}})),
+            "micro_bach: unknown key in job (did you mean \"micro_batch\"?)");
+  EXPECT_EQ(error_of(with(base(), Json{{"pipeline_parallel", 2}})).rfind("pipeline_parallel: unknown key in job", 0),
+            0u);
+  Json missing = base();
+  missing.erase("global_batch");
+  EXPECT_EQ(error_of(missing).rfind("global_batch: missing required key", 0), 0u);
+  EXPECT_EQ(error_of(with(base(), Json{{"tp", 2.5}})).rfind("tp: expected an integer, got 2.5", 0), 0u);
+  EXPECT_EQ(error_of(with(base(), Json{{"bucket_size", 40}})).rfind("bucket_size: expected a string like", 0), 0u);
+  EXPECT_EQ(error_of(with(base(), Json{{"recompute", "ful"}})),
+            "recompute: unknown value \"ful\" (did you mean \"full\"?)");
 }
 
 TEST(Job, ConfigJsonHoldsEveryResolvedValue) {
-  const Json c = testing::job(base()).to_json();
-  for (const char* key : {"model", "cluster", "gpu", "gpus", "tp", "pp", "dp", "vp", "sp", "zero", "recompute",
-                          "micro_batch", "global_batch", "seq_len", "schedule", "precision", "attention"})
+  const Job j = testing::job(base());
+  const Json c = j.to_json();
+  for (const char* key : {"model",
+                          "cluster",
+                          "gpu",
+                          "gpus",
+                          "tp",
+                          "pp",
+                          "dp",
+                          "vp",
+                          "sp",
+                          "zero",
+                          "recompute",
+                          "micro_batch",
+                          "global_batch",
+                          "seq_len",
+                          "schedule",
+                          "precision",
+                          "attention",
+                          "microbatches",
+                          "overlap_grad_reduce",
+                          "overlap_p2p",
+                          "scatter_gather",
+                          "bucket_size_bytes",
+                          "kernel_dispatch_s",
+                          "seed"})
     EXPECT_TRUE(c.contains(key)) << key;
+  EXPECT_EQ(c.at("dp"), 8);
+  EXPECT_EQ(c.at("microbatches"), 8);
+  EXPECT_EQ(c.at("precision"), "bf16");
+  EXPECT_EQ(c.at("bucket_size_bytes"), 160'000'000);
 }
 
 }  // namespace

@@ -2,12 +2,18 @@
 
 #include <gtest/gtest.h>
 
+#include <functional>
+#include <thread>
+
 #include "../test_support.hpp"
+#include "models/llm/layer_ops.hpp"
+#include "models/schedules/schedule.hpp"
 
 namespace trainsim::models::workload {
 namespace {
 
 using sim::config::Json;
+using testing::with;
 
 SimulationResult run(const Json& j, Fidelity f = Fidelity::kRepresentative) {
   SimulateOptions o;
@@ -15,80 +21,133 @@ SimulationResult run(const Json& j, Fidelity f = Fidelity::kRepresentative) {
   return simulate(testing::job(j), o);
 }
 
-Json small(Json extra) {
-  Json j{{"model", "llama3-8b"}, {"cluster", "dgx-h100"}, {"gpus", 16}, {"tp", 2}, {"pp", 2},
-         {"global_batch", 16},   {"seq_len", 2048}};
-  for (auto it = extra.begin(); it != extra.end(); ++it) j[it.key()] = it.value();
-  return j;
+// Llama 3 8B on DGX H100 at a short sequence: tp 2, pp 2, dp 2, 4 micro-batches.
+Json small(const Json& extra = Json::object()) {
+  return with(Json{{"model", "llama3-8b"},
+                   {"cluster", "dgx-h100"},
+                   {"gpus", 8},
+                   {"tp", 2},
+                   {"pp", 2},
+                   {"global_batch", 8},
+                   {"seq_len", 1024}},
+              extra);
+}
+
+std::vector<Json> configurations() {
+  return {
+      small(),                                                                             // tp 2 pp 2 dp 2
+      small({{"sp", false}}),                                                              // SP off
+      small({{"tp", 1}, {"pp", 4}, {"schedule", "gpipe"}}),                                // tp 1 pp 4 dp 2, GPipe
+      small({{"schedule", "interleaved"}, {"vp", 2}}),                                     // interleaved
+      small({{"zero", 1}}),                                                                // distributed optimizer
+      small({{"pp", 1}, {"gpus", 8}, {"zero", 3}}),                                        // ZeRO-3, tp 2 dp 4
+      small({{"recompute", "full"}}),                                                      // full recompute
+      small({{"recompute", "selective"}, {"attention", "unfused"}, {"sp", false}}),        // selective
+      small({{"overlap_grad_reduce", false}, {"overlap_p2p", false}}),                     // blocking comms
+      small({{"scatter_gather", false}, {"micro_batch", 2}, {"global_batch", 16}}),        // whole activations
+      with(small(), {{"model", "megatron-1.7b"}, {"cluster", "dgx-a100"}, {"gpus", 16}}),  // tied, 2 nodes
+      small({{"tp", 8}, {"gpus", 32}, {"global_batch", 16}}),  // a node per stage: PP and DP cross nodes
+  };
 }
 
 // One representative rank per stage must give exactly the iteration time of the simulation with
 // every rank and every collective member explicit (all peers are symmetric).
 TEST(Simulate, RepresentativeRanksAgreeWithFullRanks) {
-  const std::vector<Json> cases = {
-      small({}),
-      small({{"sp", false}, {"recompute", "full"}}),
-      small({{"schedule", "gpipe"}, {"tp", 1}, {"pp", 4}}),
-      small({{"schedule", "interleaved"}, {"vp", 2}, {"zero", 1}, {"micro_batch", 2}, {"global_batch", 32}}),
-      small({{"recompute", "selective"}, {"overlap_grad_reduce", false}}),
-      small({{"tp", 1}, {"pp", 1}, {"zero", 3}, {"recompute", "full"}}),
-      small({{"model", "megatron-1.7b"},
-             {"cluster", "dgx-a100"},
-             {"gpus", 32},
-             {"tp", 4},
-             {"pp", 2},
-             {"global_batch", 32}}),
-  };
-  for (const Json& j : cases) {
+  for (const Json& j : configurations()) {
     const SimulationResult rep = run(j);
     const SimulationResult full = run(j, Fidelity::kFullRanks);
     ASSERT_TRUE(rep.simulated && full.simulated) << j.dump();
-    EXPECT_EQ(rep.iteration, full.iteration) << j.dump();
-    EXPECT_LT(rep.simulated_ranks, full.simulated_ranks);
+    EXPECT_EQ(rep.iteration.count_ns(), full.iteration.count_ns()) << j.dump();
+    EXPECT_EQ(rep.simulated_ranks, static_cast<uint64_t>(rep.job.pp));
+    EXPECT_EQ(full.simulated_ranks, static_cast<uint64_t>(rep.job.gpus));
     EXPECT_EQ(rep.peak_memory(), full.peak_memory()) << j.dump();
+    for (size_t s = 0; s < rep.stages.size(); ++s) {
+      EXPECT_EQ(rep.stages[s].time.compute, full.stages[s].time.compute) << j.dump() << " stage " << s;
+      EXPECT_EQ(rep.stages[s].time.bubble, full.stages[s].time.bubble) << j.dump() << " stage " << s;
+    }
+    EXPECT_DOUBLE_EQ(rep.hardware_tflops_per_gpu, full.hardware_tflops_per_gpu) << j.dump();
   }
 }
 
 TEST(Simulate, BreakdownAddsUpToTheIterationOnEveryStage) {
-  const SimulationResult r = run(small({{"pp", 2}, {"recompute", "full"}}));
-  for (const auto& st : r.stages) {
-    const auto& t = st.time;
-    EXPECT_EQ((t.compute + t.tp_exposed + t.pp_exposed + t.dp_exposed + t.bubble).count_ns(), r.iteration.count_ns());
-    EXPECT_GT(t.recompute, sim::Time::zero());
+  for (const Json& j : configurations())
+    for (const Fidelity f : {Fidelity::kRepresentative, Fidelity::kFullRanks}) {
+      const SimulationResult r = run(j, f);
+      for (const auto& st : r.stages) {
+        const auto& t = st.time;
+        EXPECT_EQ((t.compute + t.tp_exposed + t.pp_exposed + t.dp_exposed + t.bubble).count_ns(),
+                  r.iteration.count_ns())
+            << j.dump() << " stage " << st.stage;
+        EXPECT_LE(t.recompute, t.compute);
+        EXPECT_GT(t.compute, sim::Time::zero());
+      }
+    }
+  EXPECT_GT(run(small({{"recompute", "full"}})).stages[0].time.recompute, sim::Time::zero());
+  EXPECT_EQ(run(small()).stages[0].time.recompute, sim::Time::zero());
+}
+
+// The analytic memory check counts chunks in flight from the schedule order; the timeline
+// measures them from task start/end events. Both must be in-flight x per-chunk bytes.
+TEST(Simulate, TimelineActivationPeakIsInFlightTimesPerChunkBytes) {
+  struct Case {
+    Json job;
+    std::function<int64_t(int64_t p, int64_t m, int64_t v, int64_t s)> in_flight;
+  };
+  const std::vector<Case> cases = {
+      {small({{"tp", 1}, {"pp", 4}}), [](int64_t p, int64_t m, int64_t, int64_t s) { return std::min(p - s, m); }},
+      {small({{"tp", 1}, {"pp", 4}, {"schedule", "gpipe"}}), [](int64_t, int64_t m, int64_t, int64_t) { return m; }},
+      {small({{"tp", 1}, {"pp", 2}, {"gpus", 4}, {"global_batch", 16}, {"schedule", "interleaved"}, {"vp", 2}}),
+       [](int64_t p, int64_t m, int64_t v, int64_t s) { return std::min((p - s - 1) * 2 + (v - 1) * p + 1, m * v); }},
+  };
+  for (const Case& c : cases) {
+    const Job job = testing::job(c.job);
+    const auto reports = stage_memory_reports(job);
+    const SimulationResult r = simulate(job);
+    ASSERT_TRUE(r.simulated);
+    for (size_t s = 0; s < reports.size(); ++s) {
+      const int64_t n = c.in_flight(job.pp, job.microbatches, job.vp, static_cast<int64_t>(s));
+      EXPECT_EQ(reports[s].peak_in_flight, n) << c.job.dump() << " stage " << s;
+      EXPECT_EQ(reports[s].memory.activations, reports[s].memory.activation_per_chunk * n);
+      EXPECT_EQ(r.stages[s].memory.activations, reports[s].memory.activations) << c.job.dump() << " stage " << s;
+    }
   }
 }
 
-TEST(Simulate, TimelinePeakEqualsScheduleInFlightCount) {
-  // The analytic memory check counts chunks in flight from the schedule order; the timeline
-  // measures them from task start/end events. They must agree on every stage.
-  const Job job = testing::job(small({{"schedule", "gpipe"}, {"tp", 1}, {"pp", 4}}));
-  const auto reports = stage_memory_reports(job);
-  const SimulationResult r = simulate(job);
-  for (size_t s = 0; s < reports.size(); ++s) {
-    EXPECT_EQ(r.stages[s].memory.activations, reports[s].memory.activations) << s;
-    EXPECT_EQ(reports[s].peak_in_flight, job.microbatches);  // GPipe holds every micro-batch
-  }
+TEST(Simulate, GpipeHoldsEveryMicroBatchOnStageZero) {
+  const SimulationResult r = run(small({{"tp", 1}, {"pp", 4}, {"schedule", "gpipe"}}));
+  ASSERT_EQ(r.job.microbatches, 4);
+  EXPECT_EQ(r.stages[0].peak_in_flight, 4);
+  EXPECT_EQ(r.stages[0].memory.activations, r.stages[0].memory.activation_per_chunk * 4);
+  // 1F1B holds p - s: 4 on stage 0 too, but only 1 on the last stage.
+  EXPECT_EQ(run(small({{"tp", 1}, {"pp", 4}})).stages[3].peak_in_flight, 1);
 }
 
-TEST(Simulate, OneF1BBubbleOnTheLastStageMatchesTheClosedForm) {
-  // With a near-free network, 1F1B's last stage idles (p - 1) forward+backward slots.
-  Json cluster = Json::parse(R"({"name": "ideal", "gpu": "h100-sxm-80gb", "nvlink_bandwidth": "1000000TBps",
-      "nvlink_efficiency": 1.0, "nvlink_latency": "0ns", "nic_bandwidth": "8000000Tbps", "nic_efficiency": 1.0,
-      "nic_latency": "0ns", "collective_launch": "0ns"})");
-  // A tiny vocabulary keeps the embedding and LM head from unbalancing the first and last stages.
+TEST(Simulate, OneFOneBBubbleOnTheLastStageMatchesTheClosedForm) {
+  // With a near-free network and no host dispatch, 1F1B's stages idle (p - 1) forward+backward
+  // slots: (p - 1)/(m + p - 1) of the iteration. A tiny vocabulary keeps the embedding and LM
+  // head from unbalancing the first and last stages; the optimizer step after the flush is the
+  // only extra.
   const Json j{{"model", testing::gpt(16, 2048, 16, 128, 2048)},
-               {"cluster", cluster},
+               {"cluster", testing::ideal_cluster()},
                {"gpus", 4},
                {"pp", 4},
                {"global_batch", 16},
                {"kernel_dispatch", "0us"}};
   const SimulationResult r = run(j);
   const int p = 4, m = 16;
-  const double bubble = r.stages[1].time.bubble.seconds() / r.iteration.seconds();
-  // Stages 1 and 2 hold only transformer layers; the optimizer step after the flush is the only
-  // extra, so their idle share is (p - 1)/(m + p - 1) within a percent.
-  EXPECT_NEAR(bubble, static_cast<double>(p - 1) / (m + p - 1), 0.01);
-  EXPECT_EQ(r.stages[1].time.tp_exposed, sim::Time::zero());
+  const double closed = static_cast<double>(p - 1) / (m + p - 1);
+  for (const int s : {1, 2, 3}) {
+    const double bubble = r.stages[static_cast<size_t>(s)].time.bubble.seconds() / r.iteration.seconds();
+    EXPECT_NEAR(bubble, closed, 0.01) << "stage " << s;
+    EXPECT_EQ(r.stages[static_cast<size_t>(s)].time.tp_exposed, sim::Time::zero());
+  }
+  // GPipe has the same bubble.
+  const SimulationResult g = run(with(j, {{"schedule", "gpipe"}}));
+  EXPECT_NEAR(g.stages[3].time.bubble.seconds() / g.iteration.seconds(), closed, 0.01);
+  // Interleaving with v = 2 shrinks it to (p - 1)/(v m + p - 1).
+  const SimulationResult il = run(with(j, {{"schedule", "interleaved"}, {"vp", 2}}));
+  EXPECT_NEAR(il.stages[3].time.bubble.seconds() / il.iteration.seconds(), 3.0 / (2 * 16 + 3), 0.01);
+  EXPECT_LT(il.iteration, r.iteration);
 }
 
 TEST(Simulate, DoesNotSimulateWhatDoesNotFit) {
@@ -96,19 +155,97 @@ TEST(Simulate, DoesNotSimulateWhatDoesNotFit) {
       run(Json{{"model", "llama3-70b"}, {"cluster", "dgx-h100"}, {"gpus", 8}, {"tp", 8}, {"global_batch", 8}});
   EXPECT_FALSE(r.fits);
   EXPECT_FALSE(r.simulated);
+  EXPECT_EQ(r.iteration, sim::Time::zero());
   EXPECT_GT(r.peak_memory(), r.capacity);
+  // 70.6 B parameters x 18 B / 8 GPUs = 159 GB (148 GiB) of model state per GPU alone.
+  EXPECT_GT(r.stages[0].memory.weights + r.stages[0].memory.gradients + r.stages[0].memory.optimizer,
+            sim::Bytes(int64_t{145} << 30));
+  EXPECT_EQ(r.capacity, r.job.gpu.memory - r.job.gpu.reserved_memory);
+  const Json out = r.to_json();
+  EXPECT_FALSE(out.at("fits").get<bool>());
+  EXPECT_TRUE(out.at("iteration_time_s").is_null());
+  EXPECT_FALSE(out.contains("time_breakdown"));
+  EXPECT_FALSE(out.at("memory")[0].at("fits").get<bool>());
 }
 
 TEST(Simulate, IsDeterministic) {
-  const Json j = small({{"schedule", "interleaved"}, {"vp", 2}});
-  EXPECT_EQ(run(j).to_json().dump(), run(j).to_json().dump());
+  for (const Json& j : {small({{"schedule", "interleaved"}, {"vp", 2}}), small({{"zero", 1}, {"recompute", "full"}})}) {
+    EXPECT_EQ(run(j).to_json().dump(), run(j).to_json().dump());
+    EXPECT_EQ(run(j, Fidelity::kFullRanks).to_json().dump(), run(j, Fidelity::kFullRanks).to_json().dump());
+  }
+}
+
+TEST(Simulate, TwoSimulationsInTwoThreadsMatchOneRunTwice) {
+  // No process-global state (STYLE conv. 1 and 13): engines in two threads give the same bytes.
+  const Json j = small({{"schedule", "interleaved"}, {"vp", 2}, {"recompute", "selective"}});
+  const std::string expected = run(j, Fidelity::kFullRanks).to_json().dump();
+  std::string a, b;
+  std::thread ta([&] { a = run(j, Fidelity::kFullRanks).to_json().dump(); });
+  std::thread tb([&] { b = run(j, Fidelity::kFullRanks).to_json().dump(); });
+  ta.join();
+  tb.join();
+  EXPECT_EQ(a, expected);
+  EXPECT_EQ(b, expected);
+}
+
+TEST(Simulate, ThroughputFiguresFollowTheirDefinitions) {
+  const SimulationResult r = run(small());
+  const Job& j = r.job;
+  const double iter = r.iteration.seconds();
+  EXPECT_DOUBLE_EQ(r.tokens_per_s, 8.0 * 1024 / iter);
+  // Model FLOPs: 3 x forward (Narayanan et al. without recompute) x global batch.
+  EXPECT_DOUBLE_EQ(r.model_flops, 3 * llm::forward_model_flops_per_sequence(j.model, 1024) * 8);
+  EXPECT_DOUBLE_EQ(r.model_tflops_per_gpu, r.model_flops / iter / 8 / 1e12);
+  EXPECT_DOUBLE_EQ(r.mfu, r.model_tflops_per_gpu * 1e12 / j.gpu.peak_bf16.per_second());
+  EXPECT_GT(r.mfu, 0.05);
+  EXPECT_LT(r.mfu, 0.8);
+  // Hardware FLOPs count attention as executed (causal flash: half the model-FLOPs attention),
+  // but they are within a few percent of the model FLOPs here.
+  EXPECT_NEAR(r.hardware_tflops_per_gpu / r.model_tflops_per_gpu, 1.0, 0.05);
+  // The critical stage has the most compute.
+  for (const auto& st : r.stages)
+    EXPECT_LE(st.time.compute, r.stages[static_cast<size_t>(r.critical_stage)].time.compute);
+  const Json out = r.to_json();
+  EXPECT_EQ(out.at("schema_version"), 1);
+  EXPECT_DOUBLE_EQ(out.at("iteration_time_s").get<double>(), iter);
+  EXPECT_EQ(out.at("time_breakdown").at("per_stage").size(), 2u);
+  EXPECT_EQ(out.at("simulation").at("simulated_ranks"), 2);
+}
+
+TEST(Simulate, TensorParallelExposureVanishesWithoutTensorParallelism) {
+  const SimulationResult tp2 = run(small({{"pp", 1}, {"gpus", 2}, {"global_batch", 2}}));
+  const SimulationResult tp1 = run(small({{"tp", 1}, {"pp", 1}, {"gpus", 1}, {"global_batch", 1}}));
+  EXPECT_GT(tp2.stages[0].time.tp_exposed, sim::Time::zero());
+  EXPECT_EQ(tp1.stages[0].time.tp_exposed, sim::Time::zero());
+  // Without pipeline or data parallelism there is nothing else to wait for.
+  EXPECT_EQ(tp1.stages[0].time.pp_exposed + tp1.stages[0].time.dp_exposed, sim::Time::zero());
+  EXPECT_EQ(tp1.stages[0].time.compute + tp1.stages[0].time.bubble, tp1.iteration);
 }
 
 TEST(Simulate, UnoverlappedGradientReductionIsExposed) {
-  const SimulationResult overlapped = run(small({{"pp", 1}, {"tp", 8}}));
-  const SimulationResult serial = run(small({{"pp", 1}, {"tp", 8}, {"overlap_grad_reduce", false}}));
+  const SimulationResult overlapped = run(small({{"pp", 1}, {"tp", 8}, {"gpus", 16}, {"global_batch", 4}}));
+  const SimulationResult serial =
+      run(small({{"pp", 1}, {"tp", 8}, {"gpus", 16}, {"global_batch", 4}, {"overlap_grad_reduce", false}}));
+  EXPECT_GT(serial.stages[0].time.dp_exposed, sim::Time::zero());
   EXPECT_GT(serial.stages[0].time.dp_exposed, overlapped.stages[0].time.dp_exposed);
   EXPECT_GT(serial.iteration, overlapped.iteration);
+  // Same work either way.
+  EXPECT_EQ(serial.stages[0].time.compute, overlapped.stages[0].time.compute);
+}
+
+TEST(Simulate, HooksSeeTheWorkloadAndTheExecutor) {
+  SimulateOptions o;
+  size_t tasks_before = 0, tasks_after = 0;
+  o.before_run = [&](sim::Engine&, const Workload& w) { tasks_before = w.graph.size(); };
+  o.after_run = [&](const Workload& w, const sim::task::TaskExecutor& exec) {
+    tasks_after = w.graph.size();
+    sim::Time last = sim::Time::zero();
+    for (sim::task::TaskIndex t = 0; t < w.graph.size(); ++t) last = std::max(last, exec.end_time(t));
+    EXPECT_GT(last, sim::Time::zero());
+  };
+  const SimulationResult r = simulate(testing::job(small()), o);
+  EXPECT_EQ(tasks_before, r.tasks);
+  EXPECT_EQ(tasks_after, r.tasks);
 }
 
 }  // namespace
