@@ -1,10 +1,35 @@
 #pragma once
-// The one executor for every collective algorithm: runs a plan's steps as flows on a
-// FlowNetwork whose links are the topology's links (same ids), routed by a Router. A step's
-// transfers start together; the next step starts when all of them have arrived.
+// The one executor for every collective algorithm: runs a plan's transfers as flows on a
+// FlowNetwork whose links are the topology's links (same ids), routed by a Router.
+//
+// Order. A transfer starts as soon as the transfers in its `after` list have arrived (the data
+// flow, see collective.hpp), not when its whole step has: a ring's chunk moves on as soon as it
+// has landed, a tree's leaves do not wait for the other subtrees.
+//
+// Pipelining. With ExecOptions::slice_bytes > 0 every transfer is cut into slices of about that
+// size (at most max_slices): slice i of a transfer waits for slice i of its prerequisites and for
+// its own slice i - 1, as NCCL pushes a channel's chunk through a connection slice by slice. Trees
+// and hierarchical plans then overlap their stages; a ring gains only latency.
+//
+// Switches. A switch pseudo-rank (collective.hpp) is the NVSwitch of that server: a transfer into
+// it is a flow on the GPU's NVLink into the switch, one out of it a flow on the switch's link to
+// the GPU (a multicast is several of these, as the switch replicates the data).
+//
+// Symmetric copies (the fast mode). `run` can stand a plan for several identical communicators
+// that run at the same time: copy j is the group with every GPU shifted by offsets[j]
+// (offsets[0] = 0 is the group itself). Each transfer is then one flow whose capacity use on
+// every link is the number of copies that cross it (FlowNetwork::start_shared): links only this
+// group crosses count once, links the copies share (NICs, leaves, spines) count every copy, and
+// links only other copies cross are their own mirror images and are left out. Under the symmetry
+// this is the max-min allocation of all copies run explicitly, at the cost of one.
+//
+// Reductions are fused into the transfers (as NCCL's reduce kernels are): no separate compute.
 
+#include <cstdint>
 #include <functional>
+#include <map>
 #include <memory>
+#include <tuple>
 #include <vector>
 
 #include "models/collectives/collective.hpp"
@@ -17,28 +42,76 @@ namespace trainsim::models::collectives {
 // A FlowNetwork with one link per topology link (capacity x degradation factor, latency).
 void add_topology_links(const topology::Topology& t, sim::flow::FlowNetwork& net);
 
+// The communicator `gpus` (group rank i is GPU gpus[i]) as a Group: each rank's server from the
+// topology, NVLink SHARP when the topology offers in-network reduction.
+Group group_on(const topology::Topology& t, const std::vector<int32_t>& gpus);
+
+struct ExecOptions {
+  sim::Bytes slice_bytes;  // 0: transfers are not sliced
+  int32_t max_slices = 8;
+};
+
+struct FlowExecutorStats {
+  uint64_t collectives = 0;
+  uint64_t transfers = 0;  // transfer slices started
+  uint64_t flows = 0;      // flows started (a transfer may use several routes)
+  uint64_t routes_computed = 0;
+};
+
 class FlowExecutor {
  public:
-  FlowExecutor(sim::Engine& engine, sim::flow::FlowNetwork& net, const topology::Router& router)
-      : engine_(engine), net_(net), router_(router) {}
-  // Runs `plan` over the communicator `gpus` (group rank i is GPU gpus[i]) after `launch`;
-  // `done` runs when the last step has arrived.
-  void run(const CollectivePlan& plan, const std::vector<int32_t>& gpus, sim::Time launch, std::function<void()> done);
+  FlowExecutor(sim::Engine& engine, sim::flow::FlowNetwork& net, const topology::Router& router,
+               ExecOptions options = {});
+  ~FlowExecutor();
+  FlowExecutor(const FlowExecutor&) = delete;
+  FlowExecutor& operator=(const FlowExecutor&) = delete;
+
+  // Runs `plan` over the communicator `gpus` after `launch`; `done` runs when every transfer has
+  // arrived. `plan` must outlive the run. `offsets` lists the symmetric copies (see above); empty
+  // means the group alone. Every copy's GPUs must exist.
+  void run(const CollectivePlan& plan, const std::vector<int32_t>& gpus, sim::Time launch, std::function<void()> done,
+           const std::vector<int32_t>& offsets = {});
+  const FlowExecutorStats& stats() const { return stats_; }
 
  private:
-  struct Run {
-    const CollectivePlan* plan;
-    std::vector<int32_t> gpus;
-    size_t step = 0;
-    size_t pending = 0;
-    std::function<void()> done;
+  // A plan flattened for dependency-driven execution (cached per plan).
+  struct Compiled {
+    struct Item {
+      int32_t src, dst;
+      sim::Bytes bytes;
+      uint32_t deps;  // transfers in its `after` list
+    };
+    std::vector<Item> items;
+    std::vector<uint32_t> dep_begin, dependents;  // CSR: items waiting for item i
   };
-  void start_step(std::shared_ptr<Run> r);
+  // One way to send a transfer: links with their usage (copies crossing them), latency, share.
+  struct SharedRoute {
+    std::vector<sim::flow::LinkId> links;
+    std::vector<double> usage;
+    sim::Time latency;
+    double fraction = 1.0;
+  };
+  struct Run;
+
+  const Compiled& compile(const CollectivePlan& plan);
+  const std::vector<SharedRoute>& routes(int32_t src, int32_t dst, uint32_t offsets_id,
+                                         const std::vector<int32_t>& offsets);
+  // Directed link ids of a GPU's cable into / out of its server's NVSwitch.
+  sim::flow::LinkId switch_link(int32_t gpu, bool into_switch) const;
+  void start_slice(const std::shared_ptr<Run>& r, uint32_t index);
+  void finish_slice(const std::shared_ptr<Run>& r, uint32_t index);
 
   sim::Engine& engine_;
   sim::flow::FlowNetwork& net_;
   const topology::Router& router_;
-  uint64_t next_flow_ = 0;
+  ExecOptions options_;
+  std::vector<int64_t> uplink_;  // per GPU: its link into an NVSwitch, or -1
+  std::map<const CollectivePlan*, Compiled> compiled_;
+  std::map<std::vector<int32_t>, uint32_t> offsets_ids_;
+  // (src endpoint, dst endpoint, offsets id) -> routes; endpoints are GPUs or -1 - server.
+  std::map<std::tuple<int32_t, int32_t, uint32_t>, std::vector<SharedRoute>> routes_;
+  std::vector<topology::Route> scratch_;
+  FlowExecutorStats stats_;
 };
 
 }  // namespace trainsim::models::collectives

@@ -37,25 +37,49 @@ void FlowNetwork::set_capacity(LinkId link, Bandwidth capacity) {
   mark_dirty(link);
 }
 
-FlowId FlowNetwork::start(Bytes bytes, std::span<const LinkId> route, Callback done, double weight) {
-  TRAINSIM_ASSERT(bytes.count() >= 0, "negative flow size ", bytes.count());
-  TRAINSIM_ASSERT(weight > 0.0 && std::isfinite(weight), "flow weight must be positive, got ", weight);
-  uint32_t slot;
+uint32_t FlowNetwork::take_slot() {
   if (!free_slots_.empty()) {
-    slot = free_slots_.back();
+    const uint32_t slot = free_slots_.back();
     free_slots_.pop_back();
-  } else {
-    slot = static_cast<uint32_t>(flows_.size());
-    flows_.emplace_back();
+    return slot;
   }
+  flows_.emplace_back();
+  return static_cast<uint32_t>(flows_.size() - 1);
+}
+
+FlowId FlowNetwork::start(Bytes bytes, std::span<const LinkId> route, Callback done, double weight) {
+  const uint32_t slot = take_slot();
   Flow& f = flows_[slot];
   Time latency = Time::zero();
   f.route.clear();
   for (const LinkId l : route) {
     TRAINSIM_ASSERT(l < links_.size(), "unknown link ", l);
-    f.route.push_back({l, 0});
+    f.route.push_back({l, 0, 1.0});
     latency += links_[l].latency;
   }
+  return start_impl(bytes, latency, std::move(done), weight, slot);
+}
+
+FlowId FlowNetwork::start_shared(Bytes bytes, std::span<const LinkId> links, std::span<const double> usage,
+                                 Time latency, Callback done, double weight) {
+  TRAINSIM_ASSERT(links.size() == usage.size(), "start_shared: ", links.size(), " links but ", usage.size(),
+                  " usage coefficients");
+  TRAINSIM_ASSERT(latency >= Time::zero() && !latency.is_infinite(), "flow latency must be finite and >= 0");
+  const uint32_t slot = take_slot();
+  Flow& f = flows_[slot];
+  f.route.clear();
+  for (size_t k = 0; k < links.size(); ++k) {
+    TRAINSIM_ASSERT(links[k] < links_.size(), "unknown link ", links[k]);
+    TRAINSIM_ASSERT(usage[k] > 0.0 && std::isfinite(usage[k]), "usage must be positive, got ", usage[k]);
+    f.route.push_back({links[k], 0, usage[k]});
+  }
+  return start_impl(bytes, latency, std::move(done), weight, slot);
+}
+
+FlowId FlowNetwork::start_impl(Bytes bytes, Time latency, Callback done, double weight, uint32_t slot) {
+  TRAINSIM_ASSERT(bytes.count() >= 0, "negative flow size ", bytes.count());
+  TRAINSIM_ASSERT(weight > 0.0 && std::isfinite(weight), "flow weight must be positive, got ", weight);
+  Flow& f = flows_[slot];
   f.done = std::move(done);
   f.remaining = static_cast<double>(bytes.count());
   f.rate = 0.0;
@@ -103,7 +127,7 @@ Bytes FlowNetwork::bytes_carried(LinkId link) const {
   double partial = 0.0;
   for (const Member& m : l.members) {
     const Flow& f = flows_[m.slot];
-    partial += static_cast<double>(f.bytes.count()) - remaining_now(f);
+    partial += (static_cast<double>(f.bytes.count()) - remaining_now(f)) * f.route[m.hop].usage;
   }
   return Bytes(l.completed_bytes + static_cast<int64_t>(std::floor(partial)));
 }
@@ -133,7 +157,7 @@ void FlowNetwork::complete(uint32_t slot) {
     for (uint32_t h = 0; h < f.route.size(); ++h) {
       const LinkId link = f.route[h].link;
       Link& l = links_[link];
-      l.completed_bytes += f.bytes.count();
+      l.completed_bytes += static_cast<int64_t>(std::llround(static_cast<double>(f.bytes.count()) * f.route[h].usage));
       // Swap-remove (pos is read now: an earlier removal may have moved this entry).
       const uint32_t pos = f.route[h].pos;
       const Member moved = l.members.back();
@@ -209,8 +233,12 @@ void FlowNetwork::resolve() {
   for (const uint32_t slot : s.flows) {
     const Flow& f = flows_[slot];
     s.uses.clear();
-    for (const Hop& h : f.route) s.uses.push_back(links_[h.link].local);
-    p.add_variable(s.uses, f.weight);
+    s.usage.clear();
+    for (const Hop& h : f.route) {
+      s.uses.push_back(links_[h.link].local);
+      s.usage.push_back(h.usage);
+    }
+    p.add_variable(s.uses, s.usage, f.weight);
   }
   s.solver.solve(p, s.rates);
   ++stats_.solves;

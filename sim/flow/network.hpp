@@ -61,6 +61,12 @@ class FlowNetwork {
   // common bottleneck. A zero-byte flow completes right after its latency phase; a flow with an
   // empty route completes at once.
   FlowId start(Bytes bytes, std::span<const LinkId> route, Callback done, double weight = 1.0);
+  // A flow that stands for several identical ones (a representative of symmetric groups): it
+  // uses usage[k] units of links[k]'s capacity per unit of its own rate (usage[k] copies of it
+  // cross that link), waits `latency` before its bandwidth phase, and completes when its own
+  // bytes have arrived. bytes_carried() counts usage[k] x bytes on links[k].
+  FlowId start_shared(Bytes bytes, std::span<const LinkId> links, std::span<const double> usage, Time latency,
+                      Callback done, double weight = 1.0);
 
   // Current rate; zero outside the bandwidth phase, while stalled, or once finished.
   Bandwidth rate(FlowId flow) const;
@@ -75,7 +81,8 @@ class FlowNetwork {
   enum class Phase : uint8_t { kFree, kLatency, kBandwidth };
   struct Hop {
     LinkId link;
-    uint32_t pos;  // index of this flow's entry in the link's member list
+    uint32_t pos;        // index of this flow's entry in the link's member list
+    double usage = 1.0;  // capacity units per unit of rate (copies of the flow on this link)
   };
   struct Member {  // a flow crossing a link: its slot and which hop of its route this is
     uint32_t slot;
@@ -111,7 +118,10 @@ class FlowNetwork {
     MaxMinSolver solver;
     std::vector<double> rates;
     std::vector<uint32_t> uses;
+    std::vector<double> usage;
   };
+  FlowId start_impl(Bytes bytes, Time latency, Callback done, double weight, uint32_t slot);
+  uint32_t take_slot();
 
   static FlowId id_of(uint32_t slot, uint32_t generation) { return (FlowId{generation} << 32) | slot; }
   const Flow* find(FlowId flow) const;
