@@ -3,6 +3,8 @@
 #include <array>
 #include <sstream>
 
+#include <boost/range/iterator_range.hpp>
+
 #include "sim/error.hpp"
 
 namespace trainsim::topology {
@@ -56,6 +58,55 @@ std::vector<std::string> node_kind_names() {
   std::vector<std::string> out;
   for (const auto& kv : kKindNames) out.emplace_back(kv.second);
   return out;
+}
+
+Topology::Topology(const Topology& other)
+    : g_(other.g_),
+      gpus_(other.gpus_),
+      gpus_per_server_(other.gpus_per_server_),
+      in_network_reduction_(other.in_network_reduction_),
+      bisection_(other.bisection_),
+      builder_(other.builder_),
+      torus_shape_(other.torus_shape_) {
+  reindex_links();
+}
+
+Topology& Topology::operator=(const Topology& other) {
+  if (this != &other) {
+    Topology copy(other);
+    *this = std::move(copy);
+  }
+  return *this;
+}
+
+Topology::Topology(Topology&& other) noexcept
+    : g_(std::move(other.g_)),
+      gpus_(std::move(other.gpus_)),
+      gpus_per_server_(other.gpus_per_server_),
+      in_network_reduction_(other.in_network_reduction_),
+      bisection_(other.bisection_),
+      builder_(std::move(other.builder_)),
+      torus_shape_(std::move(other.torus_shape_)) {
+  reindex_links();
+}
+
+Topology& Topology::operator=(Topology&& other) noexcept {
+  if (this != &other) {
+    g_ = std::move(other.g_);
+    gpus_ = std::move(other.gpus_);
+    gpus_per_server_ = other.gpus_per_server_;
+    in_network_reduction_ = other.in_network_reduction_;
+    bisection_ = other.bisection_;
+    builder_ = std::move(other.builder_);
+    torus_shape_ = std::move(other.torus_shape_);
+    reindex_links();
+  }
+  return *this;
+}
+
+void Topology::reindex_links() {
+  links_.assign(boost::num_edges(g_), Edge{});
+  for (const Edge e : boost::make_iterator_range(boost::edges(g_))) links_[g_[e].id] = e;
 }
 
 Vertex Topology::add_node(NodeKind kind, std::string name, int32_t server, int32_t local) {

@@ -45,6 +45,15 @@ using Edge = Graph::edge_descriptor;
 
 class Topology {
  public:
+  Topology() = default;
+  // Copies and moves re-point the link index at the new graph's edges: an edge descriptor holds
+  // a pointer to its properties inside one graph, and Boost's adjacency_list copies on move.
+  Topology(const Topology& other);
+  Topology& operator=(const Topology& other);
+  Topology(Topology&& other) noexcept;
+  Topology& operator=(Topology&& other) noexcept;
+  ~Topology() = default;
+
   Vertex add_node(NodeKind kind, std::string name, int32_t server = -1, int32_t local = -1);
   // A full-duplex cable: two directed links of the same capacity and latency; returns the id of
   // a->b (b->a is that id + 1).
@@ -92,6 +101,8 @@ class Topology {
   void check_connected(const std::string& path) const;
 
  private:
+  void reindex_links();
+
   Graph g_;
   std::vector<Vertex> gpus_;
   std::vector<Edge> links_;

@@ -308,11 +308,17 @@ std::string choose_algorithm(CollectiveOp op, sim::Bytes bytes, const Group& gro
     }
     case CollectiveOp::kAllReduce:
       if (m == 1 && group.nvls_capable && n >= 2) return "nvls";
-      if (small) return m == 1 ? "halving_doubling" : "double_binary_tree";
+      // NCCL has no recursive halving-doubling: inside one server it runs rings at every size
+      // (its LL / LL128 protocols cover small messages); across servers a tree below the ring's
+      // latency-bound size.
+      if (small && m > 1) return "double_binary_tree";
       return m > 1 && per_node >= 2 ? "hierarchical" : "ring";
     case CollectiveOp::kAllGather:
     case CollectiveOp::kReduceScatter:
-      return small && std::has_single_bit(static_cast<uint32_t>(n)) ? "halving_doubling" : "ring";
+      // Rings, except small messages over one rank per server, where NCCL 2.23+ runs PAT
+      // (logarithmic steps, like halving-doubling).
+      return small && m > 1 && per_node == 1 && std::has_single_bit(static_cast<uint32_t>(n)) ? "halving_doubling"
+                                                                                              : "ring";
     case CollectiveOp::kBroadcast:
     case CollectiveOp::kReduce: return small ? "binomial_tree" : "ring";
   }

@@ -165,12 +165,12 @@ class AlgorithmRegistry {
 // bandwidth, reduced to thresholds because it sees no cluster (see collective.cpp for the
 // constants and their sources):
 //   send/recv -> send_recv
-//   all-reduce: one server with NVLink SHARP -> nvls; below the ring's latency-bound size
-//     (ring latency x ring algorithm bandwidth) -> halving_doubling on one server,
-//     double_binary_tree across servers; otherwise hierarchical across servers with several
-//     ranks each, else ring
-//   all-gather, reduce-scatter: halving_doubling below the latency-bound size when n is a power
-//     of two, else ring
+//   all-reduce: one server with NVLink SHARP -> nvls; across servers below the ring's
+//     latency-bound size (ring latency x ring algorithm bandwidth) -> double_binary_tree;
+//     otherwise hierarchical across servers with several ranks each, else ring (NCCL has no
+//     halving-doubling: one server always runs rings)
+//   all-gather, reduce-scatter: halving_doubling (NCCL 2.23's PAT) below the latency-bound size
+//     over one rank per server when n is a power of two, else ring
 //   broadcast, reduce: binomial_tree below the latency-bound size, else ring
 //   all-to-all: all_to_all_hierarchical across servers with several ranks each when the block per
 //     peer is below the network's bandwidth-delay product, else all_to_all_direct

@@ -23,18 +23,6 @@ Group group_on(const topology::Topology& t, const std::vector<int32_t>& gpus) {
   return g;
 }
 
-struct FlowExecutor::Run {
-  const Compiled* plan = nullptr;
-  std::vector<int32_t> gpus;
-  const std::vector<int32_t>* offsets = nullptr;  // interned (stable: map node)
-  uint32_t offsets_id = 0;
-  int32_t slices = 1;
-  std::vector<uint32_t> deps_left;  // per item x slice
-  std::vector<uint32_t> flows_left;
-  size_t pending = 0;  // item slices not yet arrived
-  std::function<void()> done;
-};
-
 FlowExecutor::FlowExecutor(sim::Engine& engine, sim::flow::FlowNetwork& net, const topology::Router& router,
                            ExecOptions options)
     : engine_(engine), net_(net), router_(router), options_(options) {
@@ -60,41 +48,70 @@ sim::flow::LinkId FlowExecutor::switch_link(int32_t gpu, bool into_switch) const
   return into_switch ? link : topology::Topology::reverse(link);
 }
 
-const FlowExecutor::Compiled& FlowExecutor::compile(const CollectivePlan& plan) {
+FlowExecutor::Compiled& FlowExecutor::compile(const CollectivePlan& plan) {
   size_t total = 0;
-  for (const Step& s : plan.steps) total += s.transfers.size();
-  auto it = compiled_.find(&plan);
+  for (const Step& st : plan.steps) total += st.transfers.size();
+  const sim::Bytes last = total == 0 ? sim::Bytes() : plan.steps.back().transfers.back().bytes;
   // The cache is keyed by address: a different plan at a reused address is recompiled.
-  if (it != compiled_.end() && it->second.items.size() == total &&
-      (total == 0 || it->second.items.back().bytes == plan.steps.back().transfers.back().bytes))
+  if (const auto it = compiled_.find(&plan);
+      it != compiled_.end() && it->second.plan_transfers == total && it->second.plan_last_bytes == last)
     return it->second;
   Compiled c;
-  c.items.reserve(total);
-  std::vector<uint32_t> first(plan.steps.size() + 1, 0);
-  for (size_t s = 0; s < plan.steps.size(); ++s)
-    first[s + 1] = first[s] + static_cast<uint32_t>(plan.steps[s].transfers.size());
-  std::vector<uint32_t> count(total + 1, 0);
-  for (const Step& s : plan.steps)
-    for (const Transfer& t : s.transfers) {
-      c.items.push_back({t.src, t.dst, t.bytes, static_cast<uint32_t>(t.after.size())});
-      for (const TransferRef& a : t.after) ++count[first[static_cast<size_t>(a.step)] + static_cast<uint32_t>(a.index)];
+  c.plan_transfers = total;
+  c.plan_last_bytes = last;
+  const size_t steps = plan.steps.size();
+  const size_t m = options_.max_steps > 0 && steps > static_cast<size_t>(options_.max_steps)
+                       ? (steps + static_cast<size_t>(options_.max_steps) - 1) / static_cast<size_t>(options_.max_steps)
+                       : 1;
+  // Item of every plan transfer: its own, or with fusion the one of its (super-step, src, dst).
+  std::vector<std::vector<uint32_t>> item_of(steps);
+  std::map<std::pair<int32_t, int32_t>, uint32_t> in_super;  // (src, dst) -> item, this super-step
+  for (size_t st = 0; st < steps; ++st) {
+    if (st % m == 0) in_super.clear();
+    for (const Transfer& t : plan.steps[st].transfers) {
+      uint32_t item;
+      if (m == 1) {
+        item = static_cast<uint32_t>(c.items.size());
+        c.items.push_back({t.src, t.dst, t.bytes, 0, 1});
+      } else if (const auto f = in_super.find({t.src, t.dst}); f != in_super.end()) {
+        item = f->second;
+        c.items[item].bytes += t.bytes;
+        ++c.items[item].merged;
+      } else {
+        item = static_cast<uint32_t>(c.items.size());
+        in_super.emplace(std::make_pair(t.src, t.dst), item);
+        c.items.push_back({t.src, t.dst, t.bytes, 0, 1});
+      }
+      item_of[st].push_back(item);
     }
-  c.dep_begin.assign(total + 1, 0);
-  for (size_t i = 0; i < total; ++i) c.dep_begin[i + 1] = c.dep_begin[i] + count[i];
-  c.dependents.assign(c.dep_begin[total], 0);
+  }
+  // Dependency edges between items (with fusion: only on earlier super-steps, once each).
+  std::vector<std::pair<uint32_t, uint32_t>> edges;  // (prerequisite, dependent)
+  for (size_t st = 0; st < steps; ++st)
+    for (size_t k = 0; k < plan.steps[st].transfers.size(); ++k)
+      for (const TransferRef& a : plan.steps[st].transfers[k].after) {
+        if (m > 1 && static_cast<size_t>(a.step) / m == st / m) continue;
+        edges.emplace_back(item_of[static_cast<size_t>(a.step)][static_cast<size_t>(a.index)], item_of[st][k]);
+      }
+  if (m > 1) {
+    std::sort(edges.begin(), edges.end());
+    edges.erase(std::unique(edges.begin(), edges.end()), edges.end());
+  }
+  const size_t items = c.items.size();
+  c.dep_begin.assign(items + 1, 0);
+  for (const auto& [from, to] : edges) {
+    ++c.dep_begin[from + 1];
+    ++c.items[to].deps;
+  }
+  for (size_t i = 0; i < items; ++i) c.dep_begin[i + 1] += c.dep_begin[i];
+  c.dependents.assign(edges.size(), 0);
   std::vector<uint32_t> fill(c.dep_begin.begin(), c.dep_begin.end() - 1);
-  uint32_t index = 0;
-  for (const Step& s : plan.steps)
-    for (const Transfer& t : s.transfers) {
-      for (const TransferRef& a : t.after)
-        c.dependents[fill[first[static_cast<size_t>(a.step)] + static_cast<uint32_t>(a.index)]++] = index;
-      ++index;
-    }
+  for (const auto& [from, to] : edges) c.dependents[fill[from]++] = to;
   return compiled_[&plan] = std::move(c);
 }
 
-const std::vector<FlowExecutor::SharedRoute>& FlowExecutor::routes(int32_t src, int32_t dst, uint32_t offsets_id,
-                                                                   const std::vector<int32_t>& offsets) {
+const FlowExecutor::Routes& FlowExecutor::routes(int32_t src, int32_t dst, uint32_t offsets_id,
+                                                 const std::vector<int32_t>& offsets) {
   const auto key = std::make_tuple(src, dst, offsets_id);
   if (auto it = routes_.find(key); it != routes_.end()) return it->second;
   std::vector<SharedRoute>& out = routes_[key];
@@ -115,6 +132,13 @@ const std::vector<FlowExecutor::SharedRoute>& FlowExecutor::routes(int32_t src, 
     out.push_back(std::move(sr));
   }
   if (offsets.size() <= 1 || out.empty()) return out;
+  // A route that stays inside its server shares links only with copies on that server: copies
+  // on other servers are mirror images of this one (every server has the same fabric).
+  const int32_t server = t.server_of(static_cast<size_t>(src));
+  bool intra = true;
+  for (const SharedRoute& sr : out)
+    for (const auto l : sr.links)
+      intra = intra && t.node(t.link_src(l)).server == server && t.node(t.link_dst(l)).server == server;
   // Count, per sub-route k, how many copies cross each link.
   std::vector<std::unordered_map<sim::flow::LinkId, uint32_t>> crossings(out.size());
   for (size_t k = 0; k < out.size(); ++k)
@@ -123,6 +147,8 @@ const std::vector<FlowExecutor::SharedRoute>& FlowExecutor::routes(int32_t src, 
     const int64_t s = src + offsets[j], d = dst + offsets[j];
     TRAINSIM_ASSERT(s >= 0 && d >= 0 && static_cast<uint64_t>(s) < n && static_cast<uint64_t>(d) < n, "copy ", j,
                     " of a communicator falls outside the topology");
+    if (intra && t.server_of(static_cast<size_t>(s)) != server && t.server_of(static_cast<size_t>(d)) != server)
+      continue;
     scratch_.clear();
     router_.routes(static_cast<uint32_t>(s), static_cast<uint32_t>(d), flow_id(s, d), scratch_);
     ++stats_.routes_computed;
@@ -148,87 +174,116 @@ const std::vector<FlowExecutor::SharedRoute>& FlowExecutor::routes(int32_t src, 
 
 void FlowExecutor::run(const CollectivePlan& plan, const std::vector<int32_t>& gpus, sim::Time launch,
                        std::function<void()> done, const std::vector<int32_t>& offsets) {
-  auto r = std::make_shared<Run>();
-  r->plan = &compile(plan);
-  r->gpus = gpus;
+  uint32_t id;
+  if (!free_runs_.empty()) {
+    id = free_runs_.back();
+    free_runs_.pop_back();
+  } else {
+    id = static_cast<uint32_t>(runs_.size());
+    runs_.emplace_back();
+  }
+  Run& r = runs_[id];
+  Compiled& c = compile(plan);
+  r.plan = &c;
+  r.done = std::move(done);
+  ++stats_.collectives;
+  // Every item's routes for this communicator and its copies, computed on its first run.
   auto oit = offsets_ids_.find(offsets);
   if (oit == offsets_ids_.end()) oit = offsets_ids_.emplace(offsets, static_cast<uint32_t>(offsets_ids_.size())).first;
-  r->offsets = &oit->first;
-  r->offsets_id = oit->second;
-  r->done = std::move(done);
-  ++stats_.collectives;
+  auto bit = c.bound.find({oit->second, gpus});
+  if (bit == c.bound.end()) {
+    std::vector<const Routes*> bound(c.items.size(), nullptr);
+    for (size_t i = 0; i < c.items.size(); ++i) {
+      const Compiled::Item& it = c.items[i];
+      if (is_switch(it.src) || is_switch(it.dst)) continue;
+      bound[i] = &routes(gpus[static_cast<size_t>(it.src)], gpus[static_cast<size_t>(it.dst)], oit->second, oit->first);
+    }
+    bit = c.bound.emplace(std::make_pair(oit->second, gpus), std::move(bound)).first;
+  }
+  r.routes = &bit->second;
+  r.gpus = &bit->first.second;
   // Slices: as many as the largest transfer needs at slice_bytes each, within max_slices.
+  r.slices = 1;
   if (options_.slice_bytes.count() > 0) {
     int64_t largest = 0;
-    for (const auto& it : r->plan->items) largest = std::max(largest, it.bytes.count());
+    for (const auto& it : c.items) largest = std::max(largest, it.bytes.count());
     const int64_t want = (largest + options_.slice_bytes.count() - 1) / options_.slice_bytes.count();
-    r->slices = static_cast<int32_t>(std::clamp<int64_t>(want, 1, std::max(1, options_.max_slices)));
+    r.slices = static_cast<int32_t>(std::clamp<int64_t>(want, 1, std::max(1, options_.max_slices)));
   }
-  const size_t items = r->plan->items.size();
-  const auto slices = static_cast<size_t>(r->slices);
-  r->deps_left.resize(items * slices);
-  r->flows_left.assign(items * slices, 0);
+  const size_t items = c.items.size();
+  const auto slices = static_cast<size_t>(r.slices);
+  r.deps_left.resize(items * slices);
+  r.flows_left.assign(items * slices, 0);
   for (size_t i = 0; i < items; ++i)
-    for (size_t s = 0; s < slices; ++s) r->deps_left[i * slices + s] = r->plan->items[i].deps + (s > 0 ? 1u : 0u);
-  r->pending = items * slices;
-  engine_.schedule_in(launch, [this, r] {
-    if (r->pending == 0) {
-      if (r->done) r->done();
+    for (size_t k = 0; k < slices; ++k) r.deps_left[i * slices + k] = c.items[i].deps + (k > 0 ? 1u : 0u);
+  r.pending = items * slices;
+  engine_.schedule_in(launch, [this, id] {
+    if (runs_[id].pending == 0) {
+      auto fn = std::move(runs_[id].done);
+      free_runs_.push_back(id);
+      if (fn) fn();
       return;
     }
-    const size_t n = r->plan->items.size() * static_cast<size_t>(r->slices);
+    const size_t n = runs_[id].deps_left.size();
     for (size_t k = 0; k < n; ++k)
-      if (r->deps_left[k] == 0) start_slice(r, static_cast<uint32_t>(k));
+      if (runs_[id].deps_left[k] == 0) start_slice(id, static_cast<uint32_t>(k));
   });
 }
 
-void FlowExecutor::start_slice(const std::shared_ptr<Run>& r, uint32_t index) {
-  const auto slices = static_cast<uint32_t>(r->slices);
-  const Compiled::Item& it = r->plan->items[index / slices];
-  const uint32_t slice = index % slices;
+void FlowExecutor::start_slice(uint32_t run, uint32_t index) {
+  Run& r = runs_[run];
+  const auto slices = static_cast<uint32_t>(r.slices);
+  const uint32_t item = index / slices, slice = index % slices;
+  const Compiled::Item& it = r.plan->items[item];
   // Slice sizes differ by at most one byte, larger ones first (as detail::split_bytes cuts).
-  const int64_t base = it.bytes.count() / r->slices, extra = it.bytes.count() % r->slices;
+  const int64_t base = it.bytes.count() / r.slices, extra = it.bytes.count() % r.slices;
   const sim::Bytes bytes(base + (static_cast<int64_t>(slice) < extra ? 1 : 0));
   ++stats_.transfers;
-  const auto on_arrival = [this, r, index] {
-    if (--r->flows_left[index] == 0) finish_slice(r, index);
+  const auto on_arrival = [this, run, index] {
+    if (--runs_[run].flows_left[index] == 0) finish_slice(run, index);
   };
   if (is_switch(it.src) || is_switch(it.dst)) {
     // One NVLink hop between a GPU and its server's switch.
     const bool into = is_switch(it.dst);
-    const int32_t gpu = r->gpus[static_cast<size_t>(into ? it.src : it.dst)];
+    const int32_t gpu = (*r.gpus)[static_cast<size_t>(into ? it.src : it.dst)];
     const sim::flow::LinkId link = switch_link(gpu, into);
-    r->flows_left[index] = 1;
+    const double one = 1.0;
+    r.flows_left[index] = 1;
     ++stats_.flows;
-    net_.start(bytes, std::span<const sim::flow::LinkId>(&link, 1), on_arrival);
+    net_.start_shared(bytes, std::span<const sim::flow::LinkId>(&link, 1), std::span<const double>(&one, 1),
+                      net_.latency(link) * it.merged, on_arrival);
     return;
   }
-  const int32_t src = r->gpus[static_cast<size_t>(it.src)], dst = r->gpus[static_cast<size_t>(it.dst)];
-  const std::vector<SharedRoute>& rs = routes(src, dst, r->offsets_id, *r->offsets);
+  const Routes& rs = *(*r.routes)[item];
   if (rs.empty()) {  // same GPU: nothing crosses the network
-    r->flows_left[index] = 1;
+    r.flows_left[index] = 1;
     engine_.schedule_in(sim::Time::zero(), on_arrival);
     return;
   }
-  r->flows_left[index] = static_cast<uint32_t>(rs.size());
+  r.flows_left[index] = static_cast<uint32_t>(rs.size());
   stats_.flows += rs.size();
   for (const SharedRoute& sr : rs)
-    net_.start_shared(rs.size() == 1 ? bytes : bytes.scaled(sr.fraction), sr.links, sr.usage, sr.latency, on_arrival);
+    net_.start_shared(rs.size() == 1 ? bytes : bytes.scaled(sr.fraction), sr.links, sr.usage, sr.latency * it.merged,
+                      on_arrival);
 }
 
-void FlowExecutor::finish_slice(const std::shared_ptr<Run>& r, uint32_t index) {
-  const auto slices = static_cast<uint32_t>(r->slices);
+void FlowExecutor::finish_slice(uint32_t run, uint32_t index) {
+  Run& r = runs_[run];
+  const auto slices = static_cast<uint32_t>(r.slices);
   const uint32_t item = index / slices, slice = index % slices;
-  const Compiled& c = *r->plan;
+  const Compiled& c = *r.plan;
+  // Starting flows never re-enters this run's callbacks synchronously, so `r` stays valid.
   const auto release = [&](uint32_t k) {
-    if (--r->deps_left[k] == 0) start_slice(r, k);
+    if (--r.deps_left[k] == 0) start_slice(run, k);
   };
   if (slice + 1 < slices) release(index + 1);
   for (uint32_t d = c.dep_begin[item]; d < c.dep_begin[item + 1]; ++d) release(c.dependents[d] * slices + slice);
-  if (--r->pending == 0 && r->done) {
-    auto done = std::move(r->done);
-    r->done = nullptr;
-    done();
+  if (--r.pending == 0) {
+    // Recycle the run before `done`, which may start new runs (and grow runs_).
+    auto fn = std::move(r.done);
+    r.done = nullptr;
+    free_runs_.push_back(run);
+    if (fn) fn();
   }
 }
 

@@ -49,6 +49,13 @@ Group group_on(const topology::Topology& t, const std::vector<int32_t>& gpus);
 struct ExecOptions {
   sim::Bytes slice_bytes;  // 0: transfers are not sliced
   int32_t max_slices = 8;
+  // Step fusion (0: off). A plan of S > max_steps steps runs in super-steps of m = ceil(S /
+  // max_steps) steps: the transfers of one (src, dst) pair within a super-step become one flow of
+  // their summed bytes that pays their summed latency, and waits only for prerequisites in earlier
+  // super-steps. On an idle network a ring takes exactly as long as unfused (each step is latency
+  // + chunk / bandwidth either way); under contention the super-step averages the sharing over
+  // its m steps. It bounds a 1,024-rank ring at max_steps x 1,024 flows instead of 2 x 1,023^2.
+  int32_t max_steps = 0;
 };
 
 struct FlowExecutorStats {
@@ -74,16 +81,6 @@ class FlowExecutor {
   const FlowExecutorStats& stats() const { return stats_; }
 
  private:
-  // A plan flattened for dependency-driven execution (cached per plan).
-  struct Compiled {
-    struct Item {
-      int32_t src, dst;
-      sim::Bytes bytes;
-      uint32_t deps;  // transfers in its `after` list
-    };
-    std::vector<Item> items;
-    std::vector<uint32_t> dep_begin, dependents;  // CSR: items waiting for item i
-  };
   // One way to send a transfer: links with their usage (copies crossing them), latency, share.
   struct SharedRoute {
     std::vector<sim::flow::LinkId> links;
@@ -91,15 +88,39 @@ class FlowExecutor {
     sim::Time latency;
     double fraction = 1.0;
   };
-  struct Run;
+  using Routes = std::vector<SharedRoute>;
+  // A plan flattened for dependency-driven execution (cached per plan).
+  struct Compiled {
+    struct Item {
+      int32_t src, dst;
+      sim::Bytes bytes;
+      uint32_t deps;        // transfers in its `after` list
+      uint32_t merged = 1;  // plan transfers fused into it (step fusion): latency paid that often
+    };
+    size_t plan_transfers = 0;  // fingerprint of the plan compiled
+    sim::Bytes plan_last_bytes;
+    std::vector<Item> items;
+    std::vector<uint32_t> dep_begin, dependents;  // CSR: items waiting for item i
+    // Routes of every item for one (communicator, copies): computed on the group's first run.
+    std::map<std::pair<uint32_t, std::vector<int32_t>>, std::vector<const Routes*>> bound;
+  };
+  struct Run {
+    const Compiled* plan = nullptr;
+    const std::vector<const Routes*>* routes = nullptr;
+    const std::vector<int32_t>* gpus = nullptr;  // the key of `routes` in plan->bound
+    int32_t slices = 1;
+    std::vector<uint32_t> deps_left;  // per item x slice
+    std::vector<uint32_t> flows_left;
+    size_t pending = 0;  // item slices not yet arrived
+    std::function<void()> done;
+  };
 
-  const Compiled& compile(const CollectivePlan& plan);
-  const std::vector<SharedRoute>& routes(int32_t src, int32_t dst, uint32_t offsets_id,
-                                         const std::vector<int32_t>& offsets);
+  Compiled& compile(const CollectivePlan& plan);
+  const Routes& routes(int32_t src, int32_t dst, uint32_t offsets_id, const std::vector<int32_t>& offsets);
   // Directed link ids of a GPU's cable into / out of its server's NVSwitch.
   sim::flow::LinkId switch_link(int32_t gpu, bool into_switch) const;
-  void start_slice(const std::shared_ptr<Run>& r, uint32_t index);
-  void finish_slice(const std::shared_ptr<Run>& r, uint32_t index);
+  void start_slice(uint32_t run, uint32_t index);
+  void finish_slice(uint32_t run, uint32_t index);
 
   sim::Engine& engine_;
   sim::flow::FlowNetwork& net_;
@@ -108,8 +129,10 @@ class FlowExecutor {
   std::vector<int64_t> uplink_;  // per GPU: its link into an NVSwitch, or -1
   std::map<const CollectivePlan*, Compiled> compiled_;
   std::map<std::vector<int32_t>, uint32_t> offsets_ids_;
-  // (src endpoint, dst endpoint, offsets id) -> routes; endpoints are GPUs or -1 - server.
-  std::map<std::tuple<int32_t, int32_t, uint32_t>, std::vector<SharedRoute>> routes_;
+  // (src GPU, dst GPU, offsets id) -> routes.
+  std::map<std::tuple<int32_t, int32_t, uint32_t>, Routes> routes_;
+  std::vector<Run> runs_;  // runs in flight and recycled ones (callbacks name them by index)
+  std::vector<uint32_t> free_runs_;
   std::vector<topology::Route> scratch_;
   FlowExecutorStats stats_;
 };

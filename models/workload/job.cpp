@@ -69,6 +69,10 @@ const sim::config::Schema<JobSpec>& job_schema() {
         .unit("kernel_dispatch", &JobSpec::kernel_dispatch, &sim::config::read_time, "duration", std::string("10us"),
               "Host (CPU) time to issue one kernel from the framework: a task whose kernels are shorter is "
               "host-bound. Eager PyTorch ~10 us; CUDA graphs ~0.")
+        .enumeration("network", &JobSpec::network, {"flow", "analytic"}, std::string("flow"),
+                     "How communication is simulated: `flow` runs every transfer of every collective as flows "
+                     "on the cluster's topology (max-min bandwidth sharing); `analytic` uses the hierarchical "
+                     "alpha-beta formulas (no contention between concurrent collectives).")
         .integer("seed", &JobSpec::seed, 0, kMaxInt, 0, "Random seed (stochastic components).");
     return s;
   }();
@@ -130,6 +134,7 @@ Job resolve_job(const JobSpec& s) {
   j.scatter_gather = s.scatter_gather;
   j.bucket_size = s.bucket_size;
   j.kernel_dispatch = s.kernel_dispatch;
+  j.network = s.network;
   j.seed = s.seed;
 
   const auto& m = j.model;
@@ -215,6 +220,7 @@ Json Job::to_json() const {
               {"scatter_gather", scatter_gather},
               {"bucket_size_bytes", bucket_size.count()},
               {"kernel_dispatch_s", kernel_dispatch.seconds()},
+              {"network", network},
               {"seed", seed}};
 }
 

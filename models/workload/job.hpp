@@ -36,6 +36,7 @@ struct JobSpec {
   bool scatter_gather = true;
   sim::Bytes bucket_size;
   sim::Time kernel_dispatch;
+  std::string network = "flow";
   int64_t seed = 0;
 };
 
@@ -61,6 +62,7 @@ struct Job {
   bool scatter_gather = true;
   sim::Bytes bucket_size;
   sim::Time kernel_dispatch;
+  std::string network;  // flow | analytic
   int64_t seed = 0;
 
   int64_t layers_per_stage() const { return model.layers / pp; }

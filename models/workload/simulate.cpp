@@ -5,6 +5,7 @@
 #include "models/collectives/alpha_beta.hpp"
 #include "models/llm/layer_ops.hpp"
 #include "models/schedules/schedule.hpp"
+#include "models/workload/network_runner.hpp"
 #include "sim/task/executor.hpp"
 
 namespace trainsim::models::workload {
@@ -68,7 +69,25 @@ SimulationResult simulate(const Job& job, const SimulateOptions& options) {
   memory::ActivationTimeline timeline(engine, w.memory_events, w.ranks.size());
   if (options.before_run) options.before_run(engine, w);
   sim::task::TaskExecutor exec(engine, w.graph);
+  std::unique_ptr<NetworkCommRunner> network;
+  if (job.network == "flow") {
+    network = std::make_unique<NetworkCommRunner>(job, w, options.fidelity, engine);
+    exec.set_runner(sim::task::TaskKind::kCollective, *network);
+    exec.set_runner(sim::task::TaskKind::kP2P, *network);
+    if (options.on_network) options.on_network(network->network(), network->topology());
+  }
   res.iteration = exec.run();
+  if (network) {
+    const auto& ns = network->network().stats();
+    const auto& es = network->executor().stats();
+    res.network = NetworkStats{network->topology().builder(),
+                               network->topology().link_count(),
+                               es.collectives,
+                               es.transfers,
+                               ns.flows_completed,
+                               ns.solves,
+                               ns.variables_solved};
+  }
   res.simulated = true;
   res.tasks = w.graph.size();
   res.events = engine.events_executed();
@@ -149,6 +168,12 @@ Json SimulationResult::to_json() const {
   out["hardware_tflops_per_gpu"] = hardware_tflops_per_gpu;
   out["time_breakdown"] = tb;
   out["simulation"] = Json{{"tasks", tasks}, {"events", events}, {"simulated_ranks", simulated_ranks}};
+  if (network) {
+    out["simulation"]["network"] =
+        Json{{"topology", network->topology},        {"links", network->links}, {"collectives", network->collectives},
+             {"transfers", network->transfers},      {"flows", network->flows}, {"solves", network->solves},
+             {"flows_solved", network->flows_solved}};
+  }
   return out;
 }
 

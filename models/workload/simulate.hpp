@@ -3,12 +3,16 @@
 // run, and the report (time, throughput, FLOP rates, breakdown, per-stage memory).
 
 #include <functional>
+#include <optional>
+#include <string>
 #include <vector>
 
 #include "models/memory/footprint.hpp"
 #include "models/workload/breakdown.hpp"
 #include "models/workload/builder.hpp"
 #include "models/workload/job.hpp"
+#include "sim/flow/network.hpp"
+#include "topology/fwd.hpp"
 
 namespace trainsim::models::workload {
 
@@ -18,6 +22,13 @@ struct StageReport {
   int64_t peak_in_flight = 0;  // micro-batch chunks alive at once (from the schedule)
   memory::StageMemory memory;
   TimeBreakdown time;  // filled when simulated
+};
+
+// What the flow-level network did (network = "flow").
+struct NetworkStats {
+  std::string topology;  // builder name
+  size_t links = 0;      // directed links
+  uint64_t collectives = 0, transfers = 0, flows = 0, solves = 0, flows_solved = 0;
 };
 
 struct SimulationResult {
@@ -31,6 +42,7 @@ struct SimulationResult {
   sim::Time iteration;
   double tokens_per_s = 0, model_flops = 0, model_tflops_per_gpu = 0, mfu = 0, hardware_tflops_per_gpu = 0;
   uint64_t tasks = 0, events = 0, simulated_ranks = 0;
+  std::optional<NetworkStats> network;  // set when communication ran on the flow network
   sim::Bytes peak_memory() const;
   sim::config::Json to_json() const;
 };
@@ -41,6 +53,9 @@ struct SimulateOptions {
   std::function<void(sim::Engine&, const Workload&)> before_run;
   // Called after the run while the executor is alive.
   std::function<void(const Workload&, const sim::task::TaskExecutor&)> after_run;
+  // Called once the flow network is built (network = "flow"), before the run: attach flow and
+  // link recorders here.
+  std::function<void(sim::flow::FlowNetwork&, const topology::Topology&)> on_network;
 };
 
 // Never throws for a plan that does not fit: returns fits = false with the memory breakdown and

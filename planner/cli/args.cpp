@@ -50,8 +50,8 @@ Json scalar(const std::string& v) {
 }
 
 const std::vector<std::string>& output_flags() {
-  static const std::vector<std::string> flags = {"--json",  "--trace", "--fidelity", "--help",   "--op",
-                                                 "--sizes", "--algo",  "--dot",      "--network"};
+  static const std::vector<std::string> flags = {"--json", "--trace", "--fidelity", "--help",
+                                                 "--op",   "--sizes", "--algo",     "--dot"};
   return flags;
 }
 }  // namespace
@@ -103,7 +103,7 @@ Args parse_args(int argc, const char* const* argv) {
     } else if (arg == "--trace") {
       next_value(false);
       a.trace_file = value;
-    } else if (arg == "--op" || arg == "--sizes" || arg == "--algo" || arg == "--dot" || arg == "--network") {
+    } else if (arg == "--op" || arg == "--sizes" || arg == "--algo" || arg == "--dot") {
       next_value(false);
       a.command_options[arg.substr(2)] = value;
     } else if (arg == "--fidelity") {

@@ -5,6 +5,7 @@
 
 #include "models/collectives/alpha_beta.hpp"
 #include "models/collectives/collective.hpp"
+#include "models/collectives/flow_collective.hpp"
 #include "models/collectives/flow_executor.hpp"
 #include "models/hardware/cluster_spec.hpp"
 #include "models/hardware/gpu_spec.hpp"
@@ -161,55 +162,45 @@ void sweep_row(Json& rows, std::ostream& out, bool json, sim::Bytes size, double
 }
 
 // The same sweep with every transfer of the algorithm's plan simulated as flows on the cluster's
-// topology (each size on an idle network).
+// topology (each size on an idle network). --algo names a registered algorithm ("tree" is the
+// double binary tree) or auto (NCCL-style choice per size); see run_flow_collective.
 int run_collective_flow(const models::hardware::ClusterSpec& cluster, int64_t gpus,
                         models::collectives::CollectiveOp op, const std::vector<sim::Bytes>& sizes,
                         const std::string& algo, bool json, std::ostream& out) {
-  if (algo == "tree")
-    throw ConfigError("--algo", "the flow network runs the ring only for now", "use --algo ring or auto");
-  const auto& ring = models::collectives::AlgorithmRegistry::instance().get("ring", "--algo");
-  if (!ring.supports(op))
-    throw ConfigError(
-        "--op", std::string("the flow network has no algorithm for ") + models::collectives::to_string(op) + " yet",
-        "use all_reduce, all_gather or reduce_scatter, or --network analytic");
-  const topology::Topology t =
-      topology::build_topology(models::hardware::network_spec(cluster), gpus, "cluster.network");
-  const topology::Router router(t, topology::RoutingParams{});
-  const double factor = models::collectives::bus_bandwidth_factor(op, gpus);
+  namespace col = models::collectives;
+  const sim::config::Json spec = models::hardware::network_spec(cluster);
+  const topology::Topology t = topology::build_topology(spec, gpus, "cluster.network");
+  const topology::Router router(t, topology::routing_params(spec, t, "cluster.network"));
+  std::vector<int32_t> all(static_cast<size_t>(gpus));
+  for (int64_t g = 0; g < gpus; ++g) all[static_cast<size_t>(g)] = static_cast<int32_t>(g);
+  const col::Group group = col::group_on(t, all);
+  const auto& registry = col::AlgorithmRegistry::instance();
+  const std::string fixed = algo == "tree" ? "double_binary_tree" : algo;
+  if (fixed != "auto") {
+    const col::AlgorithmInfo& a = registry.get(fixed, "--algo");
+    if (!a.supports(op))
+      throw ConfigError(
+          "--algo", a.name + " does not implement " + col::to_string(op), "use one of: " + [&] {
+            std::string names;
+            for (const auto& n : registry.supporting(op)) names += (names.empty() ? "" : ", ") + n;
+            return names + ", or auto";
+          }());
+    if (const std::string why = a.why_not(col::CollectiveSpec{op, sizes.front(), 0}, group, {}); !why.empty())
+      throw ConfigError("--algo", a.name + " cannot run on these " + std::to_string(gpus) + " GPUs: " + why,
+                        "use --algo auto");
+  }
+  const double factor = col::bus_bandwidth_factor(op, gpus);
   Json rows = Json::array();
   if (!json) {
-    out << "# trainsim collective: " << models::collectives::to_string(op) << " on " << gpus << " GPUs of "
-        << cluster.name << " (flow-level network on " << t.builder() << ", ring, "
-        << (gpus > cluster.gpus_per_node ? std::min(gpus, cluster.gpus_per_node) : 1) << " channel(s))\n";
+    out << "# trainsim collective: " << col::to_string(op) << " on " << gpus << " GPUs of " << cluster.name
+        << " (flow-level network on " << t.builder() << ", " << group.node_count() << " server"
+        << (group.node_count() == 1 ? "" : "s") << ")\n";
     out << "#       size      time(us)  algbw(GB/s)  busbw(GB/s)  algorithm\n";
   }
-  // Channels as NCCL builds them on multi-node groups: one ring per GPU of a node, each with the
-  // node-local order rotated so that every channel leaves the node from a different GPU (and so
-  // a different NIC); each carries 1/channels of the buffer.
-  const int64_t per_node = std::min(gpus, cluster.gpus_per_node);
-  const int64_t channels = gpus > cluster.gpus_per_node ? per_node : 1;
-  std::vector<std::vector<int32_t>> orders;
-  for (int64_t c = 0; c < channels; ++c) {
-    std::vector<int32_t> order;
-    for (int64_t node = 0; node < gpus / per_node; ++node)
-      for (int64_t l = 0; l < per_node; ++l)
-        order.push_back(static_cast<int32_t>(node * per_node + (l + c) % per_node));
-    orders.push_back(order);
-  }
   for (const sim::Bytes size : sizes) {
-    const auto plan = ring.plan(models::collectives::CollectiveSpec{op, size / channels}, static_cast<int32_t>(gpus));
-    sim::Engine engine;
-    sim::flow::FlowNetwork net(engine);
-    models::collectives::add_topology_links(t, net);
-    models::collectives::FlowExecutor exec(engine, net, router);
-    sim::Time end;
-    size_t running = orders.size();
-    for (const auto& order : orders)
-      exec.run(plan, order, cluster.collective_launch, [&] {
-        if (--running == 0) end = engine.now();
-      });
-    engine.run();
-    sweep_row(rows, out, json, size, end.seconds(), factor, "ring");
+    const auto r =
+        col::run_flow_collective(router, static_cast<int32_t>(gpus), op, size, fixed, cluster.collective_launch);
+    sweep_row(rows, out, json, size, r.time.seconds(), factor, r.algorithm);
   }
   if (json) out << canonical_json(rows) << "\n";
   return kExitOk;
@@ -221,23 +212,23 @@ int run_collective(const Args& args, std::ostream& out) {
     throw ConfigError("--cluster", "is required", "pass --cluster NAME or a file");
   if (!args.job_flags.contains("gpus")) throw ConfigError("--gpus", "is required", "pass --gpus N");
   for (auto it = args.job_flags.begin(); it != args.job_flags.end(); ++it)
-    if (it.key() != "cluster" && it.key() != "gpus")
+    if (it.key() != "cluster" && it.key() != "gpus" && it.key() != "network")
       throw ConfigError(flag_name(it.key()), "does not apply to `trainsim collective`",
-                        "use --cluster, --gpus, --op, --sizes, --algo, --json");
+                        "use --cluster, --gpus, --op, --sizes, --algo, --network, --json");
   const auto cluster = models::hardware::parse_cluster(
       models::presets::resolve("clusters", args.job_flags["cluster"].get<std::string>(), "--cluster"), "--cluster");
   const int64_t gpus = sim::config::read_int(args.job_flags["gpus"], "--gpus", 2, cluster.max_gpus);
   const auto op = models::collectives::parse_collective_op(option(args, "op", "all_reduce"), "--op");
   const std::vector<sim::Bytes> sizes = parse_sizes(option(args, "sizes", "32K:8G"));
-  const std::string algo =
-      sim::config::read_enum(Json(option(args, "algo", "auto")), "--algo", {"auto", "ring", "tree"});
-  const bool flow =
-      sim::config::read_enum(Json(option(args, "network", "analytic")), "--network", {"analytic", "flow"}) == "flow";
-  if (flow) return run_collective_flow(cluster, gpus, op, sizes, algo, args.json, out);
-  const models::collectives::AlphaBetaModel model(cluster);
-  const models::collectives::GroupPlacement group{gpus, std::min(gpus, cluster.gpus_per_node)};
+  const bool flow = sim::config::read_enum(args.job_flags.value("network", Json("flow")), "--network",
+                                           {"analytic", "flow"}) == "flow";
   if (op == models::collectives::CollectiveOp::kSendRecv && gpus != 2)
     throw ConfigError("--gpus", "send_recv runs between 2 GPUs", "pass --gpus 2");
+  if (flow) return run_collective_flow(cluster, gpus, op, sizes, option(args, "algo", "auto"), args.json, out);
+  const std::string algo =
+      sim::config::read_enum(Json(option(args, "algo", "auto")), "--algo", {"auto", "ring", "tree"});
+  const models::collectives::AlphaBetaModel model(cluster);
+  const models::collectives::GroupPlacement group{gpus, std::min(gpus, cluster.gpus_per_node)};
   if (algo == "tree" && (op != models::collectives::CollectiveOp::kAllReduce || group.nodes() <= 1))
     throw ConfigError("--algo", "tree is an all-reduce algorithm across nodes", "use --algo ring or auto");
   const double factor = models::collectives::bus_bandwidth_factor(op, gpus);
@@ -268,7 +259,7 @@ int run_topology(const Args& args, std::ostream& out) {
     throw ConfigError("--cluster", "is required", "pass --cluster NAME or a file");
   if (!args.job_flags.contains("gpus")) throw ConfigError("--gpus", "is required", "pass --gpus N");
   for (auto it = args.job_flags.begin(); it != args.job_flags.end(); ++it)
-    if (it.key() != "cluster" && it.key() != "gpus")
+    if (it.key() != "cluster" && it.key() != "gpus" && it.key() != "network")
       throw ConfigError(flag_name(it.key()), "does not apply to `trainsim topology`",
                         "use --cluster, --gpus, --dot, --json");
   const auto cluster = models::hardware::parse_cluster(
@@ -308,10 +299,12 @@ void print_help(std::ostream& out) {
          "                    [--micro-batch B] [--global-batch G] [--seq-len S]\n"
          "                    [--schedule gpipe|1f1b|interleaved] [--precision bf16|fp16|fp8]\n"
          "                    [--attention flash|unfused] [--json] [--trace FILE.json]\n"
-         "                    [--fidelity representative|full]\n"
+         "                    [--fidelity representative|full] [--network flow|analytic]\n"
+         "                    [--link-csv FILE.csv]\n"
          "  trainsim collective --cluster C --gpus N [--op all_reduce|all_gather|reduce_scatter|all_to_all|\n"
-         "                    broadcast|reduce|send_recv] [--sizes 32K:8G] [--algo auto|ring|tree]\n"
-         "                    [--network analytic|flow] [--json]\n"
+         "                    broadcast|reduce|send_recv] [--sizes 32K:8G]\n"
+         "                    [--algo auto|ring|tree|nvls|hierarchical|halving_doubling|...]\n"
+         "                    [--network flow|analytic] [--json]\n"
          "  trainsim topology --cluster C --gpus N [--dot FILE.dot] [--json]\n"
          "  trainsim list models|gpus|clusters|schedules\n"
          "  trainsim config explain        print the configuration reference\n\n"

@@ -3,6 +3,8 @@
 
 #include <gtest/gtest.h>
 
+#include <memory>
+
 #include "test_support.hpp"
 
 namespace trainsim::topology {
@@ -18,6 +20,25 @@ Topology line() {  // gpu0 - sw - gpu1
   t.add_cable(a, s, sim::Bandwidth::gbyte_per_s(100), sim::Time::us(1), "nvlink");
   t.add_cable(s, b, sim::Bandwidth::gbyte_per_s(50), sim::Time::us(2), "nvlink");
   return t;
+}
+
+TEST(Graph, CopiesAndMovesKeepLinkPropertiesOfTheirOwnGraph) {
+  // Regression: Boost's adjacency_list copies on move, so link descriptors kept from the source
+  // pointed into a destroyed graph (a simulate on the derived fabric read garbage capacities).
+  auto moved = std::make_unique<Topology>(line());
+  Topology copy = *moved;
+  copy.degrade(2, 0.5);  // the copy's own links: the original is untouched
+  EXPECT_EQ(moved->capacity(2), sim::Bandwidth::gbyte_per_s(50));
+  moved.reset();
+  for (LinkId l = 0; l < copy.link_count(); ++l) {
+    EXPECT_EQ(copy.link(l).id, l);
+    EXPECT_EQ(copy.link(l).latency, l < 2 ? sim::Time::us(1) : sim::Time::us(2));
+  }
+  EXPECT_EQ(copy.capacity(2), sim::Bandwidth::gbyte_per_s(25));
+  Topology assigned;
+  assigned = std::move(copy);
+  EXPECT_EQ(assigned.capacity(2), sim::Bandwidth::gbyte_per_s(25));
+  EXPECT_EQ(assigned.link_src(0), assigned.gpu_node(0));
 }
 
 TEST(Graph, CablesAreTwoDirectedLinksWithConsecutiveIds) {

@@ -481,11 +481,12 @@ TEST(CollectiveChooser, FollowsNcclsRules) {
   // One DGX server with NVSwitch SHARP: NVLS for all-reduce of any size.
   EXPECT_EQ(choose_algorithm(CollectiveOp::kAllReduce, kib, Group::single_node(8, true)), "nvls");
   // Without SHARP: latency-bound sizes (below 14 steps x 3.4 us x 235 GB/s / 1.75 = 6.4 MB) use
-  // halving-doubling, larger ones the ring.
+  // the ring too (NCCL runs rings inside a server at every size).
   EXPECT_EQ(ring_latency_bound_bytes(CollectiveOp::kAllReduce, Group::single_node(8)).count(), 6392000);
   // 2 servers x 8: (28 x 3.4 + 2 x 9.6) us x 24 GB/s / (30/16) = 1.46 MB.
   EXPECT_EQ(ring_latency_bound_bytes(CollectiveOp::kAllReduce, Group::blocked(2, 8)).count(), 1464320);
-  EXPECT_EQ(choose_algorithm(CollectiveOp::kAllReduce, mib, Group::single_node(8)), "halving_doubling");
+  EXPECT_EQ(choose_algorithm(CollectiveOp::kAllReduce, mib, Group::single_node(8)),
+            "ring");  // NCCL: no halving-doubling
   EXPECT_EQ(choose_algorithm(CollectiveOp::kAllReduce, gib, Group::single_node(8)), "ring");
   // Across servers: the tree for small messages, the hierarchy for large ones; the tree's range
   // grows with the server count (ring latency is linear in it).
@@ -495,7 +496,8 @@ TEST(CollectiveChooser, FollowsNcclsRules) {
   EXPECT_EQ(choose_algorithm(CollectiveOp::kAllReduce, sim::Bytes(16 << 20), Group::blocked(32, 8)),
             "double_binary_tree");
   EXPECT_EQ(choose_algorithm(CollectiveOp::kAllReduce, gib, Group::blocked(16, 1)), "ring");
-  EXPECT_EQ(choose_algorithm(CollectiveOp::kAllGather, kib, Group::single_node(8)), "halving_doubling");
+  EXPECT_EQ(choose_algorithm(CollectiveOp::kAllGather, kib, Group::single_node(8)), "ring");
+  EXPECT_EQ(choose_algorithm(CollectiveOp::kAllGather, kib, Group::blocked(8, 1)), "halving_doubling");  // PAT
   EXPECT_EQ(choose_algorithm(CollectiveOp::kAllGather, kib, Group::single_node(6)), "ring");
   EXPECT_EQ(choose_algorithm(CollectiveOp::kReduceScatter, gib, Group::single_node(8)), "ring");
   EXPECT_EQ(choose_algorithm(CollectiveOp::kBroadcast, kib, Group::blocked(4, 8)), "binomial_tree");

@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include <string>
+
 #include "sim/engine.hpp"
 #include "sim/flow/network.hpp"
 #include "topology/graph.hpp"
@@ -87,6 +89,60 @@ TEST(FlowExecutor, AnEmptyPlanFinishesAfterTheLaunch) {
   f.exec.run(CollectivePlan{}, {0}, sim::Time::us(3), [&] { done = f.engine.now(); });
   f.engine.run();
   EXPECT_EQ(done, sim::Time::us(3));
+}
+
+TEST(FlowExecutor, StepFusionKeepsAnIdleRingExact) {
+  // 8 GPUs on one switch, all-reduce of 8 MB: 14 ring steps of 2 us + 1 MB / 100 GB/s = 12 us.
+  // Fused into super-steps of 4 (max_steps 4), each (src, dst) pair sends 4 chunks in one flow
+  // that pays 4 latencies: the same 168 us, from 4 x 8 flows instead of 14 x 8.
+  const topology::Topology topo = star(8);
+  const topology::Router router{topo, shortest()};
+  const CollectivePlan plan = ring().plan({CollectiveOp::kAllReduce, sim::Bytes(8'000'000)}, 8);
+  for (const int32_t max_steps : {0, 4}) {
+    sim::Engine engine;
+    sim::flow::FlowNetwork net{engine};
+    add_topology_links(topo, net);
+    ExecOptions o;
+    o.max_steps = max_steps;
+    FlowExecutor exec{engine, net, router, o};
+    sim::Time done = sim::Time::infinite();
+    exec.run(plan, {0, 1, 2, 3, 4, 5, 6, 7}, sim::Time::zero(), [&] { done = engine.now(); });
+    engine.run();
+    EXPECT_EQ(done, sim::Time::us(168)) << max_steps;
+    EXPECT_EQ(exec.stats().flows, max_steps == 0 ? 14u * 8 : 4u * 8) << max_steps;
+  }
+}
+
+TEST(FlowExecutor, SymmetricCopiesShareTheLinksTheyHaveInCommon) {
+  // Two servers of 2 GPUs; each server's GPUs hang off one NIC cable to a shared switch. A
+  // send from GPU 0 to GPU 2 stands for itself and its copy 1 -> 3 (offset 1): both cross the
+  // two NIC cables, so each gets half of the 50 GB/s: 1 MB takes 40 us after 3 us of latency.
+  topology::Topology t;
+  const auto fabric = t.add_node(topology::NodeKind::kLeaf, "leaf");
+  for (int server = 0; server < 2; ++server) {
+    const auto nic = t.add_node(topology::NodeKind::kNic, "nic" + std::to_string(server), server, 0);
+    t.add_cable(nic, fabric, sim::Bandwidth::gbyte_per_s(50), sim::Time::us(1), "ib");
+    for (int l = 0; l < 2; ++l) {
+      const auto g = t.add_node(topology::NodeKind::kGpu, "gpu" + std::to_string(2 * server + l), server, l);
+      t.add_cable(g, nic, sim::Bandwidth::gbyte_per_s(1000), sim::Time::ns(500), "pcie");
+    }
+  }
+  t.set_gpus_per_server(2);
+  const topology::Router router{t, shortest()};
+  const CollectivePlan plan =
+      AlgorithmRegistry::instance().get("send_recv", "algo").plan({CollectiveOp::kSendRecv, sim::Bytes(1'000'000)}, 2);
+  for (const bool copies : {false, true}) {
+    sim::Engine engine;
+    sim::flow::FlowNetwork net{engine};
+    add_topology_links(t, net);
+    FlowExecutor exec{engine, net, router};
+    sim::Time done = sim::Time::infinite();
+    exec.run(
+        plan, {0, 2}, sim::Time::zero(), [&] { done = engine.now(); },
+        copies ? std::vector<int32_t>{0, 1} : std::vector<int32_t>{});
+    engine.run();
+    EXPECT_EQ(done, copies ? sim::Time::us(43) : sim::Time::us(23)) << copies;
+  }
 }
 
 }  // namespace

@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include <cmath>
+#include <cstdio>
 #include <functional>
 #include <thread>
 
@@ -50,10 +52,12 @@ std::vector<Json> configurations() {
   };
 }
 
-// One representative rank per stage must give exactly the iteration time of the simulation with
-// every rank and every collective member explicit (all peers are symmetric).
+// With the analytic network, one representative rank per stage must give exactly the iteration
+// time of the simulation with every rank and every collective member explicit (all peers are
+// symmetric and collectives do not interact).
 TEST(Simulate, RepresentativeRanksAgreeWithFullRanks) {
-  for (const Json& j : configurations()) {
+  for (Json j : configurations()) {
+    j["network"] = "analytic";
     const SimulationResult rep = run(j);
     const SimulationResult full = run(j, Fidelity::kFullRanks);
     ASSERT_TRUE(rep.simulated && full.simulated) << j.dump();
@@ -67,6 +71,48 @@ TEST(Simulate, RepresentativeRanksAgreeWithFullRanks) {
     }
     EXPECT_DOUBLE_EQ(rep.hardware_tflops_per_gpu, full.hardware_tflops_per_gpu) << j.dump();
   }
+}
+
+// On the flow network the representative (fast) mode runs each communicator once for all its
+// symmetric copies, with per-link multiplicity; full fidelity runs every copy as its own flows,
+// so copies that share a spine or NIC get their own max-min shares. The two must agree closely.
+TEST(Simulate, FastFlowModeAgreesWithFullFlowMode) {
+  for (Json j : configurations()) {
+    j["network"] = "flow";
+    const SimulationResult rep = run(j);
+    const SimulationResult full = run(j, Fidelity::kFullRanks);
+    ASSERT_TRUE(rep.simulated && full.simulated) << j.dump();
+    ASSERT_TRUE(rep.network && full.network);
+    const double err = rep.iteration.seconds() / full.iteration.seconds() - 1.0;
+    std::printf("fast vs full flow: %+.3f%%  %s\n", 100 * err, j.dump().c_str());
+    EXPECT_LT(std::abs(err), 0.01) << j.dump();
+    // The fast mode runs one set of flows per stage instead of one per GPU.
+    EXPECT_LT(rep.network->flows, full.network->flows) << j.dump();
+    for (size_t s = 0; s < rep.stages.size(); ++s)
+      EXPECT_EQ(rep.stages[s].time.compute, full.stages[s].time.compute) << j.dump() << " stage " << s;
+  }
+}
+
+// The same at 1,024 GPUs (128 servers in 4 scalable units: data-parallel rings and pipeline
+// sends cross rail leaves and spines), on a small model so full fidelity stays quick.
+TEST(Simulate, FastFlowModeAgreesWithFullFlowModeAt1024Gpus) {
+  const Json j{{"model", testing::gpt(4, 2048, 16, 32000, 2048)},
+               {"cluster", "dgx-h100"},
+               {"gpus", 1024},
+               {"tp", 8},
+               {"pp", 2},
+               {"global_batch", 256},
+               {"network", "flow"}};
+  const SimulationResult rep = run(j);
+  const SimulationResult full = run(j, Fidelity::kFullRanks);
+  ASSERT_TRUE(rep.simulated && full.simulated);
+  const double err = rep.iteration.seconds() / full.iteration.seconds() - 1.0;
+  std::printf("fast vs full flow at 1024 GPUs: %+.3f%% (%llu vs %llu flows)\n", 100 * err,
+              static_cast<unsigned long long>(rep.network->flows),
+              static_cast<unsigned long long>(full.network->flows));
+  EXPECT_LT(std::abs(err), 0.01);
+  EXPECT_EQ(full.simulated_ranks, 1024u);
+  EXPECT_LT(rep.network->flows * 20, full.network->flows);
 }
 
 TEST(Simulate, BreakdownAddsUpToTheIterationOnEveryStage) {

@@ -14,6 +14,29 @@ namespace {
 
 using namespace trainsim::sim::literals;
 
+TEST(FlowNetwork, SharedFlowUsesItsCopiesShareOfEveryLink) {
+  Engine engine;
+  FlowNetwork net(engine);
+  // A flow standing for 3 copies on link a (a spine they share) and 1 on link b (its own NIC),
+  // beside an ordinary flow on a: 3x + y <= 4 GB/s with equal rates gives 1 GB/s each.
+  const LinkId a = net.add_link(Bandwidth::gbyte_per_s(4), Time::zero());
+  const LinkId b = net.add_link(Bandwidth::gbyte_per_s(100), Time::zero());
+  const LinkId links[] = {a, b};
+  const double usage[] = {3.0, 1.0};
+  Time shared = Time::infinite(), plain = Time::infinite();
+  net.start_shared(Bytes(1'000'000), links, usage, Time::us(7), [&] { shared = engine.now(); });
+  net.start(Bytes(1'000'000), std::span<const LinkId>(&a, 1), [&] { plain = engine.now(); });
+  engine.run();
+  // The shared flow waits its own latency (7 us), not the sum over links. Until then the plain
+  // flow has link a alone (4 GB/s: 28 KB); then both run at 1 GB/s and the plain flow's last
+  // 972 KB arrive at 979 us; the shared flow's last 28 KB then go at 4/3 GB/s (3 copies on a).
+  EXPECT_EQ(plain, Time::us(979));
+  EXPECT_EQ(shared, Time::us(1000));
+  // Link a carried the shared flow's three copies and the plain flow.
+  EXPECT_EQ(net.bytes_carried(a), Bytes(4'000'000));
+  EXPECT_EQ(net.bytes_carried(b), Bytes(1'000'000));
+}
+
 TEST(FlowNetwork, OneFlowTakesLatencyPlusBytesOverCapacity) {
   Engine engine;
   FlowNetwork net(engine);

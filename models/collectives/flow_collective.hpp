@@ -1,0 +1,24 @@
+#pragma once
+// One collective on an idle flow network: what `trainsim collective --network flow` prints per
+// size, and what the nccl-tests accuracy suite compares with measurements.
+
+#include <string>
+
+#include "models/collectives/collective.hpp"
+#include "topology/routing.hpp"
+
+namespace trainsim::models::collectives {
+
+struct FlowCollectiveResult {
+  sim::Time time;         // launch to the last byte
+  std::string algorithm;  // the algorithm that ran
+};
+
+// Runs `op` of `bytes` per rank over GPUs 0..gpus-1 of the router's topology with `algorithm` (a
+// registered name, or "auto" for choose_algorithm; an automatic choice that cannot run this
+// group falls back to the ring), after `launch`. Plans other than rings are pipelined in 512 KiB
+// slices (at most 64), as NCCL streams chunks through a tree.
+FlowCollectiveResult run_flow_collective(const topology::Router& router, int32_t gpus, CollectiveOp op,
+                                         sim::Bytes bytes, const std::string& algorithm, sim::Time launch);
+
+}  // namespace trainsim::models::collectives

@@ -1,0 +1,65 @@
+#pragma once
+// Runs a workload's communication tasks (collectives and pipeline transfers) as flows on the
+// cluster's topology: each task's collective is planned once by the algorithm the automatic choice
+// picks for its size and group (collective.hpp), and every transfer of the plan becomes flows that
+// share link bandwidth max-min fairly with everything else in flight at that moment: TP, DP and
+// PP traffic of every stage, ECMP collisions, oversubscribed spines, degraded links.
+//
+// Representative fidelity (one rank per stage): a task of the representative rank stands for
+// the symmetric copies of its communicator that run at the same time on the other TP and DP
+// ranks of the stage: a TP group for its dp copies, a DP group for its tp copies, a pipeline
+// transfer for all tp x dp of them. They run as one set of flows with per-link multiplicity
+// (FlowExecutor, symmetric copies), so a spine carries the load of all copies without simulating
+// them. Full fidelity runs every communicator explicitly; tests check the two agree.
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "models/collectives/collective.hpp"
+#include "models/collectives/flow_executor.hpp"
+#include "models/workload/builder.hpp"
+#include "models/workload/job.hpp"
+#include "sim/flow/network.hpp"
+#include "sim/task/executor.hpp"
+#include "topology/graph.hpp"
+#include "topology/routing.hpp"
+
+namespace trainsim::models::workload {
+
+class NetworkCommRunner final : public sim::task::TaskRunner {
+ public:
+  static constexpr int32_t kMaxSteps = 16;  // ExecOptions::max_steps of the simulation
+
+  // Builds the cluster's topology for job.gpus GPUs (ConfigError at "cluster.network" when it
+  // cannot be built) and a flow network on `engine`.
+  NetworkCommRunner(const Job& job, const Workload& w, Fidelity fidelity, sim::Engine& engine);
+  ~NetworkCommRunner() override;
+
+  void start(sim::task::TaskIndex i, const sim::task::Task& t, sim::task::TaskExecutor& exec) override;
+
+  const topology::Topology& topology() const { return *topo_; }
+  sim::flow::FlowNetwork& network() { return net_; }
+  const sim::flow::FlowNetwork& network() const { return net_; }
+  const collectives::FlowExecutor& executor() const { return *exec_; }
+  // Algorithm used for each of the workload's communication descriptors ("" until used).
+  const std::string& algorithm(uint32_t comm) const { return algorithms_[comm]; }
+
+ private:
+  const collectives::CollectivePlan& plan(uint32_t comm);
+  const std::vector<int32_t>& offsets(uint32_t group);
+
+  const Job& job_;
+  const Workload& w_;
+  Fidelity fidelity_;
+  sim::Engine& engine_;
+  std::unique_ptr<topology::Topology> topo_;
+  std::unique_ptr<topology::Router> router_;
+  sim::flow::FlowNetwork net_;
+  std::unique_ptr<collectives::FlowExecutor> exec_;
+  std::vector<std::unique_ptr<collectives::CollectivePlan>> plans_;  // per comm, made on first use
+  std::vector<std::string> algorithms_;                              // per comm
+  std::vector<std::unique_ptr<std::vector<int32_t>>> offsets_;       // per group, made on first use
+};
+
+}  // namespace trainsim::models::workload
