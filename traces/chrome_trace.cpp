@@ -11,6 +11,33 @@
 
 namespace trainsim::traces {
 
+// The text is streamed out in chunks of about this size, so memory stays flat for huge traces.
+constexpr size_t kFlushBytes = size_t{1} << 20;
+
+// Buffered text output: events are appended to a string that is flushed in large chunks.
+class TraceText {
+ public:
+  explicit TraceText(std::ostream& os) : os_(os) { buf_.reserve(kFlushBytes + 4096); }
+  std::string& buf() { return buf_; }
+  // Starts a new element of the traceEvents array.
+  void begin_event() {
+    buf_ += first_ ? "\n" : ",\n";
+    first_ = false;
+  }
+  void maybe_flush() {
+    if (buf_.size() >= kFlushBytes) flush();
+  }
+  void flush() {
+    os_.write(buf_.data(), static_cast<std::streamsize>(buf_.size()));
+    buf_.clear();
+  }
+
+ private:
+  std::ostream& os_;
+  std::string buf_;
+  bool first_ = true;
+};
+
 namespace {
 
 using sim::TaskIndex;
@@ -19,8 +46,6 @@ using sim::task::TaskGraph;
 using sim::task::TaskSpec;
 
 constexpr int64_t kNotSeen = std::numeric_limits<int64_t>::min();
-// The text is streamed out in chunks of about this size, so memory stays flat for huge traces.
-constexpr size_t kFlushBytes = size_t{1} << 20;
 
 template <typename Int>
 void append_int(std::string& out, Int v) {
@@ -78,30 +103,6 @@ size_t utf8_sequence_length(std::string_view s, size_t i) {
     if (byte(i + k) < 0x80 || byte(i + k) > 0xBF) return 0;
   return len;
 }
-
-// Buffered text output: events are appended to a string that is flushed in large chunks.
-class TraceText {
- public:
-  explicit TraceText(std::ostream& os) : os_(os) { buf_.reserve(kFlushBytes + 4096); }
-  std::string& buf() { return buf_; }
-  // Starts a new element of the traceEvents array.
-  void begin_event() {
-    buf_ += first_ ? "\n" : ",\n";
-    first_ = false;
-  }
-  void maybe_flush() {
-    if (buf_.size() >= kFlushBytes) flush();
-  }
-  void flush() {
-    os_.write(buf_.data(), static_cast<std::streamsize>(buf_.size()));
-    buf_.clear();
-  }
-
- private:
-  std::ostream& os_;
-  std::string buf_;
-  bool first_ = true;
-};
 
 void append_metadata(TraceText& text, const char* name, int32_t pid, StreamId tid, const char* arg_key,
                      std::string_view string_value, int64_t int_value, bool is_string) {
@@ -289,8 +290,55 @@ void ChromeTraceRecorder::write(std::ostream& os) const {
       text.maybe_flush();
     }
   }
+  if (flows_ != nullptr) append_flows(text);
   out += "\n]}\n";
   text.flush();
+}
+
+void ChromeTraceRecorder::append_flows(TraceText& text) const {
+  // One process "network" after the ranks; a thread per link a flow starts on (named by the
+  // link), its flows as complete events from start (latency phase) to the last byte.
+  std::string& out = text.buf();
+  int32_t pid = 0;
+  for (size_t s = 0; s < graph_.stream_count(); ++s)
+    pid = std::max(pid, graph_.stream(static_cast<StreamId>(s)).rank + 1);
+  const auto& spans = flows_->flows();
+  const size_t shown = std::min(spans.size(), kMaxTraceFlows);
+  append_metadata(text, "process_name", pid, 0, "name",
+                  shown < spans.size()
+                      ? "network (first " + std::to_string(shown) + " of " + std::to_string(spans.size()) + " flows)"
+                      : std::string("network"),
+                  0, true);
+  append_metadata(text, "process_sort_index", pid, 0, "sort_index", {}, pid, false);
+  std::vector<std::pair<uint32_t, size_t>> order;  // (thread = first link, flow)
+  for (size_t f = 0; f < shown; ++f)
+    if (spans[f].end_ns >= 0) order.emplace_back(spans[f].first_link, f);
+  std::stable_sort(order.begin(), order.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
+  for (size_t k = 0; k < order.size(); ++k) {
+    const auto& [link, f] = order[k];
+    if (k == 0 || order[k - 1].first != link) {
+      append_metadata(text, "thread_name", pid, link, "name", flows_->link_labels()[link], 0, true);
+      append_metadata(text, "thread_sort_index", pid, link, "sort_index", {}, link, false);
+    }
+    const auto& sp = spans[f];
+    text.begin_event();
+    out += "{\"ph\":\"X\",\"pid\":";
+    append_int(out, pid);
+    out += ",\"tid\":";
+    append_int(out, link);
+    out += ",\"ts\":";
+    append_micros(out, sp.start_ns);
+    out += ",\"dur\":";
+    append_micros(out, sp.end_ns - sp.start_ns);
+    out += ",\"name\":";
+    append_json_string(out, "flow to " + flows_->link_labels()[sp.last_link]);
+    out += ",\"cat\":\"flow\",\"args\":{\"bytes\":";
+    append_int(out, sp.bytes);
+    out += ",\"links\":";
+    append_int(out, sp.links);
+    out += "}}";
+    text.maybe_flush();
+  }
 }
 
 void ChromeTraceRecorder::write_file(const std::string& path) const {

@@ -12,8 +12,11 @@
 #include "sim/engine.hpp"
 #include "sim/task/task_graph.hpp"
 #include "sim/units.hpp"
+#include "traces/flow_recorder.hpp"
 
 namespace trainsim::traces {
+
+class TraceText;  // buffered output (chrome_trace.cpp)
 
 // Records task start/end times from an Engine's signals and writes them as trace-event JSON:
 //   {"schema_version":1,"displayTimeUnit":"ns","traceEvents":[...]}
@@ -33,6 +36,11 @@ class ChromeTraceRecorder {
   // write() to a file; throws ConfigError{"--trace", "cannot write <path>", hint} on failure.
   void write_file(const std::string& path) const;
 
+  // Also writes the flows `flows` recorded (the first kMaxTraceFlows of them) as a "network"
+  // process; `flows` must outlive write().
+  void set_flows(const FlowRecorder* flows) { flows_ = flows; }
+  static constexpr size_t kMaxTraceFlows = 200000;
+
   // Number of tasks that have both started and ended so far.
   size_t finished_tasks() const { return finished_; }
 
@@ -40,7 +48,10 @@ class ChromeTraceRecorder {
   void on_start(sim::TaskIndex i, sim::Time t);
   void on_end(sim::TaskIndex i, sim::Time t);
 
+  void append_flows(TraceText& text) const;
+
   const sim::task::TaskGraph& graph_;
+  const FlowRecorder* flows_ = nullptr;
   std::vector<int64_t> start_ns_;  // per task; kNotSeen until the task starts
   std::vector<int64_t> end_ns_;    // per task; kNotSeen until the task ends
   size_t finished_ = 0;

@@ -22,14 +22,39 @@ FlowCollectiveResult run_flow_collective(const topology::Router& router, int32_t
     options.slice_bytes = sim::Bytes(512 * 1024);
     options.max_slices = 64;
   }
+  // NCCL's rings across servers: one channel per GPU of a server, each with the server-local
+  // order rotated so that every channel leaves the server from a different GPU (and so NIC, PXN
+  // style); each carries 1/channels of the buffer.
+  const int32_t per_node = group.ranks_per_node(), nodes = group.node_count();
+  const bool channels = name == "ring" && nodes > 1 && per_node >= 2;
+  const CollectivePlan channel_plan =
+      channels ? registry.get(name, "algorithm").plan(CollectiveSpec{op, bytes / per_node, 0}, group)
+               : CollectivePlan{};
+  std::vector<std::vector<int32_t>> orders;
+  if (channels) {
+    const auto by_node = group.ranks_by_node();
+    for (int32_t c = 0; c < per_node; ++c) {
+      std::vector<int32_t> order;
+      for (const auto& ranks : by_node)
+        for (int32_t l = 0; l < per_node; ++l)
+          order.push_back(all[static_cast<size_t>(ranks[static_cast<size_t>((l + c) % per_node)])]);
+      orders.push_back(std::move(order));
+    }
+  } else {
+    orders.push_back(all);
+  }
   sim::Engine engine;
   sim::flow::FlowNetwork net(engine);
   add_topology_links(t, net);
   FlowExecutor exec(engine, net, router, options);
   sim::Time end;
-  exec.run(plan, all, launch, [&] { end = engine.now(); });
+  size_t running = orders.size();
+  for (const auto& order : orders)
+    exec.run(channels ? channel_plan : plan, order, launch, [&] {
+      if (--running == 0) end = engine.now();
+    });
   engine.run();
-  return {end, name};
+  return {end, channels ? name + " x" + std::to_string(per_node) : name};
 }
 
 }  // namespace trainsim::models::collectives

@@ -103,6 +103,9 @@ Args parse_args(int argc, const char* const* argv) {
     } else if (arg == "--trace") {
       next_value(false);
       a.trace_file = value;
+    } else if (arg == "--link-csv") {
+      next_value(false);
+      a.link_csv = value;
     } else if (arg == "--op" || arg == "--sizes" || arg == "--algo" || arg == "--dot") {
       next_value(false);
       a.command_options[arg.substr(2)] = value;

@@ -18,6 +18,7 @@ struct Args {
   sim::config::Json job_flags = sim::config::Json::object();  // job keys given as flags
   std::set<std::string> options;                              // output switches given (json, ...)
   std::string trace_file;
+  std::string link_csv;  // --link-csv: per-link utilization over time (flow network)
   std::string fidelity = "representative";
   std::map<std::string, std::string> command_options;  // --op, --sizes, --algo, --dot (command-specific)
   bool json = false;

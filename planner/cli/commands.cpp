@@ -17,8 +17,10 @@
 #include "planner/cli/report.hpp"
 #include "sim/error.hpp"
 #include "topology/builder.hpp"
+#include "topology/graph.hpp"
 #include "topology/summary.hpp"
 #include "traces/chrome_trace.hpp"
+#include "traces/flow_recorder.hpp"
 
 namespace trainsim::planner::cli {
 
@@ -60,14 +62,28 @@ int run_simulate(const Args& args, std::ostream& out) {
   opt.fidelity =
       args.fidelity == "full" ? models::workload::Fidelity::kFullRanks : models::workload::Fidelity::kRepresentative;
   std::unique_ptr<traces::ChromeTraceRecorder> recorder;
-  if (!args.trace_file.empty()) {
-    opt.before_run = [&](sim::Engine& engine, const models::workload::Workload& w) {
-      recorder = std::make_unique<traces::ChromeTraceRecorder>(engine, w.graph);
-    };
-    opt.after_run = [&](const models::workload::Workload&, const sim::task::TaskExecutor&) {
-      recorder->write_file(args.trace_file);
-    };
-  }
+  std::unique_ptr<traces::FlowRecorder> flows;
+  sim::Engine* engine_seen = nullptr;
+  if (!args.link_csv.empty() && job.network != "flow")
+    throw ConfigError("--link-csv", "link utilization needs the flow network", "drop --network analytic");
+  opt.before_run = [&](sim::Engine& engine, const models::workload::Workload& w) {
+    engine_seen = &engine;
+    if (!args.trace_file.empty()) recorder = std::make_unique<traces::ChromeTraceRecorder>(engine, w.graph);
+  };
+  opt.on_network = [&](sim::flow::FlowNetwork& net, const topology::Topology& t) {
+    if (args.trace_file.empty() && args.link_csv.empty()) return;
+    std::vector<std::string> labels;
+    labels.reserve(t.link_count());
+    for (topology::LinkId l = 0; l < t.link_count(); ++l)
+      labels.push_back(t.node(t.link_src(l)).name + "->" + t.node(t.link_dst(l)).name + " " + t.link(l).kind);
+    flows = std::make_unique<traces::FlowRecorder>(net, std::move(labels));
+    if (recorder) recorder->set_flows(flows.get());
+  };
+  opt.after_run = [&](const models::workload::Workload&, const sim::task::TaskExecutor&) {
+    if (recorder) recorder->write_file(args.trace_file);
+    // 200 bins over the iteration: per-link utilization timelines small enough to plot.
+    if (flows && !args.link_csv.empty()) flows->write_link_csv(args.link_csv, engine_seen->now(), 200, "--link-csv");
+  };
   const models::workload::SimulationResult r = models::workload::simulate(job, opt);
   if (args.json)
     out << canonical_json(r.to_json()) << "\n";

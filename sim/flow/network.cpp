@@ -112,6 +112,15 @@ Bandwidth FlowNetwork::rate(FlowId flow) const {
 
 bool FlowNetwork::is_running(FlowId flow) const { return find(flow) != nullptr; }
 
+void FlowNetwork::route_of(FlowId flow, std::vector<LinkId>& links, std::vector<double>& usage) const {
+  const Flow* f = find(flow);
+  if (f == nullptr) return;
+  for (const Hop& h : f->route) {
+    links.push_back(h.link);
+    usage.push_back(h.usage);
+  }
+}
+
 double FlowNetwork::remaining_now(const Flow& f) const {
   if (f.rate <= 0.0) return f.remaining;  // stalled or not yet solved: nothing moved since `updated`
   const Time now = engine_.now();

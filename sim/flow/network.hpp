@@ -68,6 +68,9 @@ class FlowNetwork {
   FlowId start_shared(Bytes bytes, std::span<const LinkId> links, std::span<const double> usage, Time latency,
                       Callback done, double weight = 1.0);
 
+  // The links of a running flow and its usage of each (1 for ordinary flows), appended to the
+  // vectors; nothing once the flow has finished.
+  void route_of(FlowId flow, std::vector<LinkId>& links, std::vector<double>& usage) const;
   // Current rate; zero outside the bandwidth phase, while stalled, or once finished.
   Bandwidth rate(FlowId flow) const;
   bool is_running(FlowId flow) const;

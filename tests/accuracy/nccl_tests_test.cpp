@@ -57,9 +57,11 @@ TEST(NcclTests, AllReduce8xA100BusBandwidth) {
   EXPECT_LE(stats(large).median_abs, 0.26);
   print_table("nccl-tests all_reduce 8x A100 on the flow network, messages < 1 MB (busbw GB/s)", flow_small, "GB/s");
   print_table("nccl-tests all_reduce 8x A100 on the flow network, messages >= 1 MB (busbw GB/s)", flow_large, "GB/s");
-  // Observed 2026-11-22 on the flow network: see docs/accuracy.md#network. Targets not met.
-  EXPECT_LE(stats(flow_small).median_abs, 9.0);
-  EXPECT_LE(stats(flow_large).median_abs, 9.0);
+  // Observed 2026-11-22 on the flow network (auto choice = ring inside a server, as NCCL): < 1 MB
+  // median 16.1%, >= 1 MB median 25.5%, the same as the analytic ring (same physics on an idle
+  // NVSwitch); >= 512 MB within 4%. Targets not met: NCCL protocols and channel ramp are missing.
+  EXPECT_LE(stats(flow_small).median_abs, 0.17);
+  EXPECT_LE(stats(flow_large).median_abs, 0.26);
 }
 
 }  // namespace
