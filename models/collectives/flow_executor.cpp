@@ -1,7 +1,6 @@
 #include "models/collectives/flow_executor.hpp"
 
 #include <algorithm>
-#include <unordered_map>
 
 #include "sim/error.hpp"
 
@@ -139,10 +138,16 @@ const FlowExecutor::Routes& FlowExecutor::routes(int32_t src, int32_t dst, uint3
   for (const SharedRoute& sr : out)
     for (const auto l : sr.links)
       intra = intra && t.node(t.link_src(l)).server == server && t.node(t.link_dst(l)).server == server;
-  // Count, per sub-route k, how many copies cross each link.
-  std::vector<std::unordered_map<sim::flow::LinkId, uint32_t>> crossings(out.size());
-  for (size_t k = 0; k < out.size(); ++k)
-    for (const auto l : out[k].links) ++crossings[k][l];
+  // Count, per sub-route k, how many copies cross each link (flat counters, reset after use).
+  const size_t links = net_.link_count(), routes_n = out.size();
+  if (crossings_.size() < links * routes_n) crossings_.assign(links * routes_n, 0);
+  touched_.clear();
+  const auto cross = [&](size_t k, sim::flow::LinkId l) {
+    uint32_t& c = crossings_[k * links + l];
+    if (c++ == 0) touched_.emplace_back(static_cast<uint32_t>(k), l);
+  };
+  for (size_t k = 0; k < routes_n; ++k)
+    for (const auto l : out[k].links) cross(k, l);
   for (size_t j = 1; j < offsets.size(); ++j) {
     const int64_t s = src + offsets[j], d = dst + offsets[j];
     TRAINSIM_ASSERT(s >= 0 && d >= 0 && static_cast<uint64_t>(s) < n && static_cast<uint64_t>(d) < n, "copy ", j,
@@ -153,22 +158,26 @@ const FlowExecutor::Routes& FlowExecutor::routes(int32_t src, int32_t dst, uint3
     router_.routes(static_cast<uint32_t>(s), static_cast<uint32_t>(d), flow_id(s, d), scratch_);
     ++stats_.routes_computed;
     for (size_t k = 0; k < scratch_.size(); ++k)
-      for (const auto l : scratch_[k].links) ++crossings[k % out.size()][l];
+      for (const auto l : scratch_[k].links) cross(k % routes_n, l);
   }
-  for (size_t k = 0; k < out.size(); ++k) {
+  // Links of this group's own route with their copy counts, then links the copies share among
+  // themselves (in link order: deterministic).
+  std::sort(touched_.begin(), touched_.end());
+  for (size_t k = 0; k < routes_n; ++k) {
     SharedRoute& sr = out[k];
-    // Links of this group's own route, with their copy counts, then links the copies share
-    // among themselves (in link order: deterministic).
-    std::vector<std::pair<sim::flow::LinkId, uint32_t>> extra;
-    for (const auto& [l, c] : crossings[k])
-      if (c >= 2 && std::find(sr.links.begin(), sr.links.end(), l) == sr.links.end()) extra.emplace_back(l, c);
-    std::sort(extra.begin(), extra.end());
-    for (size_t h = 0; h < sr.links.size(); ++h) sr.usage[h] = static_cast<double>(crossings[k][sr.links[h]]);
-    for (const auto& [l, c] : extra) {
+    const size_t own = sr.links.size();
+    for (size_t h = 0; h < own; ++h) sr.usage[h] = static_cast<double>(crossings_[k * links + sr.links[h]]);
+    for (const auto& [tk, l] : touched_) {
+      const uint32_t c = crossings_[tk * links + l];
+      if (tk != k || c < 2 ||
+          std::find(sr.links.begin(), sr.links.begin() + static_cast<std::ptrdiff_t>(own), l) !=
+              sr.links.begin() + static_cast<std::ptrdiff_t>(own))
+        continue;
       sr.links.push_back(l);
       sr.usage.push_back(static_cast<double>(c));
     }
   }
+  for (const auto& [tk, l] : touched_) crossings_[tk * links + l] = 0;
   return out;
 }
 
@@ -187,21 +196,9 @@ void FlowExecutor::run(const CollectivePlan& plan, const std::vector<int32_t>& g
   r.plan = &c;
   r.done = std::move(done);
   ++stats_.collectives;
-  // Every item's routes for this communicator and its copies, computed on its first run.
-  auto oit = offsets_ids_.find(offsets);
-  if (oit == offsets_ids_.end()) oit = offsets_ids_.emplace(offsets, static_cast<uint32_t>(offsets_ids_.size())).first;
-  auto bit = c.bound.find({oit->second, gpus});
-  if (bit == c.bound.end()) {
-    std::vector<const Routes*> bound(c.items.size(), nullptr);
-    for (size_t i = 0; i < c.items.size(); ++i) {
-      const Compiled::Item& it = c.items[i];
-      if (is_switch(it.src) || is_switch(it.dst)) continue;
-      bound[i] = &routes(gpus[static_cast<size_t>(it.src)], gpus[static_cast<size_t>(it.dst)], oit->second, oit->first);
-    }
-    bit = c.bound.emplace(std::make_pair(oit->second, gpus), std::move(bound)).first;
-  }
-  r.routes = &bit->second;
-  r.gpus = &bit->first.second;
+  const auto& bound = bind(c, gpus, offsets);
+  r.routes = &bound.second;
+  r.gpus = &bound.first.second;
   // Slices: as many as the largest transfer needs at slice_bytes each, within max_slices.
   r.slices = 1;
   if (options_.slice_bytes.count() > 0) {
@@ -228,6 +225,39 @@ void FlowExecutor::run(const CollectivePlan& plan, const std::vector<int32_t>& g
     for (size_t k = 0; k < n; ++k)
       if (runs_[id].deps_left[k] == 0) start_slice(id, static_cast<uint32_t>(k));
   });
+}
+
+const std::pair<const std::pair<uint32_t, std::vector<int32_t>>, std::vector<const FlowExecutor::Routes*>>&
+FlowExecutor::bind(Compiled& c, const std::vector<int32_t>& gpus, const std::vector<int32_t>& offsets) {
+  // Every item's routes for this communicator and its copies, computed on its first run.
+  auto oit = offsets_ids_.find(offsets);
+  if (oit == offsets_ids_.end()) oit = offsets_ids_.emplace(offsets, static_cast<uint32_t>(offsets_ids_.size())).first;
+  auto bit = c.bound.find({oit->second, gpus});
+  if (bit == c.bound.end()) {
+    std::vector<const Routes*> bound(c.items.size(), nullptr);
+    for (size_t i = 0; i < c.items.size(); ++i) {
+      const Compiled::Item& it = c.items[i];
+      if (is_switch(it.src) || is_switch(it.dst)) continue;
+      bound[i] = &routes(gpus[static_cast<size_t>(it.src)], gpus[static_cast<size_t>(it.dst)], oit->second, oit->first);
+    }
+    bit = c.bound.emplace(std::make_pair(oit->second, gpus), std::move(bound)).first;
+  }
+  return *bit;
+}
+
+void FlowExecutor::links_of(const CollectivePlan& plan, const std::vector<int32_t>& gpus,
+                            const std::vector<int32_t>& offsets, std::vector<sim::flow::LinkId>& out) {
+  Compiled& c = compile(plan);
+  const auto& bound = bind(c, gpus, offsets);
+  for (size_t i = 0; i < c.items.size(); ++i) {
+    const Compiled::Item& it = c.items[i];
+    if (is_switch(it.src) || is_switch(it.dst)) {
+      const bool into = is_switch(it.dst);
+      out.push_back(switch_link(gpus[static_cast<size_t>(into ? it.src : it.dst)], into));
+      continue;
+    }
+    for (const SharedRoute& sr : *bound.second[i]) out.insert(out.end(), sr.links.begin(), sr.links.end());
+  }
 }
 
 void FlowExecutor::start_slice(uint32_t run, uint32_t index) {

@@ -78,6 +78,10 @@ class FlowExecutor {
   // means the group alone. Every copy's GPUs must exist.
   void run(const CollectivePlan& plan, const std::vector<int32_t>& gpus, sim::Time launch, std::function<void()> done,
            const std::vector<int32_t>& offsets = {});
+  // Appends every link a run of `plan` over `gpus` with `offsets` would put a flow on (the same
+  // routes run() uses, computed and cached now); links may repeat.
+  void links_of(const CollectivePlan& plan, const std::vector<int32_t>& gpus, const std::vector<int32_t>& offsets,
+                std::vector<sim::flow::LinkId>& out);
   const FlowExecutorStats& stats() const { return stats_; }
 
  private:
@@ -116,6 +120,9 @@ class FlowExecutor {
   };
 
   Compiled& compile(const CollectivePlan& plan);
+  // The routes of every item of `c` for this communicator and copies (cached in c.bound).
+  const std::pair<const std::pair<uint32_t, std::vector<int32_t>>, std::vector<const Routes*>>& bind(
+      Compiled& c, const std::vector<int32_t>& gpus, const std::vector<int32_t>& offsets);
   const Routes& routes(int32_t src, int32_t dst, uint32_t offsets_id, const std::vector<int32_t>& offsets);
   // Directed link ids of a GPU's cable into / out of its server's NVSwitch.
   sim::flow::LinkId switch_link(int32_t gpu, bool into_switch) const;
@@ -134,6 +141,8 @@ class FlowExecutor {
   std::vector<Run> runs_;  // runs in flight and recycled ones (callbacks name them by index)
   std::vector<uint32_t> free_runs_;
   std::vector<topology::Route> scratch_;
+  std::vector<uint32_t> crossings_;                     // per (sub-route, link): copies crossing it
+  std::vector<std::pair<uint32_t, uint32_t>> touched_;  // (sub-route, link) with a count
   FlowExecutorStats stats_;
 };
 

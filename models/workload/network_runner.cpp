@@ -29,6 +29,21 @@ NetworkCommRunner::NetworkCommRunner(const Job& job, const Workload& w, Fidelity
   plans_.resize(w.comms.size());
   algorithms_.resize(w.comms.size());
   offsets_.resize(w.groups.size());
+  memo_.resize(w.comms.size());
+  in_flight_.assign(w.groups.size(), 0);
+  group_starts_.assign(w.groups.size(), 0);
+  // Which communicator's routes touch each link (kShared once two different ones do).
+  constexpr uint32_t kNone = 0xffffffffu, kShared = 0xfffffffeu;
+  std::vector<uint32_t> owner(net_.link_count(), kNone);
+  std::vector<std::vector<sim::flow::LinkId>> links(w.comms.size());
+  for (uint32_t c = 0; c < w.comms.size(); ++c) {
+    const uint32_t g = w.comms[c].group;
+    exec_->links_of(plan(c), w.groups[g], offsets(g), links[c]);
+    for (const auto l : links[c]) owner[l] = owner[l] == kNone || owner[l] == g ? g : kShared;
+  }
+  for (uint32_t c = 0; c < w.comms.size(); ++c)
+    memo_[c].private_links = std::all_of(links[c].begin(), links[c].end(),
+                                         [&](sim::flow::LinkId l) { return owner[l] == w.comms[c].group; });
 }
 
 NetworkCommRunner::~NetworkCommRunner() = default;
@@ -88,11 +103,35 @@ void NetworkCommRunner::start(sim::task::TaskIndex i, const sim::task::Task& t, 
     return;
   }
   const CommInfo& c = w_.comms[comm];
+  const sim::Time launch = job_.cluster.collective_launch + c.extra;
+  Memo& m = memo_[comm];
+  const bool alone = in_flight_[c.group] == 0;
+  if (!alone) ++memo_overlaps;
+  ++in_flight_[c.group];
+  const uint64_t ticket = ++group_starts_[c.group];
+  if (m.private_links && alone && m.duration > sim::Time::zero()) {
+    ++memoized;
+    engine_.schedule_in(m.duration, [this, comm, i, &exec] { finish(comm, i, exec, sim::Time::zero(), 0, false); });
+    return;
+  }
   // The launch (kernel start and protocol setup) and any fixed extra (the pipeline's re-gather
   // over NVLink) come before the first byte moves.
+  const sim::Time started = engine_.now();
+  const bool record = m.private_links && alone;
   exec_->run(
-      plan(comm), w_.groups[c.group], job_.cluster.collective_launch + c.extra, [&exec, i] { exec.complete(i); },
+      plan(comm), w_.groups[c.group], launch,
+      [this, comm, i, &exec, started, ticket, record] { finish(comm, i, exec, started, ticket, record); },
       offsets(c.group));
+}
+
+void NetworkCommRunner::finish(uint32_t comm, sim::task::TaskIndex i, sim::task::TaskExecutor& exec, sim::Time started,
+                               uint64_t ticket, bool record) {
+  const uint32_t group = w_.comms[comm].group;
+  --in_flight_[group];
+  // Recorded only if nothing else of the group ran meanwhile (it would have shared the links).
+  if (record && memo_[comm].duration == sim::Time::zero() && group_starts_[group] == ticket)
+    memo_[comm].duration = engine_.now() - started;
+  exec.complete(i);
 }
 
 }  // namespace trainsim::models::workload

@@ -11,6 +11,14 @@
 // transfer for all tp x dp of them. They run as one set of flows with per-link multiplicity
 // (FlowExecutor, symmetric copies), so a spine carries the load of all copies without simulating
 // them. Full fidelity runs every communicator explicitly; tests check the two agree.
+//
+// Private collectives. A communicator whose links no other communicator's routes touch (a TP
+// group inside an NVSwitch server: DP and PP traffic leaves through the NICs) can only share
+// bandwidth with itself. When such a collective starts with no other collective of its group in
+// flight, its duration is a pure function of its plan: the first one runs as flows and the
+// repeats reuse its measured duration (NetworkStats::memoized). A collective of the group that
+// starts while another is in flight always runs as flows (counted in memo_overlaps: the
+// memoized one's load is not on the links then).
 
 #include <memory>
 #include <string>
@@ -49,6 +57,13 @@ class NetworkCommRunner final : public sim::task::TaskRunner {
   const collectives::CollectivePlan& plan(uint32_t comm);
   const std::vector<int32_t>& offsets(uint32_t group);
 
+  struct Memo {
+    bool private_links = false;  // no other communicator's routes touch its links
+    sim::Time duration;          // launch to last byte, once measured (zero: not yet)
+  };
+  void finish(uint32_t comm, sim::task::TaskIndex i, sim::task::TaskExecutor& exec, sim::Time started, uint64_t ticket,
+              bool record);
+
   const Job& job_;
   const Workload& w_;
   Fidelity fidelity_;
@@ -60,6 +75,12 @@ class NetworkCommRunner final : public sim::task::TaskRunner {
   std::vector<std::unique_ptr<collectives::CollectivePlan>> plans_;  // per comm, made on first use
   std::vector<std::string> algorithms_;                              // per comm
   std::vector<std::unique_ptr<std::vector<int32_t>>> offsets_;       // per group, made on first use
+  std::vector<Memo> memo_;                                           // per comm
+  std::vector<uint32_t> in_flight_;                                  // per group
+  std::vector<uint64_t> group_starts_;                               // per group: collectives started
+
+ public:
+  uint64_t memoized = 0, memo_overlaps = 0;  // collectives that reused a duration; overlaps (see above)
 };
 
 }  // namespace trainsim::models::workload

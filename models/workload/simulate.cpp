@@ -86,7 +86,9 @@ SimulationResult simulate(const Job& job, const SimulateOptions& options) {
                                es.transfers,
                                ns.flows_completed,
                                ns.solves,
-                               ns.variables_solved};
+                               ns.variables_solved,
+                               network->memoized,
+                               network->memo_overlaps};
   }
   res.simulated = true;
   res.tasks = w.graph.size();
@@ -169,10 +171,15 @@ Json SimulationResult::to_json() const {
   out["time_breakdown"] = tb;
   out["simulation"] = Json{{"tasks", tasks}, {"events", events}, {"simulated_ranks", simulated_ranks}};
   if (network) {
-    out["simulation"]["network"] =
-        Json{{"topology", network->topology},        {"links", network->links}, {"collectives", network->collectives},
-             {"transfers", network->transfers},      {"flows", network->flows}, {"solves", network->solves},
-             {"flows_solved", network->flows_solved}};
+    out["simulation"]["network"] = Json{{"topology", network->topology},
+                                        {"links", network->links},
+                                        {"collectives", network->collectives},
+                                        {"transfers", network->transfers},
+                                        {"flows", network->flows},
+                                        {"solves", network->solves},
+                                        {"flows_solved", network->flows_solved},
+                                        {"memoized_collectives", network->memoized},
+                                        {"memo_overlaps", network->memo_overlaps}};
   }
   return out;
 }

@@ -1,5 +1,7 @@
 #include "accuracy_common.hpp"
 
+#include <cstdlib>
+
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
@@ -27,7 +29,12 @@ Json gpt_model(const Json& m) {
 }
 
 std::optional<models::workload::SimulationResult> run(const Json& job) {
-  const auto j = models::workload::resolve_job(models::workload::parse_job(job));
+  // The suites run on the default (flow) network; TRAINSIM_ACCURACY_NETWORK=analytic reruns them
+  // on the alpha-beta model for before/after comparisons (docs/accuracy.md).
+  Json with_network = job;
+  if (const char* n = std::getenv("TRAINSIM_ACCURACY_NETWORK"); n != nullptr && !with_network.contains("network"))
+    with_network["network"] = n;
+  const auto j = models::workload::resolve_job(models::workload::parse_job(with_network));
   auto r = models::workload::simulate(j);
   if (!r.fits) return std::nullopt;
   return r;
