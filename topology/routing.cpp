@@ -56,7 +56,11 @@ const sim::config::Schema<RoutingParams>& routing_schema() {
                 "Most paths one sprayed flow is split over (beyond: a deterministic uniform sample).",
                 [](RoutingParams& r, const Json& j, const std::string& p) {
                   r.max_spray_paths = static_cast<int32_t>(sim::config::read_int(j, p, 1, 4096));
-                });
+                })
+        .custom("pxn", "boolean", std::string("true"),
+                "NCCL PXN: cross-rail connections take NVLink to the destination's rail inside the source "
+                "server first, when that is a minimum-cost path.",
+                [](RoutingParams& r, const Json& j, const std::string& p) { r.pxn = sim::config::read_bool(j, p); });
     return s;
   }();
   return schema;
@@ -215,6 +219,29 @@ void Router::routes(uint32_t src, uint32_t dst, uint64_t flow_id, std::vector<Ro
       r.fraction = 1.0 / static_cast<double>(k);
       for (size_t i = 0; i < k; ++i) out.push_back(r);
       return;
+    }
+  }
+  if (params_.pxn && params_.mode != Mode::kDimensionOrder) {
+    const int32_t ss = t_.server_of(src), ds = t_.server_of(dst);
+    const int32_t ls = t_.node(s).local, ld = t_.node(d).local;
+    const int64_t mid = static_cast<int64_t>(src) - ls + ld;  // GPUs are numbered server-major
+    if (ss != ds && ss >= 0 && ls != ld && ls >= 0 && ld >= 0 && mid >= 0 &&
+        static_cast<size_t>(mid) < t_.gpu_count() && t_.server_of(static_cast<size_t>(mid)) == ss &&
+        t_.node(t_.gpu_node(static_cast<size_t>(mid))).local == ld) {
+      const Vertex m = t_.gpu_node(static_cast<size_t>(mid));
+      // One DAG reference at a time: a lookup may evict the cache.
+      const int32_t direct = impl_->dag(s, d).cost(), rail = impl_->dag(m, d).cost();
+      const detail::PathDag& head = impl_->dag(s, m);
+      if (direct >= 0 && rail >= 0 && head.reachable() && head.cost() + rail == direct) {
+        std::vector<LinkId> first;
+        walk(
+            head, impl_->adj, s, m, [](Vertex, std::span<const LinkId>) { return size_t{0}; }, first);
+        const size_t from = out.size();
+        routes(static_cast<uint32_t>(mid), dst, flow_id, out);  // same rail: no PXN again
+        for (size_t i = from; i < out.size(); ++i)
+          out[i].links.insert(out[i].links.begin(), first.begin(), first.end());
+        return;
+      }
     }
   }
   const detail::PathDag& g = impl_->dag(s, d);

@@ -28,6 +28,11 @@ struct RoutingParams {
   int32_t flows_per_connection = 1;
   uint64_t seed = 0;
   int32_t max_spray_paths = 64;
+  // NCCL's PXN: a connection to a GPU of another server on a different rail first crosses
+  // NVLink to the source server's GPU on the destination's rail, then takes that rail, whenever
+  // that path is of minimum cost (it ties with crossing the rail first on rail-optimized
+  // fabrics; NCCL always picks the NVLink-first one).
+  bool pxn = true;
 };
 const char* to_string(RoutingParams::Mode m);
 

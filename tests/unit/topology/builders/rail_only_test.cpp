@@ -22,6 +22,7 @@ TEST(RailOnly, CountsAndCrossRailRoutesUseNvlink) {
   EXPECT_DOUBLE_EQ(s.bisection.gbyte_per_second(), 16 * 50.0);
   RoutingParams p;
   p.mode = RoutingParams::Mode::kSpray;
+  p.pxn = false;
   const Router r(t, p);
   // GPU 0 (server 0, rail 0) to GPU 9 (server 1, rail 1): NVLink to GPU 1 then rail 1, or rail 0
   // to GPU 8 then NVLink: both cross NVLink inside a server.
@@ -40,6 +41,16 @@ TEST(RailOnly, CountsAndCrossRailRoutesUseNvlink) {
   // Same rail: the rail switch alone.
   const auto same_rail = r.routes(0, 8, 0);
   for (const LinkId l : same_rail[0].links) EXPECT_EQ(t.link(l).kind, "ib");
+  // With PXN (the default), NCCL's choice only: NVLink to GPU 1 first, then rail 1.
+  p.pxn = true;
+  const Router pxn(t, p);
+  const auto one = pxn.routes(0, 9, 0);
+  ASSERT_EQ(one.size(), 1u);
+  ASSERT_EQ(one[0].links.size(), 4u);
+  EXPECT_EQ(t.link(one[0].links[0]).kind, "nvlink");
+  EXPECT_EQ(t.link(one[0].links[1]).kind, "nvlink");
+  EXPECT_EQ(t.node(t.link_dst(one[0].links[1])).name, "gpu1");
+  EXPECT_EQ(t.link(one[0].links[3]).kind, "ib");
 }
 
 }  // namespace
