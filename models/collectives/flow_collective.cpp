@@ -6,6 +6,21 @@
 
 namespace trainsim::models::collectives {
 
+std::vector<std::vector<int32_t>> ring_channel_orders(const Group& group, const std::vector<int32_t>& gpus) {
+  const int32_t per_node = group.ranks_per_node();
+  std::vector<std::vector<int32_t>> orders;
+  if (group.node_count() <= 1 || per_node < 2) return orders;
+  const auto by_node = group.ranks_by_node();
+  for (int32_t c = 0; c < per_node; ++c) {
+    std::vector<int32_t> order;
+    for (const auto& ranks : by_node)
+      for (int32_t l = 0; l < per_node; ++l)
+        order.push_back(gpus[static_cast<size_t>(ranks[static_cast<size_t>((l + c) % per_node)])]);
+    orders.push_back(std::move(order));
+  }
+  return orders;
+}
+
 FlowCollectiveResult run_flow_collective(const topology::Router& router, int32_t gpus, CollectiveOp op,
                                          sim::Bytes bytes, const std::string& algorithm, sim::Time launch) {
   const topology::Topology& t = router.topology();
@@ -22,27 +37,13 @@ FlowCollectiveResult run_flow_collective(const topology::Router& router, int32_t
     options.slice_bytes = sim::Bytes(512 * 1024);
     options.max_slices = 64;
   }
-  // NCCL's rings across servers: one channel per GPU of a server, each with the server-local
-  // order rotated so that every channel leaves the server from a different GPU (and so NIC, PXN
-  // style); each carries 1/channels of the buffer.
-  const int32_t per_node = group.ranks_per_node(), nodes = group.node_count();
-  const bool channels = name == "ring" && nodes > 1 && per_node >= 2;
+  std::vector<std::vector<int32_t>> orders = name == "ring" ? ring_channel_orders(group, all) : decltype(orders){};
+  const bool channels = !orders.empty();
   const CollectivePlan channel_plan =
-      channels ? registry.get(name, "algorithm").plan(CollectiveSpec{op, bytes / per_node, 0}, group)
+      channels ? registry.get(name, "algorithm")
+                     .plan(CollectiveSpec{op, bytes / static_cast<int64_t>(orders.size()), 0}, group)
                : CollectivePlan{};
-  std::vector<std::vector<int32_t>> orders;
-  if (channels) {
-    const auto by_node = group.ranks_by_node();
-    for (int32_t c = 0; c < per_node; ++c) {
-      std::vector<int32_t> order;
-      for (const auto& ranks : by_node)
-        for (int32_t l = 0; l < per_node; ++l)
-          order.push_back(all[static_cast<size_t>(ranks[static_cast<size_t>((l + c) % per_node)])]);
-      orders.push_back(std::move(order));
-    }
-  } else {
-    orders.push_back(all);
-  }
+  if (!channels) orders.push_back(all);
   sim::Engine engine;
   sim::flow::FlowNetwork net(engine);
   add_topology_links(t, net);
@@ -54,7 +55,7 @@ FlowCollectiveResult run_flow_collective(const topology::Router& router, int32_t
       if (--running == 0) end = engine.now();
     });
   engine.run();
-  return {end, channels ? name + " x" + std::to_string(per_node) : name};
+  return {end, channels ? name + " x" + std::to_string(orders.size()) : name};
 }
 
 }  // namespace trainsim::models::collectives

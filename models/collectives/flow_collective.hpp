@@ -3,6 +3,7 @@
 // size, and what the nccl-tests accuracy suite compares with measurements.
 
 #include <string>
+#include <vector>
 
 #include "models/collectives/collective.hpp"
 #include "topology/routing.hpp"
@@ -13,6 +14,11 @@ struct FlowCollectiveResult {
   sim::Time time;         // launch to the last byte
   std::string algorithm;  // the algorithm that ran
 };
+
+// NCCL's ring channels across servers: one per GPU of a server, each ring with the server-local
+// order rotated so that every channel leaves a server from a different GPU (so NIC); each carries
+// 1/channels of the buffer. Empty when the group is on one server or has one rank per server.
+std::vector<std::vector<int32_t>> ring_channel_orders(const Group& group, const std::vector<int32_t>& gpus);
 
 // Runs `op` of `bytes` per rank over GPUs 0..gpus-1 of the router's topology with `algorithm` (a
 // registered name, or "auto" for choose_algorithm; an automatic choice that cannot run this

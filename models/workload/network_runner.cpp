@@ -1,7 +1,9 @@
 #include "models/workload/network_runner.hpp"
 
 #include <algorithm>
+#include <memory>
 
+#include "models/collectives/flow_collective.hpp"
 #include "models/hardware/cluster_spec.hpp"
 #include "sim/error.hpp"
 #include "topology/spec.hpp"
@@ -28,6 +30,7 @@ NetworkCommRunner::NetworkCommRunner(const Job& job, const Workload& w, Fidelity
   exec_ = std::make_unique<col::FlowExecutor>(engine, net_, *router_, eo);
   plans_.resize(w.comms.size());
   algorithms_.resize(w.comms.size());
+  orders_.resize(w.comms.size());
   offsets_.resize(w.groups.size());
   memo_.resize(w.comms.size());
   in_flight_.assign(w.groups.size(), 0);
@@ -38,7 +41,8 @@ NetworkCommRunner::NetworkCommRunner(const Job& job, const Workload& w, Fidelity
   std::vector<std::vector<sim::flow::LinkId>> links(w.comms.size());
   for (uint32_t c = 0; c < w.comms.size(); ++c) {
     const uint32_t g = w.comms[c].group;
-    exec_->links_of(plan(c), w.groups[g], offsets(g), links[c]);
+    plan(c);
+    for (const auto& order : orders_[c]) exec_->links_of(*plans_[c], order, offsets(g), links[c]);
     for (const auto l : links[c]) owner[l] = owner[l] == kNone || owner[l] == g ? g : kShared;
   }
   for (uint32_t c = 0; c < w.comms.size(); ++c)
@@ -69,7 +73,15 @@ const col::CollectivePlan& NetworkCommRunner::plan(uint32_t comm) {
   TRAINSIM_ASSERT(chosen != nullptr, "no collective algorithm runs ", col::to_string(c.op), " on ", gpus.size(),
                   " GPUs");
   algorithms_[comm] = chosen->name;
-  plans_[comm] = std::make_unique<col::CollectivePlan>(chosen->plan(spec, group));
+  // A ring across servers runs as NCCL's channels (flow_collective.hpp), each on its share.
+  orders_[comm] = chosen->name == "ring" ? col::ring_channel_orders(group, gpus) : decltype(orders_)::value_type{};
+  if (orders_[comm].empty()) {
+    orders_[comm].push_back(gpus);
+    plans_[comm] = std::make_unique<col::CollectivePlan>(chosen->plan(spec, group));
+  } else {
+    const col::CollectiveSpec share{c.op, c.bytes / static_cast<int64_t>(orders_[comm].size()), 0};
+    plans_[comm] = std::make_unique<col::CollectivePlan>(chosen->plan(share, group));
+  }
   return *plans_[comm];
 }
 
@@ -118,10 +130,23 @@ void NetworkCommRunner::start(sim::task::TaskIndex i, const sim::task::Task& t, 
   // over NVLink) come before the first byte moves.
   const sim::Time started = engine_.now();
   const bool record = m.private_links && alone;
-  exec_->run(
-      plan(comm), w_.groups[c.group], launch,
-      [this, comm, i, &exec, started, ticket, record] { finish(comm, i, exec, started, ticket, record); },
-      offsets(c.group));
+  const col::CollectivePlan& p = plan(comm);
+  const auto& orders = orders_[comm];
+  if (orders.size() == 1) {
+    exec_->run(
+        p, orders[0], launch,
+        [this, comm, i, &exec, started, ticket, record] { finish(comm, i, exec, started, ticket, record); },
+        offsets(c.group));
+    return;
+  }
+  auto left = std::make_shared<size_t>(orders.size());
+  for (const auto& order : orders)
+    exec_->run(
+        p, order, launch,
+        [this, comm, i, &exec, started, ticket, record, left] {
+          if (--*left == 0) finish(comm, i, exec, started, ticket, record);
+        },
+        offsets(c.group));
 }
 
 void NetworkCommRunner::finish(uint32_t comm, sim::task::TaskIndex i, sim::task::TaskExecutor& exec, sim::Time started,

@@ -74,6 +74,7 @@ class NetworkCommRunner final : public sim::task::TaskRunner {
   std::unique_ptr<collectives::FlowExecutor> exec_;
   std::vector<std::unique_ptr<collectives::CollectivePlan>> plans_;  // per comm, made on first use
   std::vector<std::string> algorithms_;                              // per comm
+  std::vector<std::vector<std::vector<int32_t>>> orders_;            // per comm: GPU order of each channel
   std::vector<std::unique_ptr<std::vector<int32_t>>> offsets_;       // per group, made on first use
   std::vector<Memo> memo_;                                           // per comm
   std::vector<uint32_t> in_flight_;                                  // per group
