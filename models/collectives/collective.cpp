@@ -307,6 +307,8 @@ std::string choose_algorithm(CollectiveOp op, sim::Bytes bytes, const Group& gro
       return m > 1 && per_node >= 2 && latency_bound ? "all_to_all_hierarchical" : "all_to_all_direct";
     }
     case CollectiveOp::kAllReduce:
+      // A whole torus (TPU-style fabric): the dimension-wise torus all-reduce.
+      if (group.dims[0] > 0) return "torus";
       if (m == 1 && group.nvls_capable && n >= 2) return "nvls";
       // NCCL has no recursive halving-doubling: inside one server it runs rings at every size
       // (its LL / LL128 protocols cover small messages); across servers a tree below the ring's

@@ -165,7 +165,8 @@ class AlgorithmRegistry {
 // bandwidth, reduced to thresholds because it sees no cluster (see collective.cpp for the
 // constants and their sources):
 //   send/recv -> send_recv
-//   all-reduce: one server with NVLink SHARP -> nvls; across servers below the ring's
+//   all-reduce: a whole torus (group.dims set) -> torus; one server with NVLink SHARP -> nvls; across servers below the
+//   ring's
 //     latency-bound size (ring latency x ring algorithm bandwidth) -> double_binary_tree;
 //     otherwise ring (NCCL has no halving-doubling, and its default large-message algorithm
 //     across servers is the ring; hierarchical is there by name)

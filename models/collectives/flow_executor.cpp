@@ -19,6 +19,12 @@ Group group_on(const topology::Topology& t, const std::vector<int32_t>& gpus) {
     g.node_of_rank.push_back(t.server_of(static_cast<size_t>(gpu)));
   }
   g.nvls_capable = t.supports_in_network_reduction();
+  // The whole torus, in GPU order: the torus algorithms can run on its dimensions.
+  const auto& shape = t.torus_shape();
+  bool whole = !shape.empty() && shape.size() <= 3 && gpus.size() == t.gpu_count();
+  for (size_t i = 0; whole && i < gpus.size(); ++i) whole = gpus[i] == static_cast<int32_t>(i);
+  if (whole)
+    for (size_t k = 0; k < shape.size(); ++k) g.dims[k] = static_cast<int32_t>(shape[k]);
   return g;
 }
 
@@ -281,7 +287,7 @@ void FlowExecutor::start_slice(uint32_t run, uint32_t index) {
     r.flows_left[index] = 1;
     ++stats_.flows;
     net_.start_shared(bytes, std::span<const sim::flow::LinkId>(&link, 1), std::span<const double>(&one, 1),
-                      net_.latency(link) * it.merged, on_arrival);
+                      slice == 0 ? net_.latency(link) * it.merged : sim::Time::zero(), on_arrival);
     return;
   }
   const Routes& rs = *(*r.routes)[item];
@@ -293,8 +299,8 @@ void FlowExecutor::start_slice(uint32_t run, uint32_t index) {
   r.flows_left[index] = static_cast<uint32_t>(rs.size());
   stats_.flows += rs.size();
   for (const SharedRoute& sr : rs)
-    net_.start_shared(rs.size() == 1 ? bytes : bytes.scaled(sr.fraction), sr.links, sr.usage, sr.latency * it.merged,
-                      on_arrival);
+    net_.start_shared(rs.size() == 1 ? bytes : bytes.scaled(sr.fraction), sr.links, sr.usage,
+                      slice == 0 ? sr.latency * it.merged : sim::Time::zero(), on_arrival);
 }
 
 void FlowExecutor::finish_slice(uint32_t run, uint32_t index) {

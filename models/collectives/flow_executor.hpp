@@ -8,8 +8,9 @@
 //
 // Pipelining. With ExecOptions::slice_bytes > 0 every transfer is cut into slices of about that
 // size (at most max_slices): slice i of a transfer waits for slice i of its prerequisites and for
-// its own slice i - 1, as NCCL pushes a channel's chunk through a connection slice by slice. Trees
-// and hierarchical plans then overlap their stages; a ring gains only latency.
+// its own slice i - 1, as NCCL pushes a channel's chunk through a connection slice by slice; only
+// slice 0 waits the route's latency (the connection is a pipe: later slices follow back to back).
+// Trees and hierarchical plans then overlap their stages; a ring gains only latency.
 //
 // Switches. A switch pseudo-rank (collective.hpp) is the NVSwitch of that server: a transfer into
 // it is a flow on the GPU's NVLink into the switch, one out of it a flow on the switch's link to

@@ -78,6 +78,11 @@ Json network_spec(const ClusterSpec& c) {
               {"oversubscription", 1.0}};
 }
 
+int64_t network_gpus(const ClusterSpec& c, int64_t gpus) {
+  const int64_t gpn = std::max<int64_t>(1, c.gpus_per_node);
+  return c.network.is_null() ? (gpus + gpn - 1) / gpn * gpn : gpus;
+}
+
 ClusterSpec parse_cluster(const Json& j, const std::string& path) {
   ClusterSpec c;
   cluster_schema().parse(j, path, c);

@@ -36,5 +36,9 @@ ClusterSpec parse_cluster(const sim::config::Json& j, const std::string& path);
 // NVSwitch servers derived from the cluster's NVLink and NIC figures (SuperPOD-style scalable
 // units of 32 servers, non-blocking, each GPU owning its share of the node's NICs).
 sim::config::Json network_spec(const ClusterSpec& c);
+// GPUs the topology is built with for a job of `gpus` GPUs: whole servers of the derived fabric
+// (a job on 2 of 8 GPUs runs inside one server); exactly `gpus` for a network the cluster spells
+// out, which must hold them.
+int64_t network_gpus(const ClusterSpec& c, int64_t gpus);
 
 }  // namespace trainsim::models::hardware

@@ -15,11 +15,8 @@ namespace col = collectives;
 NetworkCommRunner::NetworkCommRunner(const Job& job, const Workload& w, Fidelity fidelity, sim::Engine& engine)
     : job_(job), w_(w), fidelity_(fidelity), engine_(engine), net_(engine) {
   const sim::config::Json spec = hardware::network_spec(job.cluster);
-  // A job on part of a server (2 of 8 GPUs) runs on whole servers of the derived fabric; a
-  // network the cluster spells out must hold exactly the job's GPUs.
-  const int64_t gpn = std::max<int64_t>(1, job.cluster.gpus_per_node);
-  const int64_t gpus = job.cluster.network.is_null() ? (job.gpus + gpn - 1) / gpn * gpn : job.gpus;
-  topo_ = std::make_unique<topology::Topology>(topology::build_topology(spec, gpus, "cluster.network"));
+  topo_ = std::make_unique<topology::Topology>(
+      topology::build_topology(spec, hardware::network_gpus(job.cluster, job.gpus), "cluster.network"));
   router_ = std::make_unique<topology::Router>(*topo_, topology::routing_params(spec, *topo_, "cluster.network"));
   col::add_topology_links(*topo_, net_);
   // Step fusion past 16 steps (FlowExecutor): a 128-rank data-parallel ring runs in 16 super-steps.

@@ -185,7 +185,8 @@ int run_collective_flow(const models::hardware::ClusterSpec& cluster, int64_t gp
                         const std::string& algo, bool json, std::ostream& out) {
   namespace col = models::collectives;
   const sim::config::Json spec = models::hardware::network_spec(cluster);
-  const topology::Topology t = topology::build_topology(spec, gpus, "cluster.network");
+  const topology::Topology t =
+      topology::build_topology(spec, models::hardware::network_gpus(cluster, gpus), "cluster.network");
   const topology::Router router(t, topology::routing_params(spec, t, "cluster.network"));
   std::vector<int32_t> all(static_cast<size_t>(gpus));
   for (int64_t g = 0; g < gpus; ++g) all[static_cast<size_t>(g)] = static_cast<int32_t>(g);

@@ -2,12 +2,14 @@
 
 #include <gtest/gtest.h>
 
+#include <array>
 #include <string>
 
 #include "sim/engine.hpp"
 #include "sim/flow/network.hpp"
 #include "topology/graph.hpp"
 #include "topology/routing.hpp"
+#include "topology/spec.hpp"
 
 namespace trainsim::models::collectives {
 namespace {
@@ -143,6 +145,17 @@ TEST(FlowExecutor, SymmetricCopiesShareTheLinksTheyHaveInCommon) {
     engine.run();
     EXPECT_EQ(done, copies ? sim::Time::us(43) : sim::Time::us(23)) << copies;
   }
+}
+
+TEST(FlowExecutor, AWholeTorusGroupCarriesItsDimensions) {
+  const topology::Topology t = topology::build_topology(
+      sim::config::Json{{"builder", "torus"}, {"shape", {2, 2, 2}}, {"link_bandwidth", "100GBps"}}, 8, "network");
+  const Group all = group_on(t, {0, 1, 2, 3, 4, 5, 6, 7});
+  EXPECT_EQ(all.dims, (std::array<int32_t, 3>{2, 2, 2}));
+  EXPECT_EQ(choose_algorithm(CollectiveOp::kAllReduce, sim::Bytes(1 << 20), all), "torus");
+  // A part of the torus, or the torus in another order, is an ordinary group.
+  EXPECT_EQ(group_on(t, {0, 1, 2, 3}).dims, (std::array<int32_t, 3>{0, 0, 0}));
+  EXPECT_EQ(group_on(t, {1, 0, 2, 3, 4, 5, 6, 7}).dims, (std::array<int32_t, 3>{0, 0, 0}));
 }
 
 }  // namespace
