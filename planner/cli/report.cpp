@@ -96,6 +96,14 @@ void print_report(std::ostream& out, const models::workload::SimulationResult& r
   if (r.simulated)
     out << "\nSimulated " << r.simulated_ranks << (r.simulated_ranks == 1 ? " rank (" : " ranks (") << r.tasks
         << " tasks, " << r.events << " events)\n";
+  if (r.simulated && r.network) {
+    const auto& n = *r.network;
+    out << "Network: flow-level on " << n.topology << " (" << n.links << " links): " << n.collectives + n.memoized
+        << " communication tasks, " << n.flows << " flows, " << n.solves << " max-min solves; " << n.memoized
+        << " reused the duration of an identical private collective\n";
+  } else if (r.simulated) {
+    out << "Network: analytic alpha-beta model\n";
+  }
 }
 
 }  // namespace trainsim::planner::cli
