@@ -73,20 +73,6 @@ void BM_Simulate_1T_3072_SP(benchmark::State& state) {
 }
 BENCHMARK(BM_Simulate_1T_3072_SP)->Unit(benchmark::kMillisecond)->MinTime(2.0);
 
-void BM_Simulate_Llama3_70B_1024(benchmark::State& state) {
-  // The README's main job.
-  run(state, make_job({{"model", "llama3-70b"},
-                       {"cluster", "dgx-h100"},
-                       {"gpus", 1024},
-                       {"tp", 8},
-                       {"pp", 4},
-                       {"global_batch", 512},
-                       {"micro_batch", 1},
-                       {"seq_len", 8192},
-                       {"recompute", "selective"}}));
-}
-BENCHMARK(BM_Simulate_Llama3_70B_1024)->Unit(benchmark::kMillisecond);
-
 void BM_Simulate_Llama3_405B_16384(benchmark::State& state) {
   // Llama 3 405B's production shape (Llama Team 2024, Table 4: TP 8, PP 16, DP 128, 16K H100s,
   // 8K sequences, 16M-token batches = 2048 sequences). 126 layers do not split over 16 stages
@@ -110,19 +96,21 @@ void BM_Simulate_Llama3_405B_16384(benchmark::State& state) {
 }
 BENCHMARK(BM_Simulate_Llama3_405B_16384)->Arg(0)->Arg(1)->Unit(benchmark::kMillisecond)->Iterations(3);
 
-void BM_Simulate_Llama3_70B_1024_Analytic(benchmark::State& state) {
-  run(state, make_job({{"model", "llama3-70b"},
-                       {"cluster", "dgx-h100"},
-                       {"gpus", 1024},
-                       {"tp", 8},
-                       {"pp", 4},
-                       {"global_batch", 512},
-                       {"micro_batch", 1},
-                       {"seq_len", 8192},
-                       {"recompute", "selective"},
-                       {"network", "analytic"}}));
+void BM_Simulate_Llama3_70B_1024(benchmark::State& state) {
+  // The README's main job; Arg 0 on the flow network, 1 on the analytic one.
+  const Json job{{"model", "llama3-70b"},
+                 {"cluster", "dgx-h100"},
+                 {"gpus", 1024},
+                 {"tp", 8},
+                 {"pp", 4},
+                 {"global_batch", 512},
+                 {"micro_batch", 1},
+                 {"seq_len", 8192},
+                 {"recompute", "selective"}};
+  run(state, make_job(with_network(job, state.range(0) == 0 ? "flow" : "analytic")));
+  state.SetLabel(state.range(0) == 0 ? "flow" : "analytic");
 }
-BENCHMARK(BM_Simulate_Llama3_70B_1024_Analytic)->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_Simulate_Llama3_70B_1024)->Arg(0)->Arg(1)->Unit(benchmark::kMillisecond);
 
 void BM_Simulate_FullFidelity_1024(benchmark::State& state) {
   // Every rank and every flow explicit at 1,024 GPUs (the check that the fast mode agrees with
