@@ -79,7 +79,7 @@ Topology& Topology::operator=(const Topology& other) {
   return *this;
 }
 
-Topology::Topology(Topology&& other) noexcept
+Topology::Topology(Topology&& other)
     : g_(std::move(other.g_)),
       gpus_(std::move(other.gpus_)),
       gpus_per_server_(other.gpus_per_server_),
@@ -88,9 +88,10 @@ Topology::Topology(Topology&& other) noexcept
       builder_(std::move(other.builder_)),
       torus_shape_(std::move(other.torus_shape_)) {
   reindex_links();
+  other.links_.clear();
 }
 
-Topology& Topology::operator=(Topology&& other) noexcept {
+Topology& Topology::operator=(Topology&& other) {
   if (this != &other) {
     g_ = std::move(other.g_);
     gpus_ = std::move(other.gpus_);
@@ -100,6 +101,7 @@ Topology& Topology::operator=(Topology&& other) noexcept {
     builder_ = std::move(other.builder_);
     torus_shape_ = std::move(other.torus_shape_);
     reindex_links();
+    other.links_.clear();
   }
   return *this;
 }

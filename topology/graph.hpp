@@ -50,8 +50,8 @@ class Topology {
   // a pointer to its properties inside one graph, and Boost's adjacency_list copies on move.
   Topology(const Topology& other);
   Topology& operator=(const Topology& other);
-  Topology(Topology&& other) noexcept;
-  Topology& operator=(Topology&& other) noexcept;
+  Topology(Topology&& other);  // not noexcept: re-indexing allocates
+  Topology& operator=(Topology&& other);
   ~Topology() = default;
 
   Vertex add_node(NodeKind kind, std::string name, int32_t server = -1, int32_t local = -1);

@@ -6,10 +6,13 @@
 
 namespace trainsim::models::collectives {
 
-std::vector<std::vector<int32_t>> ring_channel_orders(const Group& group, const std::vector<int32_t>& gpus) {
+std::vector<std::vector<int32_t>> ring_channel_orders(CollectiveOp op, const Group& group,
+                                                      const std::vector<int32_t>& gpus) {
   const int32_t per_node = group.ranks_per_node();
   std::vector<std::vector<int32_t>> orders;
-  if (group.node_count() <= 1 || per_node < 2) return orders;
+  const bool rootless =
+      op == CollectiveOp::kAllReduce || op == CollectiveOp::kAllGather || op == CollectiveOp::kReduceScatter;
+  if (!rootless || group.node_count() <= 1 || per_node < 2) return orders;
   const auto by_node = group.ranks_by_node();
   for (int32_t c = 0; c < per_node; ++c) {
     std::vector<int32_t> order;
@@ -37,11 +40,15 @@ FlowCollectiveResult run_flow_collective(const topology::Router& router, int32_t
     options.slice_bytes = sim::Bytes(512 * 1024);
     options.max_slices = 64;
   }
-  std::vector<std::vector<int32_t>> orders = name == "ring" ? ring_channel_orders(group, all) : decltype(orders){};
+  std::vector<std::vector<int32_t>> orders = name == "ring" ? ring_channel_orders(op, group, all) : decltype(orders){};
   const bool channels = !orders.empty();
   const CollectivePlan channel_plan =
       channels ? registry.get(name, "algorithm")
-                     .plan(CollectiveSpec{op, bytes / static_cast<int64_t>(orders.size()), 0}, group)
+                     .plan(CollectiveSpec{op,
+                                          sim::Bytes((bytes.count() + static_cast<int64_t>(orders.size()) - 1) /
+                                                     static_cast<int64_t>(orders.size())),
+                                          0},
+                           group)
                : CollectivePlan{};
   if (!channels) orders.push_back(all);
   sim::Engine engine;

@@ -17,8 +17,10 @@ struct FlowCollectiveResult {
 
 // NCCL's ring channels across servers: one per GPU of a server, each ring with the server-local
 // order rotated so that every channel leaves a server from a different GPU (so NIC); each carries
-// 1/channels of the buffer. Empty when the group is on one server or has one rank per server.
-std::vector<std::vector<int32_t>> ring_channel_orders(const Group& group, const std::vector<int32_t>& gpus);
+// 1/channels of the buffer (rounded up). Empty when the group is on one server or has one rank per
+// server, and for rooted ops (broadcast, reduce), whose ring must start or end at the root.
+std::vector<std::vector<int32_t>> ring_channel_orders(CollectiveOp op, const Group& group,
+                                                      const std::vector<int32_t>& gpus);
 
 // Runs `op` of `bytes` per rank over GPUs 0..gpus-1 of the router's topology with `algorithm` (a
 // registered name, or "auto" for choose_algorithm; an automatic choice that cannot run this

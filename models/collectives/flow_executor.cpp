@@ -53,26 +53,63 @@ sim::flow::LinkId FlowExecutor::switch_link(int32_t gpu, bool into_switch) const
   return into_switch ? link : topology::Topology::reverse(link);
 }
 
+FlowExecutor::Fingerprint FlowExecutor::fingerprint(const CollectivePlan& plan) {
+  Fingerprint f;
+  f.steps = plan.steps.size();
+  f.chunks = plan.chunks;
+  for (const Step& st : plan.steps) f.transfers += st.transfers.size();
+  for (const Step& st : plan.steps)
+    if (!st.transfers.empty()) {
+      if (f.first_bytes < 0) f.first_bytes = st.transfers.front().bytes.count();
+      f.last_bytes = st.transfers.back().bytes.count();
+      f.last_src = st.transfers.back().src;
+      f.last_dst = st.transfers.back().dst;
+    }
+  return f;
+}
+
 FlowExecutor::Compiled& FlowExecutor::compile(const CollectivePlan& plan) {
-  size_t total = 0;
-  for (const Step& st : plan.steps) total += st.transfers.size();
-  const sim::Bytes last = total == 0 ? sim::Bytes() : plan.steps.back().transfers.back().bytes;
-  // The cache is keyed by address: a different plan at a reused address is recompiled.
-  if (const auto it = compiled_.find(&plan);
-      it != compiled_.end() && it->second.plan_transfers == total && it->second.plan_last_bytes == last)
-    return it->second;
-  Compiled c;
-  c.plan_transfers = total;
-  c.plan_last_bytes = last;
+  // The cache is keyed by address (plans live as long as their runs; see run()); the fingerprint
+  // catches a different plan at a reused address, which is recompiled.
+  const Fingerprint f = fingerprint(plan);
+  if (const auto it = compiled_.find(&plan); it != compiled_.end() && it->second.fingerprint == f)
+    return *it->second.compiled;
   const size_t steps = plan.steps.size();
   const size_t m = options_.max_steps > 0 && steps > static_cast<size_t>(options_.max_steps)
                        ? (steps + static_cast<size_t>(options_.max_steps) - 1) / static_cast<size_t>(options_.max_steps)
                        : 1;
+  auto c = std::make_unique<Compiled>();
+  // Fusion keeps the timing only when every (src, dst) pair of a super-step sends exactly once in
+  // each of its steps (a ring's pipeline is full); otherwise the plan runs unfused.
+  if (m == 1 || !build(plan, m, *c)) {
+    c = std::make_unique<Compiled>();
+    build(plan, 1, *c);
+  }
+  auto& slot = compiled_[&plan];
+  slot.fingerprint = f;
+  slot.compiled = std::move(c);
+  return *slot.compiled;
+}
+
+bool FlowExecutor::build(const CollectivePlan& plan, size_t m, Compiled& c) const {
+  const size_t steps = plan.steps.size();
   // Item of every plan transfer: its own, or with fusion the one of its (super-step, src, dst).
   std::vector<std::vector<uint32_t>> item_of(steps);
+  std::vector<uint32_t> last_step;                           // per item: last step that added to it
   std::map<std::pair<int32_t, int32_t>, uint32_t> in_super;  // (src, dst) -> item, this super-step
+  size_t super_begin = 0;                                    // first item of this super-step
+  const auto super_ok = [&](size_t first_step) {
+    const size_t len = std::min(m, steps - first_step);
+    for (size_t i = super_begin; i < c.items.size(); ++i)
+      if (c.items[i].merged != len) return false;
+    return true;
+  };
   for (size_t st = 0; st < steps; ++st) {
-    if (st % m == 0) in_super.clear();
+    if (st % m == 0) {
+      if (m > 1 && st > 0 && !super_ok(st - m)) return false;
+      in_super.clear();
+      super_begin = c.items.size();
+    }
     for (const Transfer& t : plan.steps[st].transfers) {
       uint32_t item;
       if (m == 1) {
@@ -80,16 +117,20 @@ FlowExecutor::Compiled& FlowExecutor::compile(const CollectivePlan& plan) {
         c.items.push_back({t.src, t.dst, t.bytes, 0, 1});
       } else if (const auto f = in_super.find({t.src, t.dst}); f != in_super.end()) {
         item = f->second;
+        if (last_step[item] == st) return false;  // two chunks to one peer in one step
+        last_step[item] = static_cast<uint32_t>(st);
         c.items[item].bytes += t.bytes;
         ++c.items[item].merged;
       } else {
         item = static_cast<uint32_t>(c.items.size());
         in_super.emplace(std::make_pair(t.src, t.dst), item);
         c.items.push_back({t.src, t.dst, t.bytes, 0, 1});
+        last_step.push_back(static_cast<uint32_t>(st));
       }
       item_of[st].push_back(item);
     }
   }
+  if (m > 1 && steps > 0 && !super_ok((steps - 1) / m * m)) return false;
   // Dependency edges between items (with fusion: only on earlier super-steps, once each).
   std::vector<std::pair<uint32_t, uint32_t>> edges;  // (prerequisite, dependent)
   for (size_t st = 0; st < steps; ++st)
@@ -112,14 +153,14 @@ FlowExecutor::Compiled& FlowExecutor::compile(const CollectivePlan& plan) {
   c.dependents.assign(edges.size(), 0);
   std::vector<uint32_t> fill(c.dep_begin.begin(), c.dep_begin.end() - 1);
   for (const auto& [from, to] : edges) c.dependents[fill[from]++] = to;
-  return compiled_[&plan] = std::move(c);
+  return true;
 }
 
 const FlowExecutor::Routes& FlowExecutor::routes(int32_t src, int32_t dst, uint32_t offsets_id,
                                                  const std::vector<int32_t>& offsets) {
   const auto key = std::make_tuple(src, dst, offsets_id);
   if (auto it = routes_.find(key); it != routes_.end()) return it->second;
-  std::vector<SharedRoute>& out = routes_[key];
+  Routes out;  // inserted into the cache once complete
   const topology::Topology& t = router_.topology();
   const auto n = static_cast<uint64_t>(t.gpu_count());
   // The connection's flow id is its (src, dst) pair: a persistent connection hashes the same way
@@ -136,7 +177,12 @@ const FlowExecutor::Routes& FlowExecutor::routes(int32_t src, int32_t dst, uint3
     sr.fraction = r.fraction;
     out.push_back(std::move(sr));
   }
-  if (offsets.size() <= 1 || out.empty()) return out;
+  if (offsets.size() <= 1 || out.empty()) return routes_[key] = std::move(out);
+  for (size_t j = 1; j < offsets.size(); ++j) {
+    const int64_t s = src + offsets[j], d = dst + offsets[j];
+    TRAINSIM_ASSERT(s >= 0 && d >= 0 && static_cast<uint64_t>(s) < n && static_cast<uint64_t>(d) < n, "copy ", j,
+                    " of a communicator falls outside the topology");
+  }
   // A route that stays inside its server shares links only with copies on that server: copies
   // on other servers are mirror images of this one (every server has the same fabric).
   const int32_t server = t.server_of(static_cast<size_t>(src));
@@ -156,8 +202,6 @@ const FlowExecutor::Routes& FlowExecutor::routes(int32_t src, int32_t dst, uint3
     for (const auto l : out[k].links) cross(k, l);
   for (size_t j = 1; j < offsets.size(); ++j) {
     const int64_t s = src + offsets[j], d = dst + offsets[j];
-    TRAINSIM_ASSERT(s >= 0 && d >= 0 && static_cast<uint64_t>(s) < n && static_cast<uint64_t>(d) < n, "copy ", j,
-                    " of a communicator falls outside the topology");
     if (intra && t.server_of(static_cast<size_t>(s)) != server && t.server_of(static_cast<size_t>(d)) != server)
       continue;
     scratch_.clear();
@@ -184,7 +228,7 @@ const FlowExecutor::Routes& FlowExecutor::routes(int32_t src, int32_t dst, uint3
     }
   }
   for (const auto& [tk, l] : touched_) crossings_[tk * links + l] = 0;
-  return out;
+  return routes_[key] = std::move(out);
 }
 
 void FlowExecutor::run(const CollectivePlan& plan, const std::vector<int32_t>& gpus, sim::Time launch,

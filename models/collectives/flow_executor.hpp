@@ -26,6 +26,7 @@
 //
 // Reductions are fused into the transfers (as NCCL's reduce kernels are): no separate compute.
 
+#include <array>
 #include <cstdint>
 #include <functional>
 #include <map>
@@ -53,9 +54,11 @@ struct ExecOptions {
   // Step fusion (0: off). A plan of S > max_steps steps runs in super-steps of m = ceil(S /
   // max_steps) steps: the transfers of one (src, dst) pair within a super-step become one flow of
   // their summed bytes that pays their summed latency, and waits only for prerequisites in earlier
-  // super-steps. On an idle network a ring takes exactly as long as unfused (each step is latency
-  // + chunk / bandwidth either way); under contention the super-step averages the sharing over
-  // its m steps. It bounds a 1,024-rank ring at max_steps x 1,024 flows instead of 2 x 1,023^2.
+  // super-steps. Only plans whose every pair sends exactly once in each step of a super-step are
+  // fused (a ring all-reduce / all-gather / reduce-scatter: its pipeline is full, so dropping the
+  // chains inside a super-step keeps an idle network's timing exactly); trees, broadcast chains
+  // and halving-doubling run unfused. Under contention a super-step averages the sharing over its
+  // m steps. It bounds a 1,024-rank ring at max_steps x 1,024 flows instead of 2 x 1,023^2.
   int32_t max_steps = 0;
 };
 
@@ -102,8 +105,6 @@ class FlowExecutor {
       uint32_t deps;        // transfers in its `after` list
       uint32_t merged = 1;  // plan transfers fused into it (step fusion): latency paid that often
     };
-    size_t plan_transfers = 0;  // fingerprint of the plan compiled
-    sim::Bytes plan_last_bytes;
     std::vector<Item> items;
     std::vector<uint32_t> dep_begin, dependents;  // CSR: items waiting for item i
     // Routes of every item for one (communicator, copies): computed on the group's first run.
@@ -121,6 +122,9 @@ class FlowExecutor {
   };
 
   Compiled& compile(const CollectivePlan& plan);
+  // Flattens `plan` into `c` with super-steps of m steps; false when fusion would change the
+  // plan's timing (then it is built with m = 1).
+  bool build(const CollectivePlan& plan, size_t m, Compiled& c) const;
   // The routes of every item of `c` for this communicator and copies (cached in c.bound).
   const std::pair<const std::pair<uint32_t, std::vector<int32_t>>, std::vector<const Routes*>>& bind(
       Compiled& c, const std::vector<int32_t>& gpus, const std::vector<int32_t>& offsets);
@@ -135,7 +139,19 @@ class FlowExecutor {
   const topology::Router& router_;
   ExecOptions options_;
   std::vector<int64_t> uplink_;  // per GPU: its link into an NVSwitch, or -1
-  std::map<const CollectivePlan*, Compiled> compiled_;
+  // What identifies a plan beyond its address: its shape when it was compiled.
+  struct Fingerprint {
+    size_t steps = 0, transfers = 0;
+    int32_t chunks = 0;
+    int64_t first_bytes = -1, last_bytes = -1, last_src = 0, last_dst = 0;
+    friend bool operator==(const Fingerprint&, const Fingerprint&) = default;
+  };
+  static Fingerprint fingerprint(const CollectivePlan& plan);
+  struct CompiledSlot {
+    Fingerprint fingerprint;
+    std::unique_ptr<Compiled> compiled;
+  };
+  std::map<const CollectivePlan*, CompiledSlot> compiled_;
   std::map<std::vector<int32_t>, uint32_t> offsets_ids_;
   // (src GPU, dst GPU, offsets id) -> routes.
   std::map<std::tuple<int32_t, int32_t, uint32_t>, Routes> routes_;

@@ -71,12 +71,15 @@ const col::CollectivePlan& NetworkCommRunner::plan(uint32_t comm) {
                   " GPUs");
   algorithms_[comm] = chosen->name;
   // A ring across servers runs as NCCL's channels (flow_collective.hpp), each on its share.
-  orders_[comm] = chosen->name == "ring" ? col::ring_channel_orders(group, gpus) : decltype(orders_)::value_type{};
+  orders_[comm] =
+      chosen->name == "ring" ? col::ring_channel_orders(c.op, group, gpus) : decltype(orders_)::value_type{};
   if (orders_[comm].empty()) {
     orders_[comm].push_back(gpus);
     plans_[comm] = std::make_unique<col::CollectivePlan>(chosen->plan(spec, group));
   } else {
-    const col::CollectiveSpec share{c.op, c.bytes / static_cast<int64_t>(orders_[comm].size()), 0};
+    // Each channel carries a share rounded up: no byte is left out.
+    const auto channels = static_cast<int64_t>(orders_[comm].size());
+    const col::CollectiveSpec share{c.op, sim::Bytes((c.bytes.count() + channels - 1) / channels), 0};
     plans_[comm] = std::make_unique<col::CollectivePlan>(chosen->plan(share, group));
   }
   return *plans_[comm];
@@ -115,10 +118,10 @@ void NetworkCommRunner::start(sim::task::TaskIndex i, const sim::task::Task& t, 
   const sim::Time launch = job_.cluster.collective_launch + c.extra;
   Memo& m = memo_[comm];
   const bool alone = in_flight_[c.group] == 0;
-  if (!alone) ++memo_overlaps;
+  if (!alone && m.private_links) ++memo_overlaps;
   ++in_flight_[c.group];
   const uint64_t ticket = ++group_starts_[c.group];
-  if (m.private_links && alone && m.duration > sim::Time::zero()) {
+  if (reuse_private_ && m.private_links && alone && m.duration > sim::Time::zero()) {
     ++memoized;
     engine_.schedule_in(m.duration, [this, comm, i, &exec] { finish(comm, i, exec, sim::Time::zero(), 0, false); });
     return;

@@ -18,7 +18,8 @@
 // flight, its duration is a pure function of its plan: the first one runs as flows and the
 // repeats reuse its measured duration (NetworkStats::memoized). A collective of the group that
 // starts while another is in flight always runs as flows (counted in memo_overlaps: the
-// memoized one's load is not on the links then).
+// memoized one's load is not on the links then). Reused collectives put no flows on the network,
+// so recorders switch reuse off (set_reuse_private_durations).
 
 #include <memory>
 #include <string>
@@ -42,6 +43,8 @@ class NetworkCommRunner final : public sim::task::TaskRunner {
   // Builds the cluster's topology for job.gpus GPUs (ConfigError at "cluster.network" when it
   // cannot be built) and a flow network on `engine`.
   NetworkCommRunner(const Job& job, const Workload& w, Fidelity fidelity, sim::Engine& engine);
+  // Off: every collective runs as flows, so recorders (traces, link CSV) see all traffic.
+  void set_reuse_private_durations(bool on) { reuse_private_ = on; }
   ~NetworkCommRunner() override;
 
   void start(sim::task::TaskIndex i, const sim::task::Task& t, sim::task::TaskExecutor& exec) override;
@@ -79,6 +82,7 @@ class NetworkCommRunner final : public sim::task::TaskRunner {
   std::vector<Memo> memo_;                                           // per comm
   std::vector<uint32_t> in_flight_;                                  // per group
   std::vector<uint64_t> group_starts_;                               // per group: collectives started
+  bool reuse_private_ = true;
 
  public:
   uint64_t memoized = 0, memo_overlaps = 0;  // collectives that reused a duration; overlaps (see above)

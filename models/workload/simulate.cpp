@@ -72,6 +72,7 @@ SimulationResult simulate(const Job& job, const SimulateOptions& options) {
   std::unique_ptr<NetworkCommRunner> network;
   if (job.network == "flow") {
     network = std::make_unique<NetworkCommRunner>(job, w, options.fidelity, engine);
+    network->set_reuse_private_durations(options.reuse_private_durations);
     exec.set_runner(sim::task::TaskKind::kCollective, *network);
     exec.set_runner(sim::task::TaskKind::kP2P, *network);
     if (options.on_network) options.on_network(network->network(), network->topology());

@@ -57,6 +57,9 @@ struct SimulateOptions {
   // Called once the flow network is built (network = "flow"), before the run: attach flow and
   // link recorders here.
   std::function<void(sim::flow::FlowNetwork&, const topology::Topology&)> on_network;
+  // Private collectives reuse a measured duration instead of running as flows (network_runner.hpp);
+  // recorders that must see every flow turn this off.
+  bool reuse_private_durations = true;
 };
 
 // Never throws for a plan that does not fit: returns fits = false with the memory breakdown and

@@ -66,6 +66,8 @@ int run_simulate(const Args& args, std::ostream& out) {
   sim::Engine* engine_seen = nullptr;
   if (!args.link_csv.empty() && job.network != "flow")
     throw ConfigError("--link-csv", "link utilization needs the flow network", "drop --network analytic");
+  // Recorded flows must be all the flows: no reused durations.
+  opt.reuse_private_durations = args.trace_file.empty() && args.link_csv.empty();
   opt.before_run = [&](sim::Engine& engine, const models::workload::Workload& w) {
     engine_seen = &engine;
     if (!args.trace_file.empty()) recorder = std::make_unique<traces::ChromeTraceRecorder>(engine, w.graph);

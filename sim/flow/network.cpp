@@ -48,12 +48,14 @@ uint32_t FlowNetwork::take_slot() {
 }
 
 FlowId FlowNetwork::start(Bytes bytes, std::span<const LinkId> route, Callback done, double weight) {
+  TRAINSIM_ASSERT(bytes.count() >= 0, "negative flow size ", bytes.count());
+  TRAINSIM_ASSERT(weight > 0.0 && std::isfinite(weight), "flow weight must be positive, got ", weight);
+  for (const LinkId l : route) TRAINSIM_ASSERT(l < links_.size(), "unknown link ", l);
   const uint32_t slot = take_slot();
   Flow& f = flows_[slot];
   Time latency = Time::zero();
   f.route.clear();
   for (const LinkId l : route) {
-    TRAINSIM_ASSERT(l < links_.size(), "unknown link ", l);
     f.route.push_back({l, 0, 1.0});
     latency += links_[l].latency;
   }
@@ -65,20 +67,20 @@ FlowId FlowNetwork::start_shared(Bytes bytes, std::span<const LinkId> links, std
   TRAINSIM_ASSERT(links.size() == usage.size(), "start_shared: ", links.size(), " links but ", usage.size(),
                   " usage coefficients");
   TRAINSIM_ASSERT(latency >= Time::zero() && !latency.is_infinite(), "flow latency must be finite and >= 0");
-  const uint32_t slot = take_slot();
-  Flow& f = flows_[slot];
-  f.route.clear();
+  TRAINSIM_ASSERT(bytes.count() >= 0, "negative flow size ", bytes.count());
+  TRAINSIM_ASSERT(weight > 0.0 && std::isfinite(weight), "flow weight must be positive, got ", weight);
   for (size_t k = 0; k < links.size(); ++k) {
     TRAINSIM_ASSERT(links[k] < links_.size(), "unknown link ", links[k]);
     TRAINSIM_ASSERT(usage[k] > 0.0 && std::isfinite(usage[k]), "usage must be positive, got ", usage[k]);
-    f.route.push_back({links[k], 0, usage[k]});
   }
+  const uint32_t slot = take_slot();
+  Flow& f = flows_[slot];
+  f.route.clear();
+  for (size_t k = 0; k < links.size(); ++k) f.route.push_back({links[k], 0, usage[k]});
   return start_impl(bytes, latency, std::move(done), weight, slot);
 }
 
 FlowId FlowNetwork::start_impl(Bytes bytes, Time latency, Callback done, double weight, uint32_t slot) {
-  TRAINSIM_ASSERT(bytes.count() >= 0, "negative flow size ", bytes.count());
-  TRAINSIM_ASSERT(weight > 0.0 && std::isfinite(weight), "flow weight must be positive, got ", weight);
   Flow& f = flows_[slot];
   f.done = std::move(done);
   f.remaining = static_cast<double>(bytes.count());

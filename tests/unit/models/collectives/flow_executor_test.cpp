@@ -158,5 +158,42 @@ TEST(FlowExecutor, AWholeTorusGroupCarriesItsDimensions) {
   EXPECT_EQ(group_on(t, {1, 0, 2, 3, 4, 5, 6, 7}).dims, (std::array<int32_t, 3>{0, 0, 0}));
 }
 
+TEST(FlowExecutor, StepFusionNeverChangesAnIdleNetworksTiming) {
+  // Fusion runs a plan in super-steps only when every pair sends once in each step of a
+  // super-step (a full ring pipeline); trees, broadcast chains and halving-doubling, whose chains
+  // pass between different pairs or send several chunks to one peer, run unfused. Either way an
+  // idle network gives the unfused time.
+  const topology::Topology topo = star(16);
+  const topology::Router router{topo, shortest()};
+  std::vector<int32_t> gpus(16);
+  for (int32_t i = 0; i < 16; ++i) gpus[static_cast<size_t>(i)] = i;
+  const auto& reg = AlgorithmRegistry::instance();
+  const struct {
+    const char* algorithm;
+    CollectiveOp op;
+  } cases[] = {{"ring", CollectiveOp::kAllReduce},
+               {"ring", CollectiveOp::kBroadcast},
+               {"ring", CollectiveOp::kReduce},
+               {"double_binary_tree", CollectiveOp::kAllReduce},
+               {"halving_doubling", CollectiveOp::kAllReduce},
+               {"halving_doubling", CollectiveOp::kAllGather},
+               {"binomial_tree", CollectiveOp::kBroadcast}};
+  for (const auto& c : cases) {
+    const CollectivePlan plan = reg.get(c.algorithm, "algo").plan({c.op, sim::Bytes(16'000'000)}, 16);
+    sim::Time times[2];
+    for (const int32_t max_steps : {0, 2}) {
+      sim::Engine engine;
+      sim::flow::FlowNetwork net{engine};
+      add_topology_links(topo, net);
+      ExecOptions o;
+      o.max_steps = max_steps;
+      FlowExecutor exec{engine, net, router, o};
+      exec.run(plan, gpus, sim::Time::zero(), [&] { times[max_steps == 0 ? 0 : 1] = engine.now(); });
+      engine.run();
+    }
+    EXPECT_EQ(times[0], times[1]) << c.algorithm << " " << to_string(c.op);
+  }
+}
+
 }  // namespace
 }  // namespace trainsim::models::collectives
