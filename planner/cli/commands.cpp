@@ -18,6 +18,7 @@
 #include "sim/error.hpp"
 #include "topology/builder.hpp"
 #include "topology/graph.hpp"
+#include "topology/routing.hpp"
 #include "topology/summary.hpp"
 #include "traces/chrome_trace.hpp"
 #include "traces/flow_recorder.hpp"
@@ -128,7 +129,14 @@ int run_config(const Args& args, std::ostream& out) {
   out << models::workload::job_schema().markdown() << "\n";
   out << models::llm::model_schema().markdown() << "\n";
   out << models::hardware::cluster_schema().markdown() << "\n";
-  out << models::hardware::gpu_schema().markdown();
+  out << models::hardware::gpu_schema().markdown() << "\n";
+  out << "## Cluster `network`\n\n"
+         "A cluster's `network` object names a topology builder and its parameters, plus optional "
+         "`faults` (`[{\"a\": NODE, \"b\": NODE, \"factor\": 0..1, \"direction\": \"both\"|\"a_to_b\"}]`) and "
+         "`routing` (below). Without it, trainsim derives a rail-optimized fabric from the cluster's NVLink "
+         "and NIC figures.\n\n";
+  for (const auto& b : topology::BuilderRegistry::instance().all()) out << b.markdown() << "\n";
+  out << topology::routing_schema().markdown();
   return kExitOk;
 }
 
