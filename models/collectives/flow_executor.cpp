@@ -32,6 +32,7 @@ FlowExecutor::FlowExecutor(sim::Engine& engine, sim::flow::FlowNetwork& net, con
                            ExecOptions options)
     : engine_(engine), net_(net), router_(router), options_(options) {
   const topology::Topology& t = router_.topology();
+  for (topology::LinkId l = 0; l < t.link_count() && !degraded_; ++l) degraded_ = t.link(l).factor < 1.0;
   uplink_.assign(t.gpu_count(), -1);
   for (size_t gpu = 0; gpu < t.gpu_count(); ++gpu) {
     const auto v = t.gpu_node(gpu);
@@ -184,9 +185,10 @@ const FlowExecutor::Routes& FlowExecutor::routes(int32_t src, int32_t dst, uint3
                     " of a communicator falls outside the topology");
   }
   // A route that stays inside its server shares links only with copies on that server: copies
-  // on other servers are mirror images of this one (every server has the same fabric).
+  // on other servers are mirror images of this one (every server has the same fabric, unless a
+  // fault broke the symmetry).
   const int32_t server = t.server_of(static_cast<size_t>(src));
-  bool intra = true;
+  bool intra = !degraded_;
   for (const SharedRoute& sr : out)
     for (const auto l : sr.links)
       intra = intra && t.node(t.link_src(l)).server == server && t.node(t.link_dst(l)).server == server;
@@ -211,7 +213,8 @@ const FlowExecutor::Routes& FlowExecutor::routes(int32_t src, int32_t dst, uint3
       for (const auto l : scratch_[k].links) cross(k % routes_n, l);
   }
   // Links of this group's own route with their copy counts, then links the copies share among
-  // themselves (in link order: deterministic).
+  // themselves and degraded links any copy crosses (a fault is no mirror image: the slowest copy
+  // sets the pace), in link order (deterministic).
   std::sort(touched_.begin(), touched_.end());
   for (size_t k = 0; k < routes_n; ++k) {
     SharedRoute& sr = out[k];
@@ -219,7 +222,7 @@ const FlowExecutor::Routes& FlowExecutor::routes(int32_t src, int32_t dst, uint3
     for (size_t h = 0; h < own; ++h) sr.usage[h] = static_cast<double>(crossings_[k * links + sr.links[h]]);
     for (const auto& [tk, l] : touched_) {
       const uint32_t c = crossings_[tk * links + l];
-      if (tk != k || c < 2 ||
+      if (tk != k || (c < 2 && t.link(l).factor >= 1.0) ||
           std::find(sr.links.begin(), sr.links.begin() + static_cast<std::ptrdiff_t>(own), l) !=
               sr.links.begin() + static_cast<std::ptrdiff_t>(own))
         continue;

@@ -21,8 +21,10 @@
 // (offsets[0] = 0 is the group itself). Each transfer is then one flow whose capacity use on
 // every link is the number of copies that cross it (FlowNetwork::start_shared): links only this
 // group crosses count once, links the copies share (NICs, leaves, spines) count every copy, and
-// links only other copies cross are their own mirror images and are left out. Under the symmetry
-// this is the max-min allocation of all copies run explicitly, at the cost of one.
+// links only other copies cross are their own mirror images and are left out, except degraded
+// links (faults break the symmetry; the copy behind the slow link sets everyone's pace, as in
+// synchronous training). Under the symmetry this is the max-min allocation of all copies run
+// explicitly, at the cost of one.
 //
 // Reductions are fused into the transfers (as NCCL's reduce kernels are): no separate compute.
 
@@ -139,6 +141,7 @@ class FlowExecutor {
   const topology::Router& router_;
   ExecOptions options_;
   std::vector<int64_t> uplink_;  // per GPU: its link into an NVSwitch, or -1
+  bool degraded_ = false;        // some link has a fault (factor < 1): copies are not all mirror images
   // What identifies a plan beyond its address: its shape when it was compiled.
   struct Fingerprint {
     size_t steps = 0, transfers = 0;

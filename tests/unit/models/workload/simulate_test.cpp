@@ -142,6 +142,34 @@ TEST(Simulate, FastFlowModeAgreesWithFullFlowModeOnAnOversubscribedFatTree) {
   EXPECT_LT(run(nonblocking).iteration, rep.iteration);
 }
 
+// A degraded cable (a fault in the cluster's network) slows the collectives that cross it.
+TEST(Simulate, ADegradedLinkSlowsTheIteration) {
+  Json cluster = Json::parse(R"({"name": "rail", "gpu": "h100-sxm-80gb", "gpus_per_node": 8,
+      "max_gpus": 4096, "nvlink_bandwidth": "450GBps", "nvlink_efficiency": 0.8, "nvlink_latency": "2us",
+      "nic_bandwidth": "400Gbps", "nic_efficiency": 0.9, "nic_latency": "5us", "collective_launch": "17us",
+      "network": {"builder": "rail_optimized", "nvlink_bandwidth": "369GBps", "nic_bandwidth": "45GBps"}})");
+  const Json j{{"model", testing::gpt(4, 2048, 16, 32000, 2048)},
+               {"cluster", cluster},
+               {"gpus", 64},
+               {"tp", 8},
+               {"global_batch", 64},
+               {"network", "flow"}};
+  const SimulationResult healthy = run(j);
+  Json faulty = j;
+  faulty["cluster"]["network"]["faults"] = Json::parse(R"([{"a": "gpu0", "b": "rail_leaf0", "factor": 0.1}])");
+  const SimulationResult slow = run(faulty);
+  // GPU 0's NIC at a tenth of its bandwidth: the data-parallel ring through it is ten times slower.
+  EXPECT_GT(slow.stages[0].time.dp_exposed, healthy.stages[0].time.dp_exposed * 2);
+  EXPECT_GT(slow.iteration, healthy.iteration);
+  // A fault on another TP rank's NIC (a copy the representative does not run) slows the job as
+  // much, and the fast mode agrees with every rank simulated.
+  faulty["cluster"]["network"]["faults"] = Json::parse(R"([{"a": "gpu3", "b": "rail_leaf3", "factor": 0.1}])");
+  const SimulationResult other = run(faulty);
+  const SimulationResult other_full = run(faulty, Fidelity::kFullRanks);
+  EXPECT_NEAR(other.iteration.seconds() / slow.iteration.seconds(), 1.0, 0.01);
+  EXPECT_NEAR(other.iteration.seconds() / other_full.iteration.seconds(), 1.0, 0.02);
+}
+
 TEST(Simulate, BreakdownAddsUpToTheIterationOnEveryStage) {
   for (const Json& j : configurations())
     for (const Fidelity f : {Fidelity::kRepresentative, Fidelity::kFullRanks}) {
