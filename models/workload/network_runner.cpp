@@ -53,35 +53,10 @@ const col::CollectivePlan& NetworkCommRunner::plan(uint32_t comm) {
   if (plans_[comm]) return *plans_[comm];
   const CommInfo& c = w_.comms[comm];
   const std::vector<int32_t>& gpus = w_.groups[c.group];
-  const col::Group group = col::group_on(*topo_, gpus);
-  const col::CollectiveSpec spec{c.op, c.bytes, 0};
-  const auto& registry = col::AlgorithmRegistry::instance();
-  // NCCL's choice for this size and group, or the ring when that algorithm cannot run this group
-  // shape (e.g. hierarchical with uneven ranks per server), or the direct exchange.
-  const col::AlgorithmInfo* chosen = nullptr;
-  for (const std::string& name : {col::choose_algorithm(c.op, c.bytes, group), std::string("ring"),
-                                  std::string("all_to_all_direct"), std::string("send_recv")}) {
-    const col::AlgorithmInfo& a = registry.get(name, "algorithm");
-    if (a.supports(c.op) && a.why_not(spec, group, {}).empty()) {
-      chosen = &a;
-      break;
-    }
-  }
-  TRAINSIM_ASSERT(chosen != nullptr, "no collective algorithm runs ", col::to_string(c.op), " on ", gpus.size(),
-                  " GPUs");
-  algorithms_[comm] = chosen->name;
-  // A ring across servers runs as NCCL's channels (flow_collective.hpp), each on its share.
-  orders_[comm] =
-      chosen->name == "ring" ? col::ring_channel_orders(c.op, group, gpus) : decltype(orders_)::value_type{};
-  if (orders_[comm].empty()) {
-    orders_[comm].push_back(gpus);
-    plans_[comm] = std::make_unique<col::CollectivePlan>(chosen->plan(spec, group));
-  } else {
-    // Each channel carries a share rounded up: no byte is left out.
-    const auto channels = static_cast<int64_t>(orders_[comm].size());
-    const col::CollectiveSpec share{c.op, sim::Bytes((c.bytes.count() + channels - 1) / channels), 0};
-    plans_[comm] = std::make_unique<col::CollectivePlan>(chosen->plan(share, group));
-  }
+  col::ChannelPlan cp = col::plan_channels(col::CollectiveSpec{c.op, c.bytes, 0}, col::group_on(*topo_, gpus), gpus);
+  algorithms_[comm] = std::move(cp.algorithm);
+  orders_[comm] = std::move(cp.orders);
+  plans_[comm] = std::make_unique<col::CollectivePlan>(std::move(cp.plan));
   return *plans_[comm];
 }
 
