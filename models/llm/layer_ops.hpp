@@ -1,25 +1,16 @@
 #pragma once
-// A decoder layer as kernels, per tensor-parallel rank: GEMMs with their shapes, the attention
-// core, and memory-bound ops with the bytes they move. Forward and backward (input-gradient and
-// weight-gradient GEMMs apart). Costs come from a ComputeModel; this file only knows the math.
+// Costs of a decoder layer's kernels (layer_kernels.hpp) on one tensor-parallel rank, priced by a
+// ComputeModel and summed the way the workload builder splits tasks.
 
 #include <string>
 #include <vector>
 
 #include "models/compute/compute_model.hpp"
+#include "models/llm/layer_kernels.hpp"
 #include "models/llm/model_spec.hpp"
 #include "sim/units.hpp"
 
 namespace trainsim::models::llm {
-
-// What shapes one layer's kernels have on one TP rank.
-struct LayerShape {
-  int64_t micro_batch = 1;
-  int64_t seq_len = 0;
-  int64_t tp = 1;
-  bool sp = false;    // norms/dropout on seq/tp tokens
-  bool flash = true;  // fused attention vs batched GEMMs + softmax
-};
 
 // Device time, FLOPs and kernel count of a group of kernels issued back to back.
 struct Cost {
@@ -54,6 +45,10 @@ struct LayerCosts {
   BlockCosts attn, mlp;
   sim::Bytes tp_comm_bytes;  // per-rank buffer of each TP collective (b*s*h activations)
 };
+
+// One kernel's device time (launch included) and FLOPs.
+Cost kernel_cost(const KernelOp& k, const compute::ComputeModel& cm);
+Cost kernels_cost(const Kernels& ks, const compute::ComputeModel& cm);
 
 LayerCosts layer_costs(const ModelSpec& m, const LayerShape& s, const compute::ComputeModel& cm);
 

@@ -1,0 +1,177 @@
+#include "models/llm/layer_kernels.hpp"
+
+namespace trainsim::models::llm {
+
+namespace {
+using compute::GemmShape;
+using Kind = KernelOp::Kind;
+
+// Bytes per element of bf16/fp16 activations.
+constexpr int64_t kAct = 2;
+
+KernelOp gemm(std::string name, GemmLayout layout, int64_t m, int64_t n, int64_t k, int64_t batch = 1) {
+  KernelOp op;
+  op.kind = Kind::kGemm;
+  op.name = std::move(name);
+  op.gemm = GemmShape{m, n, k, batch};
+  op.layout = layout;
+  op.flops = op.gemm.flops().count();
+  return op;
+}
+// Forward Y[m,n] = X[m,k] W^T; its backward GEMMs: dX = dY W is [m,k] over n; dW = dY^T X is [n,k]
+// over m (counted as C[k,n] over m, the same FLOPs and tiles).
+KernelOp fwd(const std::string& name, int64_t m, int64_t n, int64_t k, int64_t batch = 1) {
+  return gemm(name + ".fwd", GemmLayout::kTN, m, n, k, batch);
+}
+KernelOp dgrad(const std::string& name, int64_t m, int64_t n, int64_t k, int64_t batch = 1) {
+  return gemm(name + ".dgrad", GemmLayout::kNN, m, k, n, batch);
+}
+KernelOp wgrad(const std::string& name, int64_t m, int64_t n, int64_t k, int64_t batch = 1) {
+  return gemm(name + ".wgrad", GemmLayout::kNT, k, n, m, batch);
+}
+KernelOp mem(std::string name, double bytes) {
+  KernelOp op;
+  op.kind = Kind::kMemory;
+  op.name = std::move(name);
+  op.bytes = bytes;
+  return op;
+}
+KernelOp attention(std::string name, Kind kind, double flops) {
+  KernelOp op;
+  op.kind = kind;
+  op.name = std::move(name);
+  op.flops = flops;
+  return op;
+}
+void append(Kernels& to, const Kernels& from) { to.insert(to.end(), from.begin(), from.end()); }
+}  // namespace
+
+const char* to_string(GemmLayout l) {
+  switch (l) {
+    case GemmLayout::kTN: return "TN";
+    case GemmLayout::kNN: return "NN";
+    case GemmLayout::kNT: return "NT";
+  }
+  return "?";
+}
+
+LayerKernels layer_kernels(const ModelSpec& m, const LayerShape& s) {
+  const int64_t b = s.micro_batch, sq = s.seq_len, tp = s.tp;
+  const int64_t T = b * sq;              // tokens in a micro-batch
+  const int64_t Tn = s.sp ? T / tp : T;  // tokens seen by norms / dropout / residual
+  const int64_t h = m.hidden, d = m.head_dim();
+  const int64_t kvd = m.kv_heads_or_heads() * d;
+  const int64_t heads_local = m.heads / tp;
+  const int64_t f = m.ffn_hidden;
+  const int64_t gates = m.activation == "swiglu" ? 2 : 1;
+  const double Td = static_cast<double>(T), Tnd = static_cast<double>(Tn), hd = static_cast<double>(h);
+  const double drop = m.dropout ? 1.0 : 0.0;
+
+  LayerKernels out;
+  out.tp_comm_bytes = sim::Bytes(T * h * kAct);
+  for (int blk = 0; blk < 2; ++blk) {
+    const std::string p = blk == 0 ? "attn" : "mlp";
+    BlockKernels& k = blk == 0 ? out.attn : out.mlp;
+    // Residual add (+ fused bias-dropout): read x and residual, write the sum (+ mask); then the
+    // norm reads the sum and writes its output.
+    k.pre_fwd = {mem(p + ".residual.fwd", Tnd * hd * (3 * kAct + drop)), mem(p + ".norm.fwd", Tnd * hd * 2 * kAct)};
+    // Backward: the norm reads the gradient and its saved input and writes the input gradient
+    // (plus a reduction pass over the weight gradient); the residual adds two gradient streams.
+    k.pre_bwd = {mem(p + ".norm.bwd", Tnd * hd * 4 * kAct), mem(p + ".residual.bwd", Tnd * hd * (3 * kAct + drop))};
+  }
+
+  // ---- attention block ----
+  BlockKernels& a = out.attn;
+  const int64_t qkv_n = (h + 2 * kvd) / tp;
+  a.main_fwd = {fwd("attn.qkv", T, qkv_n, h)};
+  a.main_dgrad = {};
+  a.main_wgrad = {wgrad("attn.qkv", T, qkv_n, h)};
+  const bool rope = m.position == "rope";
+  // Rotary embedding reads and writes the local query and key heads.
+  const double rope_bytes = Td * static_cast<double>(h + kvd) / static_cast<double>(tp) * 2 * kAct;
+  if (rope) a.main_fwd.push_back(mem("attn.rope.fwd", rope_bytes));
+  Kernels core_fwd, core_bwd;
+  if (s.flash) {
+    // Causal FlashAttention skips the masked half: QK^T and PV at 2*b*s^2*h/tp each, halved.
+    const double f_fwd =
+        2.0 * static_cast<double>(b) * static_cast<double>(sq) * static_cast<double>(sq) * hd / static_cast<double>(tp);
+    core_fwd = {attention("attn.core.fwd", Kind::kAttentionFwd, f_fwd)};
+    // Backward recomputes S and P and forms dQ, dK, dV, dP: 2.5x the forward matmul work.
+    core_bwd = {attention("attn.core.bwd", Kind::kAttentionBwd, 2.5 * f_fwd)};
+  } else {
+    // Megatron 2021: batched GEMMs over the full s x s score matrix, fused scale-mask-softmax,
+    // dropout on the probabilities.
+    const int64_t batch = b * heads_local;
+    const double elems = static_cast<double>(batch) * static_cast<double>(sq) * static_cast<double>(sq);
+    core_fwd = {fwd("attn.scores", sq, sq, d, batch), mem("attn.softmax.fwd", elems * (2 * kAct))};
+    if (m.dropout) core_fwd.push_back(mem("attn.dropout.fwd", elems * (2 * kAct + 1)));
+    core_fwd.push_back(fwd("attn.context", sq, d, sq, batch));
+    core_bwd = {dgrad("attn.context", sq, d, sq, batch), wgrad("attn.context", sq, d, sq, batch)};
+    if (m.dropout) core_bwd.push_back(mem("attn.dropout.bwd", elems * (2 * kAct + 1)));
+    core_bwd.push_back(mem("attn.softmax.bwd", elems * (3 * kAct)));
+    core_bwd.push_back(dgrad("attn.scores", sq, sq, d, batch));
+    core_bwd.push_back(wgrad("attn.scores", sq, sq, d, batch));
+    a.selective_recompute = core_fwd;
+  }
+  append(a.main_fwd, core_fwd);
+  a.main_fwd.push_back(fwd("attn.proj", T, h, h / tp));
+  // Backward in reverse: projection input gradient, attention core, rope, QKV input gradient.
+  a.main_dgrad.push_back(dgrad("attn.proj", T, h, h / tp));
+  append(a.main_dgrad, core_bwd);
+  if (rope) a.main_dgrad.push_back(mem("attn.rope.bwd", rope_bytes));
+  a.main_dgrad.push_back(dgrad("attn.qkv", T, qkv_n, h));
+  a.main_wgrad.insert(a.main_wgrad.begin(), wgrad("attn.proj", T, h, h / tp));
+
+  // ---- MLP block ----
+  BlockKernels& p = out.mlp;
+  const int64_t f_local = f / tp;
+  const double act_elems = Td * static_cast<double>(f_local);
+  p.main_fwd = {fwd("mlp.fc1", T, gates * f_local, h),
+                mem("mlp.act.fwd", act_elems * kAct * (gates + 1)),  // read gate(s), write output
+                fwd("mlp.fc2", T, h, f_local)};
+  p.main_dgrad = {dgrad("mlp.fc2", T, h, f_local),
+                  mem("mlp.act.bwd", act_elems * kAct * (1 + 2 * gates)),  // read grad + inputs, write input grads
+                  dgrad("mlp.fc1", T, gates * f_local, h)};
+  p.main_wgrad = {wgrad("mlp.fc2", T, h, f_local), wgrad("mlp.fc1", T, gates * f_local, h)};
+  return out;
+}
+
+EdgeKernels edge_kernels(const ModelSpec& m, const LayerShape& s) {
+  const int64_t T = s.micro_batch * s.seq_len;
+  const int64_t h = m.hidden;
+  const int64_t v_local = (m.vocab + s.tp - 1) / s.tp;
+  const double Th = static_cast<double>(T) * static_cast<double>(h);
+  const double logits = static_cast<double>(T) * static_cast<double>(v_local);
+  EdgeKernels e;
+  // Embedding lookup: gather rows (read + write), then the learned position table add (or a
+  // second pass over the output).
+  e.embed_fwd = {mem("embed.gather.fwd", Th * 2 * kAct),
+                 mem("embed.position.fwd", m.position == "learned" ? Th * 3 * kAct : 0.0)};
+  // Backward: scatter-add token gradients into the fp32 embedding gradient rows.
+  e.embed_bwd = {mem("embed.scatter.bwd", Th * (kAct + 8) / 2), mem("embed.reduce.bwd", Th * (kAct + 8) / 2)};
+  // Final norm, LM head GEMM, vocab-parallel cross-entropy in fp32 (max, exp-sum, loss passes
+  // over the logits: about 12 bytes per logit), and its backward (softmax - one-hot: read 4, write 2).
+  e.head_fwd = {mem("head.norm.fwd", Th * 2 * kAct), fwd("head.logits", T, v_local, h),
+                mem("head.loss_max.fwd", logits * 4), mem("head.loss_sum.fwd", logits * 4),
+                mem("head.loss.fwd", logits * 4)};
+  e.head_dgrad = {mem("head.loss.bwd", logits * 6), dgrad("head.logits", T, v_local, h),
+                  mem("head.norm.bwd", Th * 5 * kAct)};
+  e.head_wgrad = {wgrad("head.logits", T, v_local, h)};
+  return e;
+}
+
+Kernels layer_sequence(const LayerKernels& k) {
+  Kernels seq;
+  for (const BlockKernels* b : {&k.attn, &k.mlp}) {
+    append(seq, b->pre_fwd);
+    append(seq, b->main_fwd);
+  }
+  for (const BlockKernels* b : {&k.mlp, &k.attn}) {
+    append(seq, b->main_dgrad);
+    append(seq, b->main_wgrad);
+    append(seq, b->pre_bwd);
+  }
+  return seq;
+}
+
+}  // namespace trainsim::models::llm

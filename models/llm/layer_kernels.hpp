@@ -1,0 +1,74 @@
+#pragma once
+// A decoder layer (and the embedding / LM head) as the list of kernels one tensor-parallel rank
+// launches, in launch order, grouped the way the workload builder splits tasks. Each kernel says
+// what it is (GEMM shape and operand layout, bytes moved, attention FLOPs); layer_ops.cpp prices
+// them with a ComputeModel, and the validator replays exactly these kernels on a real GPU.
+
+#include <string>
+#include <vector>
+
+#include "models/compute/compute_model.hpp"
+#include "models/llm/model_spec.hpp"
+#include "sim/units.hpp"
+
+namespace trainsim::models::llm {
+
+// What shapes one layer's kernels have on one TP rank.
+struct LayerShape {
+  int64_t micro_batch = 1;
+  int64_t seq_len = 0;
+  int64_t tp = 1;
+  bool sp = false;    // norms/dropout on seq/tp tokens
+  bool flash = true;  // fused attention vs batched GEMMs + softmax
+};
+
+// Operand layout of a GEMM in row-major terms, for Y[m,n] = X[m,k] W^T with Megatron's [out, in]
+// weights: forward "TN" (Y = X W^T), input gradient "NN" (dX = dY W), weight gradient "NT"
+// (dW = dY^T X). Batched attention GEMMs of the unfused path are "TN"/"NN"/"NT" alike.
+enum class GemmLayout : uint8_t { kTN, kNN, kNT };
+const char* to_string(GemmLayout l);
+
+struct KernelOp {
+  enum class Kind : uint8_t {
+    kGemm,          // `gemm` shape, `layout`
+    kMemory,        // streams `bytes` through HBM (norm, activation, residual, rope, softmax, loss)
+    kAttentionFwd,  // fused causal attention forward of `flops`
+    kAttentionBwd,  // its backward, `flops` = 2.5x the forward
+  };
+  Kind kind = Kind::kMemory;
+  std::string name;  // "attn.qkv.fwd", "mlp.act.bwd", "attn.norm.fwd", ...
+  compute::GemmShape gemm;
+  GemmLayout layout = GemmLayout::kTN;
+  double bytes = 0.0;
+  double flops = 0.0;  // GEMM and attention FLOPs
+};
+using Kernels = std::vector<KernelOp>;
+
+// One block (attention or MLP), split the way tasks are.
+struct BlockKernels {
+  Kernels pre_fwd;              // residual add of the previous block + norm (before the TP input comm)
+  Kernels main_fwd;             // GEMMs, attention core / activation
+  Kernels pre_bwd;              // norm + residual backward (after the TP input-gradient comm)
+  Kernels main_dgrad;           // input-gradient GEMMs and elementwise backward
+  Kernels main_wgrad;           // weight-gradient GEMMs
+  Kernels selective_recompute;  // extra forward work redone before backward under selective recompute
+};
+
+struct LayerKernels {
+  BlockKernels attn, mlp;
+  sim::Bytes tp_comm_bytes;  // per-rank buffer of each TP collective (b*s*h activations)
+};
+LayerKernels layer_kernels(const ModelSpec& m, const LayerShape& s);
+
+struct EdgeKernels {
+  Kernels embed_fwd, embed_bwd;
+  Kernels head_fwd, head_dgrad, head_wgrad;  // final norm + LM head GEMM + cross-entropy
+};
+EdgeKernels edge_kernels(const ModelSpec& m, const LayerShape& s);
+
+// A layer's kernels in the order one rank runs them for one micro-batch without recompute:
+// attention block forward, MLP block forward, MLP backward, attention backward (input gradients
+// before weight gradients within a block, as Megatron-LM issues them).
+Kernels layer_sequence(const LayerKernels& k);
+
+}  // namespace trainsim::models::llm
