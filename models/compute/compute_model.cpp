@@ -19,10 +19,8 @@ struct Tile {
   double quality;
 };
 constexpr Tile kTiles[] = {{256, 128, 1.0}, {128, 256, 1.0}, {128, 128, 0.866}, {64, 128, 0.707}, {64, 64, 0.577}};
-// Per-tile fixed cost (prologue pipeline fill + epilogue store) expressed in K elements: a tile's
-// main loop advances 64 elements of K per stage and the fill/drain costs about one stage in each
-// direction (CUTLASS multistage pipelines with 3-4 stages of 32-64 K-elements).
-constexpr double kTileOverheadK = 128.0;
+// The per-tile fixed cost (prologue pipeline fill + epilogue store, in elements of K) is the GPU's
+// `gemm_tile_overhead_k` (default 128; its documentation in gpu_spec.cpp gives the reasoning).
 
 int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
 }  // namespace
@@ -78,20 +76,36 @@ double ComputeModel::gemm_shape_efficiency(const GemmShape& s) const {
     const double useful = static_cast<double>(s.m) * static_cast<double>(s.n) * static_cast<double>(s.batch);
     const double issued = static_cast<double>(waves) * static_cast<double>(gpu_.sms) * static_cast<double>(t.tm) *
                           static_cast<double>(t.tn);
-    best = std::max(best, useful / issued * t.quality);
+    // Tile padding is always paid; the idle share of the last wave only as far as the library's
+    // scheduling leaves it idle (gemm_wave_quantization: 1 = classic tiling, 0 = stream-K).
+    const double w = gpu_.gemm_wave_quantization;
+    const double quantized =
+        w >= 1.0 ? useful / issued
+                 : useful / (static_cast<double>(tiles) * static_cast<double>(t.tm) * static_cast<double>(t.tn)) *
+                       (1.0 - w * (1.0 - static_cast<double>(tiles) /
+                                             (static_cast<double>(waves) * static_cast<double>(gpu_.sms))));
+    best = std::max(best, quantized * t.quality);
   }
-  const double k_eff = static_cast<double>(s.k) / (static_cast<double>(s.k) + kTileOverheadK);
+  const double k_eff = static_cast<double>(s.k) / (static_cast<double>(s.k) + gpu_.gemm_tile_overhead_k);
   return best * k_eff;
+}
+
+sim::Bytes ComputeModel::gemm_traffic(const GemmShape& s) const {
+  const int64_t elem = precision_ == Precision::kFp8 ? 1 : 2;
+  return sim::Bytes((s.m * s.k + s.k * s.n) * elem * s.batch + s.m * s.n * 2 * s.batch);
+}
+
+sim::Time ComputeModel::gemm_matmul(const GemmShape& s) const {
+  if (s.m <= 0 || s.n <= 0 || s.k <= 0 || s.batch <= 0) return sim::Time::zero();
+  const double eff = best_efficiency_ * gemm_shape_efficiency(s);
+  const sim::Time math = s.flops() / (peak_ * eff);
+  const sim::Time mem = gemm_traffic(s) / hbm_;
+  return std::max(math, mem) + gpu_.kernel_launch;
 }
 
 sim::Time ComputeModel::gemm(const GemmShape& s) const {
   if (s.m <= 0 || s.n <= 0 || s.k <= 0 || s.batch <= 0) return sim::Time::zero();
-  const double eff = best_efficiency_ * gemm_shape_efficiency(s);
-  const sim::Time math = s.flops() / (peak_ * eff);
-  const int64_t elem = precision_ == Precision::kFp8 ? 1 : 2;
-  const sim::Bytes traffic((s.m * s.k + s.k * s.n) * elem * s.batch + s.m * s.n * 2 * s.batch);
-  const sim::Time mem = traffic / hbm_;
-  sim::Time t = std::max(math, mem) + gpu_.kernel_launch;
+  sim::Time t = gemm_matmul(s);
   if (precision_ == Precision::kFp8) {
     // FP8 GEMMs take FP8 inputs: the activation operand is quantised first (Transformer Engine's
     // cast + amax kernel reads bf16 and writes fp8: 3 bytes per element); weights are cast once
@@ -105,8 +119,10 @@ sim::Time ComputeModel::memory_bound(sim::Bytes bytes, int kernels) const {
   return bytes / hbm_ + gpu_.kernel_launch * kernels;
 }
 
-sim::Time ComputeModel::flash_attention(sim::Flops flops) const {
-  return flops / (gpu_.peak_bf16 * (gpu_.attention_efficiency * gpu_.sustained_clock)) + gpu_.kernel_launch;
+sim::Time ComputeModel::flash_attention(sim::Flops flops, bool backward) const {
+  const double eff =
+      backward ? gpu_.attention_bwd_efficiency.value_or(gpu_.attention_efficiency) : gpu_.attention_efficiency;
+  return flops / (gpu_.peak_bf16 * (eff * gpu_.sustained_clock)) + gpu_.kernel_launch;
 }
 
 sim::Time ComputeModel::vector_math(sim::Flops flops, sim::Bytes bytes, int kernels) const {

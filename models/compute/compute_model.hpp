@@ -27,14 +27,18 @@ class ComputeModel {
  public:
   ComputeModel(const hardware::GpuSpec& gpu, Precision precision);
 
-  // Time of one GEMM kernel (including launch).
+  // Time of one GEMM (including launch; in fp8 also the cast of the activation operand).
   sim::Time gemm(const GemmShape& s) const;
+  // The matrix product alone, without fp8's cast kernel (what a GEMM microbenchmark times).
+  sim::Time gemm_matmul(const GemmShape& s) const;
   // Shape efficiency in (0, 1]: achieved / (peak * gemm_efficiency), before the roofline.
   double gemm_shape_efficiency(const GemmShape& s) const;
+  // HBM traffic of one GEMM (A and B in the precision's input width, C in bf16): its roofline floor.
+  sim::Bytes gemm_traffic(const GemmShape& s) const;
   // Streaming kernels moving `bytes` through HBM, issued as `kernels` launches.
   sim::Time memory_bound(sim::Bytes bytes, int kernels = 1) const;
-  // Fused (flash) attention kernel executing `flops` (one launch).
-  sim::Time flash_attention(sim::Flops flops) const;
+  // Fused (flash) attention kernel executing `flops` (one launch), forward or backward.
+  sim::Time flash_attention(sim::Flops flops, bool backward = false) const;
   // Elementwise fp32 math of `flops` (optimizer), bounded below by its HBM traffic.
   sim::Time vector_math(sim::Flops flops, sim::Bytes bytes, int kernels) const;
 

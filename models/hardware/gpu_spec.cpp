@@ -36,12 +36,32 @@ const sim::config::Schema<GpuSpec>& gpu_schema() {
         .number("fp8_gemm_efficiency", &GpuSpec::fp8_gemm_efficiency, 0.05, 1.0, 0.7,
                 "Best achievable fraction of the FP8 peak on large GEMMs.")
         .number("attention_efficiency", &GpuSpec::attention_efficiency, 0.05, 1.0, std::nullopt,
-                "Fused (FlashAttention) kernel throughput as a fraction of peak.")
+                "Fused (FlashAttention) kernel throughput as a fraction of peak (the forward kernel, and the "
+                "backward too unless `attention_bwd_efficiency` is given).")
+        .custom("attention_bwd_efficiency", "number or null", std::string("null"),
+                "Fused attention backward throughput as a fraction of peak (null: `attention_efficiency`). "
+                "Backward kernels reach less of the peak than forward ones (FlashAttention-2/3 papers); "
+                "`trainsim validate` fits both.",
+                [](GpuSpec& g, const Json& j, const std::string& p) {
+                  if (j.is_null())
+                    g.attention_bwd_efficiency.reset();
+                  else
+                    g.attention_bwd_efficiency = sim::config::read_number(j, p, 0.05, 1.0);
+                })
         .number("hbm_efficiency", &GpuSpec::hbm_efficiency, 0.05, 1.0, std::nullopt,
                 "Achievable fraction of HBM bandwidth for streaming (memory-bound) kernels.")
         .number("sustained_clock", &GpuSpec::sustained_clock, 0.3, 1.0, 1.0,
                 "Fraction of the boost clock held under sustained dense tensor-core load (power cap); scales "
                 "every FLOP-bound kernel.")
+        .number("gemm_tile_overhead_k", &GpuSpec::gemm_tile_overhead_k, 0.0, 4096.0, 128.0,
+                "Per-tile fixed cost of a GEMM (prologue pipeline fill + epilogue store) in elements of K: a "
+                "GEMM's K efficiency is k/(k + this). A tile's main loop advances 64 elements of K per stage and "
+                "the fill/drain costs about one stage in each direction (CUTLASS multistage pipelines with 3-4 "
+                "stages of 32-64 K-elements); `trainsim validate` fits it from measured GEMMs.")
+        .number("gemm_wave_quantization", &GpuSpec::gemm_wave_quantization, 0.0, 1.0, 1.0,
+                "How much of the last partial wave of output tiles a GEMM loses: 1 when every wave costs a full "
+                "wave (classic data-parallel tiling), 0 when the library's persistent / stream-K scheduling "
+                "spreads the remainder over all SMs. Tile padding is always paid. `trainsim validate` fits it.")
         .unit("kernel_launch", &GpuSpec::kernel_launch, &sim::config::read_time, "duration", std::nullopt,
               "Per-kernel launch and scheduling overhead.")
         .unit("reserved_memory", &GpuSpec::reserved_memory, &sim::config::read_bytes, "size", std::nullopt,

@@ -3,6 +3,7 @@
 // Presets are data (models/presets/gpus/*.json); each constant records its source.
 
 #include <map>
+#include <optional>
 #include <string>
 
 #include "sim/config/schema.hpp"
@@ -19,9 +20,12 @@ struct GpuSpec {
   int64_t sms = 0;                                          // streaming multiprocessors (wave quantization)
   double gemm_efficiency = 0.8;                             // best achievable fraction of peak for large GEMMs
   double fp8_gemm_efficiency = 0.7;                         // same for fp8 GEMMs
-  double attention_efficiency = 0.5;                        // fused (flash) attention, fraction of peak
+  double attention_efficiency = 0.5;                        // fused (flash) attention forward, fraction of peak
+  std::optional<double> attention_bwd_efficiency;           // its backward (null: attention_efficiency)
   double hbm_efficiency = 0.85;                // achievable fraction of HBM bandwidth for streaming kernels
   double sustained_clock = 1.0;                // tensor-core clock held under sustained load / boost clock
+  double gemm_tile_overhead_k = 128.0;         // per-tile pipeline fill + epilogue, in elements of K
+  double gemm_wave_quantization = 1.0;         // share of a partial last wave of tiles that is lost (0..1)
   sim::Time kernel_launch;                     // per-kernel launch + scheduling overhead
   sim::Bytes reserved_memory;                  // CUDA context + allocator fragmentation not usable by tensors
   std::map<std::string, std::string> sources;  // field -> origin

@@ -7,8 +7,9 @@ Cost kernel_cost(const KernelOp& k, const compute::ComputeModel& cm) {
     case KernelOp::Kind::kGemm: return Cost{cm.gemm(k.gemm), k.gemm.flops(), 1};
     case KernelOp::Kind::kMemory:
       return Cost{cm.memory_bound(sim::Bytes(static_cast<int64_t>(k.bytes)), 1), sim::Flops(), 1};
-    case KernelOp::Kind::kAttentionFwd:
-    case KernelOp::Kind::kAttentionBwd: return Cost{cm.flash_attention(sim::Flops(k.flops)), sim::Flops(k.flops), 1};
+    case KernelOp::Kind::kAttentionFwd: return Cost{cm.flash_attention(sim::Flops(k.flops)), sim::Flops(k.flops), 1};
+    case KernelOp::Kind::kAttentionBwd:
+      return Cost{cm.flash_attention(sim::Flops(k.flops), true), sim::Flops(k.flops), 1};
   }
   return Cost{};
 }

@@ -12,7 +12,11 @@ using sim::config::Json;
 
 namespace {
 const char* singular(const std::string& kind) {
-  return kind == "models" ? "model" : kind == "gpus" ? "GPU" : kind == "clusters" ? "cluster" : "preset";
+  return kind == "models"         ? "model"
+         : kind == "gpus"         ? "GPU"
+         : kind == "clusters"     ? "cluster"
+         : kind == "calibrations" ? "calibration"
+                                  : "preset";
 }
 }  // namespace
 

@@ -14,7 +14,7 @@ struct PresetEntry {
   std::string description;
 };
 
-// kind: "models", "gpus" or "clusters".
+// kind: "models", "gpus", "clusters" or "calibrations".
 std::vector<PresetEntry> list(const std::string& kind);
 // The preset's JSON; throws ConfigError at `path` with a did-you-mean when unknown.
 sim::config::Json find(const std::string& kind, const std::string& name, const std::string& path);

@@ -7,7 +7,7 @@
 namespace trainsim::models::presets {
 
 struct EmbeddedPreset {
-  const char* kind;  // "gpus", "clusters", "models"
+  const char* kind;  // "gpus", "clusters", "models", "calibrations"
   const char* name;  // file stem = preset name
   const char* json;
 };

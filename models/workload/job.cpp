@@ -32,6 +32,14 @@ const sim::config::Schema<JobSpec>& job_schema() {
                     throw ConfigError(p, "expected a GPU preset name, a JSON file path or an object");
                   j.gpu = v;
                 })
+        .custom("calibration", "preset name, file or object", std::string("null"),
+                "Constants fitted to measurements on the job's GPU (`trainsim validate`, `trainsim list "
+                "calibrations`), set over the GPU and cluster; null = the presets' values.",
+                [](JobSpec& j, const Json& v, const std::string& p) {
+                  if (!v.is_null() && !v.is_string() && !v.is_object())
+                    throw ConfigError(p, "expected a calibration preset name, a JSON file path or an object");
+                  j.calibration = v;
+                })
         .integer("gpus", &JobSpec::gpus, 1, kMaxInt, std::nullopt, "Total GPUs.")
         .integer("tp", &JobSpec::tp, 1, 1024, 1, "Tensor-parallel size (Megatron 1-D).")
         .integer("pp", &JobSpec::pp, 1, 65536, 1, "Pipeline-parallel stages.")
@@ -108,13 +116,30 @@ Json resolve_ref(const std::string& kind, const Json& ref, const std::string& pa
 Job resolve_job(const JobSpec& s) {
   Job j;
   j.model = llm::parse_model(resolve_ref("models", s.model, "model"), "model");
-  j.cluster = hardware::parse_cluster(resolve_ref("clusters", s.cluster, "cluster"), "cluster");
+  const Json cluster_json = resolve_ref("clusters", s.cluster, "cluster");
+  j.cluster = hardware::parse_cluster(cluster_json, "cluster");
+  Json gpu_json;
+  std::string gpu_path = "cluster.gpu";
   if (!s.gpu.is_null()) {
-    j.gpu = hardware::parse_gpu(resolve_ref("gpus", s.gpu, "gpu"), "gpu");
+    gpu_json = resolve_ref("gpus", s.gpu, "gpu");
+    gpu_path = "gpu";
   } else if (j.cluster.gpu == "inline") {
-    j.gpu = hardware::parse_gpu(j.cluster.gpu_inline, "cluster.gpu");
+    gpu_json = j.cluster.gpu_inline;
   } else {
-    j.gpu = hardware::parse_gpu(presets::find("gpus", j.cluster.gpu, "cluster.gpu"), "cluster.gpu");
+    gpu_json = presets::find("gpus", j.cluster.gpu, "cluster.gpu");
+  }
+  j.gpu = hardware::parse_gpu(gpu_json, gpu_path);
+  if (!s.calibration.is_null()) {
+    // Fitted constants replace the presets' ones; the specs are parsed again with the overrides
+    // merged in (each override was already checked by its schema when the calibration was read).
+    hardware::Calibration cal =
+        hardware::parse_calibration(resolve_ref("calibrations", s.calibration, "calibration"), "calibration");
+    if (cal.gpu != j.gpu.name)
+      throw ConfigError("calibration", "measured on " + cal.gpu + " but the job runs on " + j.gpu.name,
+                        "use a calibration measured on " + j.gpu.name + ", or drop --calibration");
+    j.gpu = hardware::parse_gpu(hardware::calibrate_gpu_json(gpu_json, cal), gpu_path);
+    j.cluster = hardware::parse_cluster(hardware::calibrate_cluster_json(cluster_json, cal), "cluster");
+    j.calibration = std::move(cal);
   }
   j.gpus = s.gpus;
   j.tp = s.tp;
@@ -197,31 +222,34 @@ Job resolve_job(const JobSpec& s) {
 }
 
 Json Job::to_json() const {
-  return Json{{"model", model.name},
-              {"cluster", cluster.name},
-              {"gpu", gpu.name},
-              {"gpus", gpus},
-              {"tp", tp},
-              {"pp", pp},
-              {"dp", dp},
-              {"vp", vp},
-              {"sp", sp},
-              {"zero", zero},
-              {"recompute", recompute},
-              {"micro_batch", micro_batch},
-              {"global_batch", global_batch},
-              {"microbatches", microbatches},
-              {"seq_len", seq_len},
-              {"schedule", schedule},
-              {"precision", compute::to_string(precision)},
-              {"attention", attention},
-              {"overlap_grad_reduce", overlap_grad_reduce},
-              {"overlap_p2p", overlap_p2p},
-              {"scatter_gather", scatter_gather},
-              {"bucket_size_bytes", bucket_size.count()},
-              {"kernel_dispatch_s", kernel_dispatch.seconds()},
-              {"network", network},
-              {"seed", seed}};
+  Json out{{"model", model.name},
+           {"cluster", cluster.name},
+           {"gpu", gpu.name},
+           {"gpus", gpus},
+           {"tp", tp},
+           {"pp", pp},
+           {"dp", dp},
+           {"vp", vp},
+           {"sp", sp},
+           {"zero", zero},
+           {"recompute", recompute},
+           {"micro_batch", micro_batch},
+           {"global_batch", global_batch},
+           {"microbatches", microbatches},
+           {"seq_len", seq_len},
+           {"schedule", schedule},
+           {"precision", compute::to_string(precision)},
+           {"attention", attention},
+           {"overlap_grad_reduce", overlap_grad_reduce},
+           {"overlap_p2p", overlap_p2p},
+           {"scatter_gather", scatter_gather},
+           {"bucket_size_bytes", bucket_size.count()},
+           {"kernel_dispatch_s", kernel_dispatch.seconds()},
+           {"network", network},
+           {"seed", seed}};
+  // Only when set, so that reports of uncalibrated runs are unchanged.
+  if (calibration) out["calibration"] = calibration->name;
+  return out;
 }
 
 }  // namespace trainsim::models::workload

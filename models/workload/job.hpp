@@ -7,6 +7,7 @@
 #include <string>
 
 #include "models/compute/compute_model.hpp"
+#include "models/hardware/calibration.hpp"
 #include "models/hardware/cluster_spec.hpp"
 #include "models/hardware/gpu_spec.hpp"
 #include "models/llm/model_spec.hpp"
@@ -15,9 +16,10 @@
 namespace trainsim::models::workload {
 
 struct JobSpec {
-  sim::config::Json model;    // preset name / file (string) or inline object
-  sim::config::Json cluster;  // preset name / file (string) or inline object
-  sim::config::Json gpu;      // optional override of the cluster's GPU (null = cluster's)
+  sim::config::Json model;        // preset name / file (string) or inline object
+  sim::config::Json cluster;      // preset name / file (string) or inline object
+  sim::config::Json gpu;          // optional override of the cluster's GPU (null = cluster's)
+  sim::config::Json calibration;  // preset name / file (string), inline object, or null (none)
   int64_t gpus = 0;
   int64_t tp = 1, pp = 1;
   std::optional<int64_t> dp;  // null: gpus / (tp*pp)
@@ -47,7 +49,8 @@ JobSpec parse_job(const sim::config::Json& j);
 struct Job {
   llm::ModelSpec model;
   hardware::ClusterSpec cluster;
-  hardware::GpuSpec gpu;
+  hardware::GpuSpec gpu;                             // calibrated when `calibration` is set
+  std::optional<hardware::Calibration> calibration;  // applied over gpu and cluster
   int64_t gpus = 0, tp = 1, pp = 1, dp = 1, vp = 1;
   bool sp = false;
   int64_t zero = 0;

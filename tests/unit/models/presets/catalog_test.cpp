@@ -6,6 +6,7 @@
 #include <fstream>
 
 #include "../test_support.hpp"
+#include "models/hardware/calibration.hpp"
 #include "models/hardware/cluster_spec.hpp"
 #include "models/hardware/gpu_spec.hpp"
 #include "models/llm/model_spec.hpp"
@@ -56,6 +57,19 @@ TEST(Catalog, EveryPresetParsesAndRecordsItsSources) {
         EXPECT_NO_THROW(find("gpus", c.gpu, "cluster.gpu")) << p.name;
       }
     }
+}
+
+// A calibration preset was measured on a GPU preset and cites the measurements behind every
+// constant it overrides.
+TEST(Catalog, EveryCalibrationParsesAndRecordsItsSources) {
+  for (const auto& p : list("calibrations")) {
+    const hardware::Calibration c = hardware::parse_calibration(find("calibrations", p.name, "calibration"), p.name);
+    EXPECT_EQ(c.name, p.name);
+    EXPECT_NO_THROW(find("gpus", c.gpu, "calibration.gpu")) << p.name;
+    for (const sim::config::Json* o : {&c.gpu_overrides, &c.cluster_overrides})
+      for (auto it = o->begin(); it != o->end(); ++it)
+        EXPECT_TRUE(c.sources.contains(it.key())) << p.name << "." << it.key() << " has no source";
+  }
 }
 
 TEST(Catalog, UnknownPresetSuggestsTheNearestName) {

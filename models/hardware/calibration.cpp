@@ -1,0 +1,146 @@
+#include "models/hardware/calibration.hpp"
+
+#include <algorithm>
+
+namespace trainsim::models::hardware {
+
+using sim::config::Json;
+
+namespace {
+std::string child(const std::string& path, const std::string& key) { return path.empty() ? key : path + "." + key; }
+
+bool contains(const std::vector<std::string>& v, const std::string& s) {
+  return std::find(v.begin(), v.end(), s) != v.end();
+}
+
+// Each override goes through its field's own setter (range, type and unit checks of the GPU or
+// cluster schema) with the calibration's path, so "calibration.gpu_overrides.hbm_efficiency:
+// must be between 0.05 and 1" names the line to fix.
+template <typename Spec>
+void check_overrides(const Json& j, const std::string& path, const sim::config::Schema<Spec>& schema,
+                     const std::vector<std::string>& allowed) {
+  if (!j.is_object())
+    throw ConfigError(path, "expected an object mapping " + schema.name() + " fields to values, got " +
+                                sim::config::json_type_name(j));
+  for (auto it = j.begin(); it != j.end(); ++it) {
+    const std::string p = child(path, it.key());
+    if (!contains(allowed, it.key())) {
+      bool in_schema = false;
+      for (const auto& f : schema.fields()) in_schema = in_schema || f.key == it.key();
+      if (in_schema)
+        throw ConfigError(p, "\"" + it.key() + "\" is not a calibrated " + schema.name() + " constant",
+                          "calibrations override " + sim::config::join(allowed));
+      const std::string near = sim::config::did_you_mean(it.key(), allowed);
+      throw ConfigError(
+          p, "unknown " + schema.name() + " field",
+          near.empty() ? "calibrations override " + sim::config::join(allowed) : "did you mean \"" + near + "\"?");
+    }
+    Spec scratch;
+    for (const auto& f : schema.fields())
+      if (f.key == it.key()) f.set(scratch, *it, p);
+  }
+}
+
+Json free_object(const Json& j, const std::string& path) {
+  if (!j.is_object()) throw ConfigError(path, "expected an object, got " + sim::config::json_type_name(j));
+  return j;
+}
+
+Json merged(Json base, const Json& overrides, const Calibration& c) {
+  if (!base.contains("sources") || !base.at("sources").is_object()) base["sources"] = Json::object();
+  for (auto it = overrides.begin(); it != overrides.end(); ++it) {
+    base[it.key()] = *it;
+    const auto src = c.sources.find(it.key());
+    base["sources"][it.key()] = src != c.sources.end() ? src->second : "calibration \"" + c.name + "\"";
+  }
+  return base;
+}
+}  // namespace
+
+const std::vector<std::string>& calibratable_gpu_fields() {
+  static const std::vector<std::string> fields = [] {
+    std::vector<std::string> out;
+    for (const auto& f : gpu_schema().fields())
+      if (f.key != "name" && f.key != "description" && f.key != "sources") out.push_back(f.key);
+    return out;
+  }();
+  return fields;
+}
+
+const std::vector<std::string>& calibratable_cluster_fields() {
+  static const std::vector<std::string> fields = {"nvlink_efficiency", "nvlink_latency", "nic_efficiency",
+                                                  "nic_latency", "collective_launch"};
+  return fields;
+}
+
+const sim::config::Schema<Calibration>& calibration_schema() {
+  static const sim::config::Schema<Calibration> schema = [] {
+    sim::config::Schema<Calibration> s(
+        "calibration",
+        "GPU and link constants fitted to measurements on real hardware (`trainsim validate`), applied over "
+        "the job's GPU and cluster. Each override is checked by the GPU or cluster schema.");
+    s.custom("schema_version", "integer", std::string("1"), "Format version; this trainsim reads version 1.",
+             [](Calibration& c, const Json& j, const std::string& p) {
+               c.schema_version = sim::config::read_int(j, p, 1, sim::config::kUnboundedInt);
+               if (c.schema_version != 1)
+                 throw ConfigError(p, "unsupported calibration schema version " + std::to_string(c.schema_version),
+                                   "this trainsim reads version 1; regenerate it with `trainsim validate`");
+             })
+        .string("name", &Calibration::name, std::nullopt, "Preset name, e.g. `h100-sxm-80gb-example`.")
+        .string("description", &Calibration::description, "", "One line shown by `trainsim list calibrations`.")
+        .string("gpu", &Calibration::gpu, std::nullopt,
+                "GPU preset the measurements were taken on; a job on another GPU is rejected.")
+        .custom("gpu_overrides", "object", "{}",
+                "GPU fields set over the job's GPU (any GPU field but `name`, `description` and `sources`).",
+                [](Calibration& c, const Json& j, const std::string& p) {
+                  check_overrides(j, p, gpu_schema(), calibratable_gpu_fields());
+                  c.gpu_overrides = j;
+                })
+        .custom("cluster_overrides", "object", "{}",
+                "Cluster link fields set over the job's cluster: `nvlink_efficiency`, `nvlink_latency`, "
+                "`nic_efficiency`, `nic_latency`, `collective_launch`.",
+                [](Calibration& c, const Json& j, const std::string& p) {
+                  check_overrides(j, p, cluster_schema(), calibratable_cluster_fields());
+                  c.cluster_overrides = j;
+                })
+        .custom("provenance", "object", "{}",
+                "Where and how it was measured (GPU, driver, CUDA, cuBLAS and NCCL versions, date, command).",
+                [](Calibration& c, const Json& j, const std::string& p) { c.provenance = free_object(j, p); })
+        .custom("fit", "object", "{}", "How each constant was fitted (records used, residuals).",
+                [](Calibration& c, const Json& j, const std::string& p) { c.fit = free_object(j, p); })
+        .custom("sources", "object", "{}",
+                "Where each overridden constant comes from (field name -> source); replaces the preset's source.",
+                [](Calibration& c, const Json& j, const std::string& p) {
+                  if (!j.is_object()) throw ConfigError(p, "expected an object mapping field names to sources");
+                  for (auto it = j.begin(); it != j.end(); ++it)
+                    c.sources[it.key()] = sim::config::read_string(*it, child(p, it.key()));
+                });
+    return s;
+  }();
+  return schema;
+}
+
+Calibration parse_calibration(const Json& j, const std::string& path) {
+  Calibration c;
+  calibration_schema().parse(j, path, c);
+  // A source for a constant the calibration does not set is a typo or a stale entry.
+  std::vector<std::string> overridden;
+  for (const Json* o : {&c.gpu_overrides, &c.cluster_overrides})
+    for (auto it = o->begin(); it != o->end(); ++it) overridden.push_back(it.key());
+  for (const auto& [key, text] : c.sources) {
+    if (contains(overridden, key)) continue;
+    const std::string near = sim::config::did_you_mean(key, overridden);
+    throw ConfigError(child(child(path, "sources"), key), "names no overridden field",
+                      near.empty() ? "give sources only for the fields in gpu_overrides and cluster_overrides"
+                                   : "did you mean \"" + near + "\"?");
+  }
+  return c;
+}
+
+Json calibrate_gpu_json(const Json& gpu, const Calibration& c) { return merged(gpu, c.gpu_overrides, c); }
+
+Json calibrate_cluster_json(const Json& cluster, const Calibration& c) {
+  return merged(cluster, c.cluster_overrides, c);
+}
+
+}  // namespace trainsim::models::hardware
