@@ -1,0 +1,143 @@
+// Softmax cross-entropy over a large vocabulary, forward and backward fused (formulas in
+// kernels.hpp). One block per row. Pass 1 reads the row once (16-byte vectors, cached in
+// registers) and keeps an online (max, sum of exp) pair per thread, merged across the block;
+// pass 2 writes dlogits = grad_scale * (softmax - onehot) from the cached values. The probability
+// matrix never exists. Rows beyond the register cache (vocab > kSlots * 8 * 1024) re-read the
+// rest from L2.
+
+#include <cmath>
+
+#include "kernels/device_utils.cuh"
+#include "kernels/kernels.hpp"
+
+namespace trainsim::kernels {
+namespace {
+
+using detail::load_f;
+using detail::load_pack;
+using detail::Pack;
+using detail::store_f;
+using detail::unpack;
+
+constexpr int kSlots = 4;
+constexpr int kMaxThreads = 1024;
+
+// Online softmax state: m = running max, s = sum of exp(x - m).
+struct MaxSum {
+  float m;
+  float s;
+};
+
+__device__ __forceinline__ MaxSum merge(MaxSum a, MaxSum b) {
+  const float m = fmaxf(a.m, b.m);
+  if (m == -INFINITY) return MaxSum{m, 0.0f};
+  return MaxSum{m, a.s * __expf(a.m - m) + b.s * __expf(b.m - m)};
+}
+
+template <int VEC>
+__device__ __forceinline__ MaxSum update(MaxSum st, const float (&f)[VEC]) {
+  float vm = f[0];
+#pragma unroll
+  for (int j = 1; j < VEC; ++j) vm = fmaxf(vm, f[j]);
+  const float m = fmaxf(st.m, vm);
+  float s = st.s * __expf(st.m - m);  // st.m = -inf, m finite: exp(-inf) = 0
+#pragma unroll
+  for (int j = 0; j < VEC; ++j) s += __expf(f[j] - m);
+  return MaxSum{m, s};
+}
+
+template <int VEC>
+__global__ void __launch_bounds__(kMaxThreads, 1)
+    cross_entropy_kernel(const bf16* __restrict__ logits, const int32_t* __restrict__ targets, float* __restrict__ loss,
+                         bf16* __restrict__ dlogits, int vocab, float grad_scale) {
+  __shared__ float sm_m[32];
+  __shared__ float sm_s[32];
+  const int64_t row = blockIdx.x;
+  const int nvec = vocab / VEC;
+  const bf16* lr = logits + row * vocab;
+  bf16* dr = dlogits + row * vocab;
+  const int target = targets[row];
+  const bool ignored = target < 0 || target >= vocab;
+
+  Pack<VEC> cache[kSlots];
+  MaxSum st{-INFINITY, 0.0f};
+#pragma unroll
+  for (int s = 0; s < kSlots; ++s) {
+    const int i = threadIdx.x + s * blockDim.x;
+    if (i < nvec) {
+      cache[s] = load_pack<VEC>(lr + static_cast<int64_t>(i) * VEC);
+      float f[VEC];
+      unpack<VEC>(cache[s], f);
+      st = update<VEC>(st, f);
+    }
+  }
+  for (int i = threadIdx.x + kSlots * blockDim.x; i < nvec; i += blockDim.x) {
+    float f[VEC];
+    load_f<VEC>(lr + static_cast<int64_t>(i) * VEC, f);
+    st = update<VEC>(st, f);
+  }
+  // Merge across the warp, then across warps.
+#pragma unroll
+  for (int o = 16; o > 0; o >>= 1) {
+    const MaxSum other{__shfl_xor_sync(0xffffffffu, st.m, o), __shfl_xor_sync(0xffffffffu, st.s, o)};
+    st = merge(st, other);
+  }
+  const int lane = threadIdx.x % 32;
+  const int warp = threadIdx.x / 32;
+  if (lane == 0) {
+    sm_m[warp] = st.m;
+    sm_s[warp] = st.s;
+  }
+  __syncthreads();
+  const int nwarps = blockDim.x / 32;
+  st = lane < nwarps ? MaxSum{sm_m[lane], sm_s[lane]} : MaxSum{-INFINITY, 0.0f};
+#pragma unroll
+  for (int o = 16; o > 0; o >>= 1) {
+    const MaxSum other{__shfl_xor_sync(0xffffffffu, st.m, o), __shfl_xor_sync(0xffffffffu, st.s, o)};
+    st = merge(st, other);
+  }
+  const float lse = st.m + logf(st.s);
+  if (threadIdx.x == 0) loss[row] = ignored ? 0.0f : lse - __bfloat162float(lr[target]);
+
+  const float scale = ignored ? 0.0f : grad_scale;
+  auto emit = [&](int i, float(&f)[VEC]) {
+    const int c0 = i * VEC;
+#pragma unroll
+    for (int j = 0; j < VEC; ++j) f[j] = scale * (__expf(f[j] - lse) - (c0 + j == target ? 1.0f : 0.0f));
+    store_f<VEC>(dr + c0, f);
+  };
+#pragma unroll
+  for (int s = 0; s < kSlots; ++s) {
+    const int i = threadIdx.x + s * blockDim.x;
+    if (i < nvec) {
+      float f[VEC];
+      unpack<VEC>(cache[s], f);
+      emit(i, f);
+    }
+  }
+  for (int i = threadIdx.x + kSlots * blockDim.x; i < nvec; i += blockDim.x) {
+    float f[VEC];
+    load_f<VEC>(lr + static_cast<int64_t>(i) * VEC, f);
+    emit(i, f);
+  }
+}
+
+}  // namespace
+
+cudaError_t cross_entropy_fwd_bwd(const bf16* logits, const int32_t* targets, float* loss, bf16* dlogits, int64_t rows,
+                                  int vocab, float grad_scale, cudaStream_t stream) {
+  if (rows < 0 || rows > 0x7fffffff || vocab <= 0) return cudaErrorInvalidValue;
+  if (rows == 0) return cudaSuccess;
+  if (vocab % 8 == 0 && detail::aligned16(logits) && detail::aligned16(dlogits)) {
+    const int threads = detail::row_block_threads(vocab / 8, kSlots, 128, kMaxThreads);
+    cross_entropy_kernel<8>
+        <<<static_cast<unsigned>(rows), threads, 0, stream>>>(logits, targets, loss, dlogits, vocab, grad_scale);
+  } else {
+    const int threads = detail::row_block_threads(vocab, kSlots, 128, kMaxThreads);
+    cross_entropy_kernel<1>
+        <<<static_cast<unsigned>(rows), threads, 0, stream>>>(logits, targets, loss, dlogits, vocab, grad_scale);
+  }
+  return cudaGetLastError();
+}
+
+}  // namespace trainsim::kernels
