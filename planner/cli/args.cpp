@@ -50,8 +50,9 @@ Json scalar(const std::string& v) {
 }
 
 const std::vector<std::string>& output_flags() {
-  static const std::vector<std::string> flags = {"--json", "--trace", "--fidelity", "--help",
-                                                 "--op",   "--sizes", "--algo",     "--dot"};
+  static const std::vector<std::string> flags = {
+      "--json",         "--trace", "--fidelity",        "--help", "--op", "--sizes", "--algo", "--dot",
+      "--measurements", "--save",  "--calibration-out", "--reps"};
   return flags;
 }
 }  // namespace
@@ -106,7 +107,8 @@ Args parse_args(int argc, const char* const* argv) {
     } else if (arg == "--link-csv") {
       next_value(false);
       a.link_csv = value;
-    } else if (arg == "--op" || arg == "--sizes" || arg == "--algo" || arg == "--dot") {
+    } else if (arg == "--op" || arg == "--sizes" || arg == "--algo" || arg == "--dot" || arg == "--measurements" ||
+               arg == "--save" || arg == "--calibration-out" || arg == "--reps") {
       next_value(false);
       a.command_options[arg.substr(2)] = value;
     } else if (arg == "--fidelity") {

@@ -20,7 +20,8 @@ struct Args {
   std::string trace_file;
   std::string link_csv;  // --link-csv: per-link utilization over time (flow network)
   std::string fidelity = "representative";
-  std::map<std::string, std::string> command_options;  // --op, --sizes, --algo, --dot (command-specific)
+  std::map<std::string, std::string>
+      command_options;  // --op, --sizes, --algo, --dot, --measurements, --save, --calibration-out, --reps
   bool json = false;
 };
 

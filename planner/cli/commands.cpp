@@ -7,6 +7,7 @@
 #include "models/collectives/collective.hpp"
 #include "models/collectives/flow_collective.hpp"
 #include "models/collectives/flow_executor.hpp"
+#include "models/hardware/calibration.hpp"
 #include "models/hardware/cluster_spec.hpp"
 #include "models/hardware/gpu_spec.hpp"
 #include "models/llm/model_spec.hpp"
@@ -14,6 +15,7 @@
 #include "models/schedules/schedule.hpp"
 #include "models/workload/job.hpp"
 #include "models/workload/simulate.hpp"
+#include "planner/cli/job_input.hpp"
 #include "planner/cli/report.hpp"
 #include "sim/error.hpp"
 #include "topology/builder.hpp"
@@ -26,36 +28,6 @@
 namespace trainsim::planner::cli {
 
 using sim::config::Json;
-
-namespace {
-// Job file (optional positional) with command-line flags merged over it. File references inside
-// a job file (model, cluster, gpu) are relative to the job file's folder.
-Json job_json(const Args& args) {
-  Json j = Json::object();
-  if (args.positionals.size() > 1)
-    throw ConfigError(args.positionals[1], "unexpected argument", "give at most one job file");
-  if (!args.positionals.empty()) {
-    const std::string& file = args.positionals[0];
-    j = models::presets::load_json_file(file, file);
-    if (!j.is_object()) throw ConfigError(file, "a job file must hold a JSON object");
-    const auto slash = file.find_last_of('/');
-    const std::string dir = slash == std::string::npos ? "" : file.substr(0, slash + 1);
-    for (const char* key : {"model", "cluster", "gpu"}) {
-      auto it = j.find(key);
-      if (it == j.end() || !it->is_string()) continue;
-      const std::string ref = it->get<std::string>();
-      if (models::presets::is_file_reference(ref) && !ref.empty() && ref[0] != '/') *it = dir + ref;
-    }
-  }
-  for (auto it = args.job_flags.begin(); it != args.job_flags.end(); ++it) j[it.key()] = it.value();
-  // Required keys, named as the flag that provides them.
-  for (const auto& f : models::workload::job_schema().fields())
-    if (f.required && !j.contains(f.key))
-      throw ConfigError(flag_name(f.key), "is required",
-                        "pass " + flag_name(f.key) + " or \"" + f.key + "\" in a job file");
-  return j;
-}
-}  // namespace
 
 int run_simulate(const Args& args, std::ostream& out) {
   const models::workload::Job job = models::workload::resolve_job(models::workload::parse_job(job_json(args)));
@@ -106,9 +78,9 @@ int run_simulate(const Args& args, std::ostream& out) {
 }
 
 int run_list(const Args& args, std::ostream& out) {
-  const std::vector<std::string> kinds = {"models", "gpus", "clusters", "schedules"};
+  const std::vector<std::string> kinds = {"models", "gpus", "clusters", "calibrations", "schedules"};
   if (args.positionals.size() != 1)
-    throw ConfigError("list", "say what to list", "trainsim list models|gpus|clusters|schedules");
+    throw ConfigError("list", "say what to list", "trainsim list models|gpus|clusters|calibrations|schedules");
   const std::string kind = sim::config::read_enum(Json(args.positionals[0]), "list", kinds);
   if (kind == "schedules") {
     for (const auto& s : models::schedules::ScheduleRegistry::instance().all())
@@ -130,6 +102,7 @@ int run_config(const Args& args, std::ostream& out) {
   out << models::llm::model_schema().markdown() << "\n";
   out << models::hardware::cluster_schema().markdown() << "\n";
   out << models::hardware::gpu_schema().markdown() << "\n";
+  out << models::hardware::calibration_schema().markdown() << "\n";
   out << "## Cluster `network`\n\n"
          "A cluster's `network` object names a topology builder and its parameters, plus optional "
          "`faults` (`[{\"a\": NODE, \"b\": NODE, \"factor\": 0..1, \"direction\": \"both\"|\"a_to_b\"}]`) and "
@@ -333,10 +306,14 @@ void print_help(std::ostream& out) {
          "                    [--algo auto|ring|tree|nvls|hierarchical|halving_doubling|...]\n"
          "                    [--network flow|analytic] [--json]\n"
          "  trainsim topology --cluster C --gpus N [--dot FILE.dot] [--json]\n"
-         "  trainsim list models|gpus|clusters|schedules\n"
+         "  trainsim validate [JOB.json] (job flags) [--reps N] [--save MEASURED.json]\n"
+         "                    [--calibration-out CALIBRATION.json] [--json]    measure on this GPU, fit, report\n"
+         "  trainsim validate (job flags) --measurements MEASURED.json [...]   fit and report saved measurements\n"
+         "  trainsim list models|gpus|clusters|calibrations|schedules\n"
          "  trainsim config explain        print the configuration reference\n\n"
          "Flags override the job file. Every job key is a flag (micro_batch is --micro-batch).\n"
-         "Exit codes: 0 ok, 1 internal error, 2 bad input, 3 configuration does not fit in memory.\n";
+         "Exit codes: 0 ok, 1 internal error, 2 bad input, 3 configuration does not fit in memory,\n"
+         "4 validate found no GPU.\n";
 }
 
 }  // namespace trainsim::planner::cli

@@ -3,6 +3,7 @@
 // throws ConfigError / PlanError for bad input or infeasible plans (main.cpp maps them).
 
 #include <ostream>
+#include <string>
 
 #include "planner/cli/args.hpp"
 
@@ -13,12 +14,15 @@ inline constexpr int kExitOk = 0;
 inline constexpr int kExitInternal = 1;
 inline constexpr int kExitBadInput = 2;
 inline constexpr int kExitDoesNotFit = 3;
+inline constexpr int kExitNoGpu = 4;  // `validate` found no GPU to measure
 
 int run_simulate(const Args& args, std::ostream& out);
 int run_list(const Args& args, std::ostream& out);
 int run_config(const Args& args, std::ostream& out);
 int run_collective(const Args& args, std::ostream& out);
 int run_topology(const Args& args, std::ostream& out);
+// `command_line` is recorded in the measurements' provenance.
+int run_validate(const Args& args, std::ostream& out, const std::string& command_line);
 void print_help(std::ostream& out);
 
 }  // namespace trainsim::planner::cli

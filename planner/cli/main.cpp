@@ -5,6 +5,7 @@
 #include "planner/cli/args.hpp"
 #include "planner/cli/commands.hpp"
 #include "sim/error.hpp"
+#include "validator/runner.hpp"
 
 int main(int argc, char** argv) {
   using namespace trainsim::planner::cli;
@@ -20,8 +21,13 @@ int main(int argc, char** argv) {
     if (args.command == "config") return run_config(args, std::cout);
     if (args.command == "collective") return run_collective(args, std::cout);
     if (args.command == "topology") return run_topology(args, std::cout);
+    if (args.command == "validate") {
+      std::string line = "trainsim";
+      for (int i = 1; i < argc; ++i) line += std::string(" ") + argv[i];
+      return run_validate(args, std::cout, line);
+    }
     throw trainsim::ConfigError(args.command, "unknown command",
-                                "use simulate, collective, topology, list or config; see `trainsim help`");
+                                "use simulate, collective, topology, validate, list or config; see `trainsim help`");
   } catch (const trainsim::ConfigError& e) {
     std::cout.flush();
     const std::string path = display_path(e.path(), args);
@@ -32,6 +38,10 @@ int main(int argc, char** argv) {
     std::cout.flush();
     std::cerr << "error: " << e.what() << "\n";
     return kExitDoesNotFit;
+  } catch (const trainsim::validator::NoGpuError& e) {
+    std::cout.flush();
+    std::cerr << "error: validate: " << e.what() << "\n";
+    return kExitNoGpu;
   } catch (const std::exception& e) {
     std::cout.flush();
     std::cerr << "internal error: " << e.what() << "\n";

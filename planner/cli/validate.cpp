@@ -1,0 +1,86 @@
+// `trainsim validate`: measure the plan's kernels, collectives and layer on this machine's GPU(s)
+// (or read saved measurements), fit the cost-model constants, print predicted vs measured before
+// and after calibration, and write the measurements and the calibration file.
+#include <cstdio>
+#include <fstream>
+#include <iostream>
+
+#include "models/presets/catalog.hpp"
+#include "models/workload/job.hpp"
+#include "planner/cli/commands.hpp"
+#include "planner/cli/job_input.hpp"
+#include "sim/error.hpp"
+#include "validator/fit.hpp"
+#include "validator/measurement.hpp"
+#include "validator/report.hpp"
+#include "validator/runner.hpp"
+
+namespace trainsim::planner::cli {
+
+namespace {
+std::string option(const Args& args, const std::string& key) {
+  auto it = args.command_options.find(key);
+  return it == args.command_options.end() ? std::string() : it->second;
+}
+
+void write_json_file(const std::string& path, const sim::config::Json& j, const std::string& flag) {
+  std::ofstream f(path);
+  if (!f) throw ConfigError(flag, "cannot write " + path, "give a writable path");
+  f << j.dump(2) << "\n";
+  if (!f) throw ConfigError(flag, "cannot write " + path, "give a writable path");
+}
+
+int parse_positive(const std::string& text, const std::string& flag) {
+  return static_cast<int>(sim::config::read_int(sim::config::Json::parse(text, nullptr, false), flag, 1, 100000));
+}
+}  // namespace
+
+int run_validate(const Args& args, std::ostream& out, const std::string& command_line) {
+  const models::workload::Job job = models::workload::resolve_job(models::workload::parse_job(job_json(args)));
+  validator::MeasurementSet set;
+  const std::string saved = option(args, "measurements");
+  if (!saved.empty()) {
+    set = validator::measurements_from_json(models::presets::load_json_file(saved, "--measurements"), "--measurements");
+  } else {
+    validator::MeasureOptions opt;
+    opt.command = command_line;
+    if (const std::string reps = option(args, "reps"); !reps.empty()) opt.reps = parse_positive(reps, "--reps");
+    set = validator::measure(job, opt, &std::cerr);
+  }
+  const std::string& preset = set.provenance.gpu_preset;
+  if (!preset.empty() && preset != job.gpu.name)
+    throw ConfigError(
+        "gpu",
+        "measured on " + set.provenance.gpu_name + " (preset " + preset + ") but the job's GPU is " + job.gpu.name,
+        "pass --gpu " + preset + ", or a cluster of " + preset + " GPUs");
+  if (const std::string path = option(args, "save"); !path.empty())
+    write_json_file(path, validator::to_json(set), "--save");
+
+  const validator::FitResult fitted = validator::fit(set, job.gpu, &job.cluster);
+  if (const std::string path = option(args, "calibration-out"); !path.empty())
+    write_json_file(path, validator::calibration_json(fitted, set.provenance, job.gpu.name + "-measured"),
+                    "--calibration-out");
+  const validator::Report report = validator::make_report(set, job, job.gpu, job.cluster, fitted.gpu,
+                                                          fitted.has_cluster ? fitted.cluster : job.cluster);
+  if (args.json) {
+    sim::config::Json j = {
+        {"schema_version", 1},
+        {"provenance", validator::to_json(validator::MeasurementSet{1, set.provenance, {}})["provenance"]},
+        {"report", validator::report_json(report)},
+        {"fit", fitted.to_json()}};
+    out << j.dump(2) << "\n";
+    return kExitOk;
+  }
+  validator::print_report(out, report);
+  out << "\nfitted constants (relative RMS error of their records: before -> after)\n";
+  for (const auto& p : fitted.parameters) {
+    char line[256];
+    std::snprintf(line, sizeof line, "  %-22s %12.6g -> %-12.6g %5.1f%% -> %5.1f%%  %s\n", p.name.c_str(), p.prior,
+                  p.fitted, 100.0 * p.rms_before, 100.0 * p.rms_after, p.kept ? p.note.c_str() : p.kinds.c_str());
+    out << line;
+  }
+  for (const auto& n : fitted.notes) out << "  note: " << n << "\n";
+  return kExitOk;
+}
+
+}  // namespace trainsim::planner::cli

@@ -1,0 +1,288 @@
+#include "validator/gpu/replay.hpp"
+
+#include <cmath>
+#include <functional>
+#include <memory>
+
+#include "kernels/kernels.hpp"
+#include "sim/error.hpp"
+#include "validator/gpu/buffers.hpp"
+#include "validator/gpu/check.hpp"
+#include "validator/gpu/gemm.hpp"
+#include "validator/gpu/timing.hpp"
+
+namespace trainsim::validator::gpu {
+
+namespace {
+using kernels::bf16;
+using models::llm::KernelOp;
+
+bool ends_with(const std::string& s, const std::string& suffix) {
+  return s.size() >= suffix.size() && s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
+}
+
+// One kernel of the sequence, ready to launch again and again on its own buffers.
+struct Step {
+  KernelOp op;
+  int launches = 1;
+  std::function<void(cudaStream_t)> run;
+};
+
+// Builds the steps of a layer and owns their buffers.
+class LayerReplay {
+ public:
+  LayerReplay(const models::workload::Job& job, cudaStream_t s) : job_(job), s_(s) {
+    const auto& m = job.model;
+    T_ = job.micro_batch * job.seq_len;
+    Tn_ = job.sp ? T_ / job.tp : T_;
+    h_ = m.hidden;
+    d_ = m.head_dim();
+    heads_ = m.heads / job.tp;
+    // Megatron replicates the KV heads when TP exceeds them.
+    kv_ = std::max<int64_t>(1, m.kv_heads_or_heads() / job.tp);
+    f_ = m.ffn_hidden / job.tp;
+    gates_ = m.activation == "swiglu" ? 2 : 1;
+  }
+
+  std::vector<Step> steps(const models::llm::Kernels& seq) {
+    std::vector<Step> out;
+    for (const KernelOp& op : seq) out.push_back(step(op));
+    return out;
+  }
+
+ private:
+  // A bf16 buffer of `elems` random values (scale: magnitude), owned by the replay.
+  bf16* bf(int64_t elems, float scale = 1.0f) {
+    bufs_.push_back(std::make_unique<DeviceBuffer>(static_cast<size_t>(elems) * 2));
+    fill_bf16(bufs_.back()->get(), static_cast<size_t>(elems), scale, seed_++, s_);
+    return bufs_.back()->as<bf16>();
+  }
+  float* f32(int64_t elems, float scale = 1.0f) {
+    bufs_.push_back(std::make_unique<DeviceBuffer>(static_cast<size_t>(elems) * 4));
+    fill_f32(bufs_.back()->get(), static_cast<size_t>(elems), scale, seed_++, s_);
+    return bufs_.back()->as<float>();
+  }
+  void* raw(size_t bytes) {
+    bufs_.push_back(std::make_unique<DeviceBuffer>(bytes));
+    return bufs_.back()->get();
+  }
+
+  Step step(const KernelOp& op) {
+    Step st;
+    st.op = op;
+    const std::string& n = op.name;
+    const bool rms = job_.model.norm == "rmsnorm";
+    const int hidden = static_cast<int>(h_);
+    const float p = job_.model.dropout ? 0.1f : 0.0f;
+    if (op.kind == KernelOp::Kind::kGemm) {
+      auto plan = std::make_shared<GemmRunner::Plan>(gemm_.plan(op.gemm, models::llm::to_string(op.layout), false, 1));
+      plans_.push_back(plan);
+      bf16* x = bf(op.gemm.m * op.gemm.k * op.gemm.batch);
+      bf16* w = bf(op.gemm.k * op.gemm.n * op.gemm.batch, 0.05f);
+      bf16* c = bf(op.gemm.m * op.gemm.n * op.gemm.batch);
+      st.run = [this, plan, x, w, c](cudaStream_t s) { gemm_.run(*plan, x, w, c, 0, s); };
+    } else if (ends_with(n, ".residual.fwd")) {
+      bf16 *a = bf(Tn_ * h_), *b = bf(Tn_ * h_), *y = bf(Tn_ * h_);
+      const int64_t rows = Tn_;
+      if (p > 0.0f)
+        st.run = [=](cudaStream_t s) {
+          TRAINSIM_CUDA(kernels::bias_dropout_residual_fwd(a, nullptr, b, y, rows, hidden, p, 1234, s));
+        };
+      else
+        st.run = [=](cudaStream_t s) { TRAINSIM_CUDA(kernels::residual_add(a, b, y, rows * hidden, s)); };
+    } else if (ends_with(n, ".residual.bwd")) {
+      bf16 *a = bf(Tn_ * h_), *b = bf(Tn_ * h_), *y = bf(Tn_ * h_);
+      const int64_t elems = Tn_ * h_;
+      if (p > 0.0f)
+        st.run = [=](cudaStream_t s) { TRAINSIM_CUDA(kernels::dropout_bwd(a, y, elems, p, 1234, s)); };
+      else
+        st.run = [=](cudaStream_t s) { TRAINSIM_CUDA(kernels::residual_add(a, b, y, elems, s)); };
+    } else if (ends_with(n, ".norm.fwd")) {
+      bf16 *x = bf(Tn_ * h_), *w = bf(h_), *b = bf(h_), *y = bf(Tn_ * h_);
+      float *mean = f32(Tn_), *rstd = f32(Tn_);
+      const int64_t rows = Tn_;
+      if (rms)
+        st.run = [=](cudaStream_t s) { TRAINSIM_CUDA(kernels::rmsnorm_fwd(x, w, y, rstd, rows, hidden, 1e-5f, s)); };
+      else
+        st.run = [=](cudaStream_t s) {
+          TRAINSIM_CUDA(kernels::layernorm_fwd(x, w, b, y, mean, rstd, rows, hidden, 1e-5f, s));
+        };
+    } else if (ends_with(n, ".norm.bwd")) {
+      bf16 *dy = bf(Tn_ * h_), *x = bf(Tn_ * h_), *w = bf(h_), *dx = bf(Tn_ * h_);
+      float *mean = f32(Tn_, 0.1f), *rstd = f32(Tn_), *dw = f32(h_), *db = f32(h_);
+      const int64_t rows = Tn_;
+      if (rms)
+        st.run = [=](cudaStream_t s) { TRAINSIM_CUDA(kernels::rmsnorm_bwd(dy, x, w, rstd, dx, dw, rows, hidden, s)); };
+      else
+        st.run = [=](cudaStream_t s) {
+          TRAINSIM_CUDA(kernels::layernorm_bwd(dy, x, w, mean, rstd, dx, dw, db, rows, hidden, s));
+        };
+    } else if (n == "attn.rope.fwd" || n == "attn.rope.bwd") {
+      bf16 *q = bf(T_ * heads_ * d_), *k = bf(T_ * kv_ * d_);
+      const int64_t tokens = T_;
+      const int seq = static_cast<int>(job_.seq_len), hq = static_cast<int>(heads_), hk = static_cast<int>(kv_),
+                d = static_cast<int>(d_);
+      const bool fwd = n == "attn.rope.fwd";
+      st.launches = 2;
+      st.run = [=](cudaStream_t s) {
+        if (fwd) {
+          TRAINSIM_CUDA(kernels::rope_fwd(q, q, tokens, seq, hq, d, 10000.0f, s));
+          TRAINSIM_CUDA(kernels::rope_fwd(k, k, tokens, seq, hk, d, 10000.0f, s));
+        } else {
+          TRAINSIM_CUDA(kernels::rope_bwd(q, q, tokens, seq, hq, d, 10000.0f, s));
+          TRAINSIM_CUDA(kernels::rope_bwd(k, k, tokens, seq, hk, d, 10000.0f, s));
+        }
+      };
+    } else if (n == "attn.core.fwd" || n == "attn.core.bwd") {
+      if (d_ != 64 && d_ != 128)
+        throw ConfigError("model.hidden",
+                          "the replay's attention kernel supports head dims 64 and 128, not " + std::to_string(d_),
+                          "validate a model whose hidden / heads is 64 or 128");
+      kernels::AttentionShape a;
+      a.batch = static_cast<int>(job_.micro_batch);
+      a.seq = static_cast<int>(job_.seq_len);
+      a.q_heads = static_cast<int>(heads_);
+      a.kv_heads = static_cast<int>(kv_);
+      a.head_dim = static_cast<int>(d_);
+      const float scale = 1.0f / std::sqrt(static_cast<float>(d_));
+      bf16 *q = bf(T_ * heads_ * d_), *k = bf(T_ * kv_ * d_), *v = bf(T_ * kv_ * d_), *o = bf(T_ * heads_ * d_);
+      float* lse = f32(job_.micro_batch * heads_ * job_.seq_len);
+      if (n == "attn.core.fwd") {
+        st.run = [=](cudaStream_t s) { TRAINSIM_CUDA(kernels::attention_fwd(q, k, v, o, lse, a, scale, s)); };
+      } else {
+        // The backward needs a consistent forward (its lse): run it once now.
+        TRAINSIM_CUDA(kernels::attention_fwd(q, k, v, o, lse, a, scale, s_));
+        bf16 *dout = bf(T_ * heads_ * d_), *dq = bf(T_ * heads_ * d_), *dk = bf(T_ * kv_ * d_), *dv = bf(T_ * kv_ * d_);
+        const size_t ws_bytes = kernels::attention_bwd_workspace_bytes(a);
+        void* ws = raw(ws_bytes);
+        st.run = [=](cudaStream_t s) {
+          TRAINSIM_CUDA(kernels::attention_bwd(q, k, v, o, dout, lse, dq, dk, dv, ws, ws_bytes, a, scale, s));
+        };
+      }
+    } else if (n == "mlp.act.fwd" || n == "mlp.act.bwd") {
+      const int64_t rows = T_;
+      const int ffn = static_cast<int>(f_);
+      bf16 *in = bf(T_ * gates_ * f_), *out = bf(T_ * f_), *din = bf(T_ * gates_ * f_);
+      const bool fwd = n == "mlp.act.fwd";
+      if (gates_ == 2)
+        st.run = [=](cudaStream_t s) {
+          TRAINSIM_CUDA(fwd ? kernels::swiglu_fwd(in, out, rows, ffn, s)
+                            : kernels::swiglu_bwd(out, in, din, rows, ffn, s));
+        };
+      else
+        st.run = [=](cudaStream_t s) {
+          TRAINSIM_CUDA(fwd ? kernels::gelu_fwd(in, out, rows * ffn, s)
+                            : kernels::gelu_bwd(out, in, din, rows * ffn, s));
+        };
+    } else {
+      throw ConfigError("attention", "the layer replay has no kernel for \"" + n + "\" (unfused attention)",
+                        "validate with --attention flash");
+    }
+    return st;
+  }
+
+  const models::workload::Job& job_;
+  cudaStream_t s_;
+  int64_t T_ = 0, Tn_ = 0, h_ = 0, d_ = 0, heads_ = 0, kv_ = 0, f_ = 0, gates_ = 1;
+  uint64_t seed_ = 77;
+  GemmRunner gemm_;
+  std::vector<std::shared_ptr<GemmRunner::Plan>> plans_;
+  std::vector<std::unique_ptr<DeviceBuffer>> bufs_;
+
+ public:
+  ~LayerReplay() {
+    for (auto& p : plans_) gemm_.destroy(*p);
+  }
+};
+
+Measurement record_of(const KernelOp& op, int launches) {
+  Measurement m;
+  m.name = op.name;
+  m.kernels = launches;
+  switch (op.kind) {
+    case KernelOp::Kind::kGemm:
+      m.kind = OpKind::kGemm;
+      m.m = op.gemm.m;
+      m.n = op.gemm.n;
+      m.k = op.gemm.k;
+      m.batch = op.gemm.batch;
+      m.flops = op.flops;
+      break;
+    case KernelOp::Kind::kMemory:
+      m.kind = OpKind::kMemory;
+      m.bytes = static_cast<int64_t>(op.bytes);
+      break;
+    case KernelOp::Kind::kAttentionFwd:
+      m.kind = OpKind::kAttentionFwd;
+      m.flops = op.flops;
+      break;
+    case KernelOp::Kind::kAttentionBwd:
+      m.kind = OpKind::kAttentionBwd;
+      m.flops = op.flops;
+      break;
+  }
+  return m;
+}
+}  // namespace
+
+ReplayResult replay_layer(const models::workload::Job& job, const models::llm::LayerKernels& lk, cudaStream_t s,
+                          int warmup, int reps) {
+  const models::llm::Kernels seq = models::llm::layer_sequence(lk);
+  LayerReplay replay(job, s);
+  std::vector<Step> steps = replay.steps(seq);
+  TRAINSIM_CUDA(cudaStreamSynchronize(s));
+
+  // Every repetition is enqueued without waiting for the previous one, as a training loop runs:
+  // the host stays ahead of the GPU, so no kernel waits for its launch. Events between kernels
+  // give each kernel's time; the first and last give the layer's.
+  const size_t n = steps.size();
+  for (int i = 0; i < warmup; ++i)
+    for (auto& st : steps) st.run(s);
+  std::vector<std::vector<cudaEvent_t>> ev(static_cast<size_t>(reps), std::vector<cudaEvent_t>(n + 1));
+  for (auto& rep : ev)
+    for (auto& e : rep) TRAINSIM_CUDA(cudaEventCreate(&e));
+  for (auto& rep : ev) {
+    TRAINSIM_CUDA(cudaEventRecord(rep[0], s));
+    for (size_t i = 0; i < n; ++i) {
+      steps[i].run(s);
+      TRAINSIM_CUDA(cudaEventRecord(rep[i + 1], s));
+    }
+  }
+  TRAINSIM_CUDA(cudaStreamSynchronize(s));
+  std::vector<std::vector<double>> per_op(n);
+  std::vector<double> whole;
+  auto elapsed = [](cudaEvent_t a, cudaEvent_t b) {
+    float ms = 0.0f;
+    TRAINSIM_CUDA(cudaEventElapsedTime(&ms, a, b));
+    return static_cast<double>(ms) * 1e-3;
+  };
+  for (auto& rep : ev) {
+    for (size_t i = 0; i < n; ++i) per_op[i].push_back(elapsed(rep[i], rep[i + 1]));
+    whole.push_back(elapsed(rep[0], rep[n]));
+    for (auto& e : rep) cudaEventDestroy(e);
+  }
+
+  ReplayResult out;
+  double flops = 0.0;
+  for (size_t i = 0; i < n; ++i) {
+    Measurement m = record_of(steps[i].op, steps[i].launches);
+    m.name = "replay." + m.name;
+    m.measured_s = median(per_op[i]);
+    m.reps = reps;
+    flops += steps[i].op.flops;
+    out.ops.push_back(m);
+  }
+  out.layer.name = "layer";
+  out.layer.kind = OpKind::kLayer;
+  out.layer.flops = flops;
+  out.layer.kernels = 0;
+  for (const auto& st : steps) out.layer.kernels += st.launches;
+  out.layer.measured_s = median(whole);
+  out.layer.reps = reps;
+  out.scope = "one decoder layer of TP rank 0 of " + std::to_string(job.tp) + " (forward + backward, micro-batch " +
+              std::to_string(job.micro_batch) + ", seq " + std::to_string(job.seq_len) + ", " +
+              std::to_string(steps.size()) + " kernels back to back on one GPU; TP collectives not executed)";
+  return out;
+}
+
+}  // namespace trainsim::validator::gpu

@@ -1,0 +1,27 @@
+#pragma once
+// Replay of one decoder-layer shard on this GPU: exactly the kernels the simulator prices
+// (models/llm/layer_kernels.hpp), in the order one rank runs them for a micro-batch (attention and
+// MLP forward, then MLP and attention backward), with cuBLASLt GEMMs and kernels/ for the rest,
+// on random data. Each kernel is timed between device events, and the whole layer end to end.
+
+#include <string>
+#include <vector>
+
+#include "models/llm/layer_kernels.hpp"
+#include "models/workload/job.hpp"
+#include "validator/measurement.hpp"
+
+#include <cuda_runtime.h>
+
+namespace trainsim::validator::gpu {
+
+struct ReplayResult {
+  std::vector<Measurement> ops;  // one per kernel of the sequence (median over repetitions)
+  Measurement layer;             // the whole sequence, first launch to last completion
+  std::string scope;             // what was replayed, in words (a scaled-down plan says so)
+};
+
+ReplayResult replay_layer(const models::workload::Job& job, const models::llm::LayerKernels& lk, cudaStream_t s,
+                          int warmup, int reps);
+
+}  // namespace trainsim::validator::gpu

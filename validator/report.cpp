@@ -1,0 +1,198 @@
+#include "validator/report.hpp"
+
+#include <algorithm>
+#include <cstdio>
+
+#include "models/collectives/alpha_beta.hpp"
+#include "models/compute/compute_model.hpp"
+#include "models/llm/layer_kernels.hpp"
+#include "models/llm/layer_ops.hpp"
+
+namespace trainsim::validator {
+
+namespace {
+using models::compute::ComputeModel;
+using models::compute::Precision;
+
+Precision precision_of(const Measurement& m) {
+  return m.precision == "fp8" ? Precision::kFp8 : m.precision == "fp16" ? Precision::kFp16 : Precision::kBf16;
+}
+
+std::string detail_of(const Measurement& m) {
+  char buf[160];
+  switch (m.kind) {
+    case OpKind::kGemm:
+      std::snprintf(buf, sizeof buf, "%s %lldx%lldx%lld%s", m.precision.c_str(), static_cast<long long>(m.m),
+                    static_cast<long long>(m.n), static_cast<long long>(m.k),
+                    m.batch > 1 ? (" x" + std::to_string(m.batch)).c_str() : "");
+      return buf;
+    case OpKind::kAttentionFwd:
+    case OpKind::kAttentionBwd:
+    case OpKind::kLayer: std::snprintf(buf, sizeof buf, "%.3f TFLOP", m.flops * 1e-12); return buf;
+    case OpKind::kCollective:
+      std::snprintf(buf, sizeof buf, "%s %.2f MiB on %d (%s)", m.op.c_str(), static_cast<double>(m.bytes) / 1048576.0,
+                    m.ranks, m.link_class.c_str());
+      return buf;
+    case OpKind::kLaunch: return "per launch";
+    default: std::snprintf(buf, sizeof buf, "%.2f MiB", static_cast<double>(m.bytes) / 1048576.0); return buf;
+  }
+}
+
+double med(std::vector<double> v) {
+  if (v.empty()) return NAN;
+  std::sort(v.begin(), v.end());
+  const size_t n = v.size();
+  return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+}
+
+std::string pct(double x) {
+  if (std::isnan(x)) return "-";
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%+.1f%%", 100.0 * x);
+  return buf;
+}
+std::string us(double s) {
+  if (std::isnan(s)) return "-";
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.1f", s * 1e6);
+  return buf;
+}
+}  // namespace
+
+double predict(const Measurement& m, const models::hardware::GpuSpec& gpu, const models::hardware::ClusterSpec& c,
+               const models::workload::Job& job) {
+  switch (m.kind) {
+    case OpKind::kGemm: {
+      if (m.precision == "fp8" && gpu.peak_fp8.per_second() <= 0.0) return NAN;
+      const ComputeModel cm(gpu, precision_of(m));
+      return cm.gemm_matmul(models::compute::GemmShape{m.m, m.n, m.k, m.batch}).seconds();
+    }
+    case OpKind::kMemory:
+    case OpKind::kCopyD2D:
+      return ComputeModel(gpu, Precision::kBf16).memory_bound(sim::Bytes(m.bytes), std::max(1, m.kernels)).seconds();
+    case OpKind::kAttentionFwd:
+    case OpKind::kAttentionBwd:
+      return ComputeModel(gpu, Precision::kBf16)
+          .flash_attention(sim::Flops(m.flops), m.kind == OpKind::kAttentionBwd)
+          .seconds();
+    case OpKind::kLaunch: return gpu.kernel_launch.seconds();
+    case OpKind::kCollective: {
+      if (m.ranks < 2) return NAN;
+      const models::collectives::AlphaBetaModel ab(c);
+      const bool cross = m.link_class == "ib";
+      if (m.op == "send_recv") return ab.p2p(sim::Bytes(m.bytes), cross).seconds();
+      const int64_t per_node = cross ? std::min<int64_t>(m.ranks, c.gpus_per_node) : m.ranks;
+      return ab
+          .collective(models::collectives::parse_collective_op(m.op, "op"), sim::Bytes(m.bytes),
+                      models::collectives::GroupPlacement{m.ranks, per_node})
+          .seconds();
+    }
+    case OpKind::kLayer: {
+      const models::llm::LayerShape shape{job.micro_batch, job.seq_len, job.tp, job.sp, job.attention == "flash"};
+      const ComputeModel cm(gpu, job.precision);
+      return models::llm::kernels_cost(models::llm::layer_sequence(models::llm::layer_kernels(job.model, shape)), cm)
+          .time.seconds();
+    }
+    case OpKind::kCopyH2D:
+    case OpKind::kCopyD2H: return NAN;
+  }
+  return NAN;
+}
+
+Report make_report(const MeasurementSet& set, const models::workload::Job& job, const models::hardware::GpuSpec& before,
+                   const models::hardware::ClusterSpec& cluster_before, const models::hardware::GpuSpec& after,
+                   const models::hardware::ClusterSpec& cluster_after) {
+  Report r;
+  r.provenance = set.provenance;
+  for (const Measurement& m : set.items) {
+    ReportRow row;
+    row.name = m.name;
+    row.kind = m.kind;
+    row.detail = detail_of(m);
+    row.measured_s = m.measured_s;
+    row.best_s = m.best_s;
+    row.before_s = predict(m, before, cluster_before, job);
+    row.after_s = predict(m, after, cluster_after, job);
+    if (m.kind == OpKind::kGemm && m.best_s > 0.0) {
+      const double gap = (m.measured_s - m.best_s) / m.best_s;
+      r.gemm_default_vs_best_max =
+          std::isnan(r.gemm_default_vs_best_max) ? gap : std::max(r.gemm_default_vs_best_max, gap);
+    }
+    r.rows.push_back(row);
+  }
+  for (int k = 0; k <= static_cast<int>(OpKind::kLayer); ++k) {
+    std::vector<double> b, a;
+    for (const ReportRow& row : r.rows) {
+      if (static_cast<int>(row.kind) != k || std::isnan(row.before_s) || row.measured_s <= 0.0) continue;
+      b.push_back(std::abs(row.error_before()));
+      a.push_back(std::abs(row.error_after()));
+    }
+    if (b.empty()) continue;
+    KindSummary s;
+    s.kind = static_cast<OpKind>(k);
+    s.count = static_cast<int>(b.size());
+    s.median_abs_before = med(b);
+    s.max_abs_before = *std::max_element(b.begin(), b.end());
+    s.median_abs_after = med(a);
+    s.max_abs_after = *std::max_element(a.begin(), a.end());
+    r.kinds.push_back(s);
+  }
+  return r;
+}
+
+void print_report(std::ostream& out, const Report& r) {
+  const Provenance& p = r.provenance;
+  out << "measured on " << p.gpu_name << " (" << (p.gpu_preset.empty() ? "no preset" : p.gpu_preset) << "), " << p.gpus
+      << " GPU(s), CUDA " << p.cuda_version << ", cuBLASLt " << p.cublas_version << ", NCCL " << p.nccl_version << ", "
+      << p.date << "\n\n";
+  char line[256];
+  std::snprintf(line, sizeof line, "%-26s %-14s %-28s %11s %11s %8s %11s %8s\n", "op", "kind", "shape / size",
+                "measured us", "before us", "error", "after us", "error");
+  out << line;
+  for (const ReportRow& row : r.rows) {
+    std::snprintf(line, sizeof line, "%-26s %-14s %-28s %11s %11s %8s %11s %8s\n", row.name.c_str(),
+                  to_string(row.kind), row.detail.c_str(), us(row.measured_s).c_str(), us(row.before_s).c_str(),
+                  pct(std::isnan(row.before_s) ? NAN : row.error_before()).c_str(), us(row.after_s).c_str(),
+                  pct(std::isnan(row.after_s) ? NAN : row.error_after()).c_str());
+    out << line;
+  }
+  out << "\nby kind (|error|: median / max)\n";
+  for (const KindSummary& s : r.kinds) {
+    std::snprintf(line, sizeof line, "  %-14s %3d ops   before %6s / %6s   after %6s / %6s\n", to_string(s.kind),
+                  s.count, pct(s.median_abs_before).c_str(), pct(s.max_abs_before).c_str(),
+                  pct(s.median_abs_after).c_str(), pct(s.max_abs_after).c_str());
+    out << line;
+  }
+  if (!std::isnan(r.gemm_default_vs_best_max)) {
+    std::snprintf(line, sizeof line, "\ncuBLASLt default algorithm vs best of the candidates: at most %s slower\n",
+                  pct(r.gemm_default_vs_best_max).c_str());
+    out << line;
+  }
+}
+
+nlohmann::json report_json(const Report& r) {
+  using nlohmann::json;
+  auto num = [](double x) { return std::isnan(x) ? json(nullptr) : json(x); };
+  json rows = json::array();
+  for (const ReportRow& row : r.rows)
+    rows.push_back({{"name", row.name},
+                    {"kind", to_string(row.kind)},
+                    {"detail", row.detail},
+                    {"measured_s", row.measured_s},
+                    {"best_s", row.best_s > 0.0 ? json(row.best_s) : json(nullptr)},
+                    {"predicted_before_s", num(row.before_s)},
+                    {"predicted_after_s", num(row.after_s)},
+                    {"error_before", num(std::isnan(row.before_s) ? NAN : row.error_before())},
+                    {"error_after", num(std::isnan(row.after_s) ? NAN : row.error_after())}});
+  json kinds = json::array();
+  for (const KindSummary& s : r.kinds)
+    kinds.push_back({{"kind", to_string(s.kind)},
+                     {"count", s.count},
+                     {"median_abs_error_before", num(s.median_abs_before)},
+                     {"max_abs_error_before", num(s.max_abs_before)},
+                     {"median_abs_error_after", num(s.median_abs_after)},
+                     {"max_abs_error_after", num(s.max_abs_after)}});
+  return json{{"rows", rows}, {"kinds", kinds}, {"gemm_default_vs_best_max", num(r.gemm_default_vs_best_max)}};
+}
+
+}  // namespace trainsim::validator

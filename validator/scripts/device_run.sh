@@ -1,0 +1,35 @@
+#!/usr/bin/env bash
+# Runs the validator's GPU programs on a lent GPU machine from binaries built elsewhere (the
+# machine has CUDA but none of trainsim's build dependencies). Usage, from the repository root:
+#   bash validator/scripts/device_run.sh BIN_DIR OUT_DIR [what...]
+# BIN_DIR holds trainsim, trainsim-kernels-check and trainsim-kernels-bench; what is any of
+# env check bench validate (default: all four). Logs and JSON land in OUT_DIR.
+set -uo pipefail
+bin="$1"; out="$2"; shift 2
+what="${*:-env check bench validate}"
+mkdir -p "$out"
+# NCCL and cuBLASLt: the CUDA toolkit's, else the ones PyTorch's wheels bring.
+libs=/usr/local/cuda/lib64
+for d in $(python3 -c 'import nvidia, os; p = os.path.dirname(nvidia.__path__[0]); print(" ".join(os.path.join(r) for r, _, f in os.walk(os.path.join(p, "nvidia")) if any(x.startswith(("libnccl.so", "libcublasLt.so")) for x in f)))' 2>/dev/null); do
+  libs="$libs:$d"
+done
+export LD_LIBRARY_PATH="$libs:${LD_LIBRARY_PATH:-}"
+for w in $what; do
+  case "$w" in
+    env)
+      { nvidia-smi; nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm,power.limit --format=csv
+        ldd "$bin/trainsim" | grep -E "not found|cuda|nccl|cublas|mpi|boost"; } > "$out/env.txt" 2>&1
+      cat "$out/env.txt" | tail -12 ;;
+    check)
+      "$bin/trainsim-kernels-check" > "$out/kernels_check.txt" 2>&1; echo "kernels-check exit $?"
+      tail -40 "$out/kernels_check.txt" ;;
+    bench)
+      "$bin/trainsim-kernels-bench" --json "$out/kernels_bench.json" > "$out/kernels_bench.txt" 2>&1
+      echo "kernels-bench exit $?"; tail -40 "$out/kernels_bench.txt" ;;
+    validate)
+      "$bin/trainsim" validate --model llama3-70b --cluster dgx-h100 --gpus 8 --tp 8 --micro-batch 1 \
+        --global-batch 1 --seq-len 8192 --save "$out/h100_llama3_70b_tp8.measurements.json" \
+        --calibration-out "$out/h100-sxm-80gb.calibration.json" > "$out/validate.txt" 2> "$out/validate.log"
+      echo "validate exit $?"; tail -5 "$out/validate.log"; tail -60 "$out/validate.txt" ;;
+  esac
+done
