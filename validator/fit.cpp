@@ -751,6 +751,7 @@ json calibration_json(const FitResult& result, const Provenance& p, const std::s
             {"command", p.command},
             {"host", p.host},
             {"gpus", p.gpus}};
+  if (!p.replay.empty()) prov["replay"] = p.replay;
   return json{{"schema_version", 1},
               {"name", name},
               {"description", "Fitted by trainsim validate on " + where},

@@ -97,6 +97,7 @@ const sim::config::Schema<Provenance>& provenance_schema() {
         .string("date", &Provenance::date, "", "")
         .string("command", &Provenance::command, "", "")
         .string("host", &Provenance::host, "", "")
+        .string("replay", &Provenance::replay, "", "")
         .custom("gpus", "integer", std::string("1"), "", int_setter(&Provenance::gpus, 1, 10000000));
     return s;
   }();
@@ -160,6 +161,7 @@ nlohmann::json to_json(const MeasurementSet& s) {
             {"command", p.command},
             {"host", p.host},
             {"gpus", p.gpus}};
+  if (!p.replay.empty()) prov["replay"] = p.replay;
   Json items = Json::array();
   for (const Measurement& m : s.items) {
     // Only what the kind uses (and what differs from the defaults): files stay readable, and

@@ -59,7 +59,8 @@ struct Provenance {
   std::string date;     // ISO 8601 UTC, when the run started
   std::string command;  // the command line that produced the measurements
   std::string host;
-  int gpus = 1;  // GPUs (processes) that took part
+  int gpus = 1;        // GPUs (processes) that took part
+  std::string replay;  // what the layer replay covered, in words ("" when none ran)
 };
 
 struct MeasurementSet {

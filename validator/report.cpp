@@ -144,7 +144,9 @@ void print_report(std::ostream& out, const Report& r) {
   const Provenance& p = r.provenance;
   out << "measured on " << p.gpu_name << " (" << (p.gpu_preset.empty() ? "no preset" : p.gpu_preset) << "), " << p.gpus
       << " GPU(s), CUDA " << p.cuda_version << ", cuBLASLt " << p.cublas_version << ", NCCL " << p.nccl_version << ", "
-      << p.date << "\n\n";
+      << p.date << "\n";
+  if (!p.replay.empty()) out << "replayed: " << p.replay << "\n";
+  out << "\n";
   char line[256];
   std::snprintf(line, sizeof line, "%-26s %-14s %-28s %11s %11s %8s %11s %8s\n", "op", "kind", "shape / size",
                 "measured us", "before us", "error", "after us", "error");

@@ -273,6 +273,7 @@ MeasurementSet measure(const models::workload::Job& job, const MeasureOptions& o
 
   ReplayResult replay = replay_layer(job, lk, s, opt.warmup, opt.reps);
   log_line(log, world, "replay: " + replay.scope);
+  set.provenance.replay = replay.scope;
   for (auto& m : replay.ops) set.items.push_back(std::move(m));
   set.items.push_back(replay.layer);
 

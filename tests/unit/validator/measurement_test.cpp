@@ -29,7 +29,8 @@ MeasurementSet sample() {
                             "2025-06-01T12:00:00Z",
                             "trainsim validate --model llama3-8b",
                             "node17",
-                            8};
+                            8,
+                            "one decoder layer of TP rank 0 of 8"};
   Measurement g;
   g.name = "attn.qkv.fwd";
   g.kind = OpKind::kGemm;
