@@ -1,6 +1,7 @@
 // `trainsim validate`: measure the plan's kernels, collectives and layer on this machine's GPU(s)
 // (or read saved measurements), fit the cost-model constants, print predicted vs measured before
 // and after calibration, and write the measurements and the calibration file.
+#include <algorithm>
 #include <cstdio>
 #include <fstream>
 #include <iostream>
@@ -31,7 +32,10 @@ void write_json_file(const std::string& path, const sim::config::Json& j, const 
 }
 
 int parse_positive(const std::string& text, const std::string& flag) {
-  return static_cast<int>(sim::config::read_int(sim::config::Json::parse(text, nullptr, false), flag, 1, 100000));
+  const bool digits = !text.empty() && text.size() < 10 &&
+                      std::all_of(text.begin(), text.end(), [](char c) { return c >= '0' && c <= '9'; });
+  if (!digits) throw ConfigError(flag, "expected a whole number, got \"" + text + "\"", "write " + flag + " 30");
+  return static_cast<int>(sim::config::read_int(sim::config::Json(std::stoll(text)), flag, 1, 100000));
 }
 }  // namespace
 
