@@ -50,6 +50,19 @@ inline unsigned grid_for(int64_t work, int threads, int waves = 8) {
   return static_cast<unsigned>(g);
 }
 
+#ifndef TRAINSIM_NORM_BWD_INFLIGHT
+#define TRAINSIM_NORM_BWD_INFLIGHT 65536
+#endif
+// Blocks per SM for the norm backwards (rows of `hidden` bf16 dy and x, `depth` rows loaded ahead
+// by each block): enough that about TRAINSIM_NORM_BWD_INFLIGHT bytes are in flight per SM, and no
+// more (each block adds `hidden` atomics at the end). Measured on H100: 16 KB in flight per SM
+// reaches 54% of HBM bandwidth, 32 KB 77-80%.
+inline int norm_bwd_blocks_per_sm(int hidden, int depth) {
+  const int64_t bytes = 4 * static_cast<int64_t>(hidden) * depth;
+  const int64_t b = ceil_div(TRAINSIM_NORM_BWD_INFLIGHT, bytes);
+  return static_cast<int>(b < 1 ? 1 : (b > 32 ? 32 : b));
+}
+
 // ---- device side ---------------------------------------------------------------------------
 
 // VEC bf16 elements moved as one access: 16 bytes for VEC = 8, 2 bytes for VEC = 1.
@@ -137,6 +150,24 @@ __device__ __forceinline__ void store_f32(float* p, const float (&f)[VEC]) {
 #pragma unroll
     for (int i = 0; i < VEC; ++i) p[i] = f[i];
   }
+}
+
+// dst[j] += v[j] for j < VEC, fp32 atomics (VEC = 8: two float4 atomics on sm_90, dst 16-byte
+// aligned; one per element elsewhere).
+template <int VEC>
+__device__ __forceinline__ void atomic_add_vec(float* dst, const float (&v)[VEC]) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+  if constexpr (VEC == 8) {
+    atomicAdd(reinterpret_cast<float4*>(dst), make_float4(v[0], v[1], v[2], v[3]));
+    atomicAdd(reinterpret_cast<float4*>(dst + 4), make_float4(v[4], v[5], v[6], v[7]));
+  } else {
+#pragma unroll
+    for (int j = 0; j < VEC; ++j) atomicAdd(dst + j, v[j]);
+  }
+#else
+#pragma unroll
+  for (int j = 0; j < VEC; ++j) atomicAdd(dst + j, v[j]);
+#endif
 }
 
 __device__ __forceinline__ float warp_sum(float v) {

@@ -1,8 +1,10 @@
 // RMSNorm forward and backward (formulas in kernels.hpp). One block per row in the forward; in
-// the backward each block walks rows with a grid stride, keeps its partial dweight in shared
-// memory (fp32) and adds it to dweight with one fp32 atomic per column at the end.
-// Each thread caches kSlots vectors of its row in registers, so x (and dy) are read from HBM once;
-// rows longer than kSlots * blockDim vectors re-read the rest from L2.
+// the backward about one block per SM walks rows with a grid stride, keeps its partial dweight in
+// registers and adds it to dweight with one fp32 atomic per column at the end (details above
+// rmsnorm_bwd_kernel). Each thread caches a few vectors of its row in registers, so x (and dy)
+// are read from HBM once; rows longer than that cache re-read the rest from L2.
+
+#include <algorithm>
 
 #include "kernels/device_utils.cuh"
 #include "kernels/kernels.hpp"
@@ -11,6 +13,7 @@
 namespace trainsim::kernels {
 namespace {
 
+using detail::atomic_add_vec;
 using detail::block_sum;
 using detail::load_f;
 using detail::load_pack;
@@ -21,6 +24,11 @@ using detail::unpack;
 constexpr int kSlots = 4;
 constexpr int kFwdMaxThreads = 1024;
 constexpr int kBwdMaxThreads = 512;
+constexpr int kBwdSlots = 2;
+#ifndef TRAINSIM_NORM_BWD_DEPTH
+#define TRAINSIM_NORM_BWD_DEPTH 2
+#endif
+constexpr int kBwdDepth = TRAINSIM_NORM_BWD_DEPTH;  // rows loaded ahead by each backward block
 
 template <int VEC>
 __global__ void __launch_bounds__(kFwdMaxThreads, 1)
@@ -78,91 +86,156 @@ __global__ void __launch_bounds__(kFwdMaxThreads, 1)
   }
 }
 
-// Dynamic shared memory: hidden floats of partial dweight, stored slot-major (element j of vector
-// i at [j * nvec + i]) so that a warp touches 32 consecutive words.
+// Backward. Each block walks rows with a grid stride (grid: about one block per SM, see
+// launch_bwd). Thread t owns the vectors i = t + s * blockDim (s < kBwdSlots) of every row: their
+// dy and x stay in registers, the next kBwdDepth rows' are loaded while the current one is
+// reduced and written (software pipelining), and the partial dweight of those columns is kept in registers.
+// Vectors beyond kBwdSlots * blockDim (rows longer than the register cache) are re-read from L2
+// and their partial dweight kept in dynamic shared memory, slot-major (element j of overflow
+// vector k at [j * nover + k]). At the end each block adds its partials to dweight with one fp32
+// atomic per column (float4 atomics on sm_90): grid * hidden atomics in all, not rows * hidden.
 template <int VEC>
 __global__ void __launch_bounds__(kBwdMaxThreads)
     rmsnorm_bwd_kernel(const bf16* __restrict__ dy, const bf16* __restrict__ x, const bf16* __restrict__ w,
                        const float* __restrict__ rstd, bf16* __restrict__ dx, float* __restrict__ dw, int64_t rows,
                        int hidden) {
+  constexpr int S = kBwdSlots;
   __shared__ float scratch[32];
-  float* dw_acc = reinterpret_cast<float*>(detail::dynamic_smem());
+  float* over_acc = reinterpret_cast<float*>(detail::dynamic_smem());
   const int nvec = hidden / VEC;
-  for (int i = threadIdx.x; i < nvec; i += blockDim.x) {
+  const int covered = S * static_cast<int>(blockDim.x);
+  const int nover = nvec > covered ? nvec - covered : 0;
+  for (int k = threadIdx.x; k < nover; k += blockDim.x) {
 #pragma unroll
-    for (int j = 0; j < VEC; ++j) dw_acc[j * nvec + i] = 0.0f;
+    for (int j = 0; j < VEC; ++j) over_acc[j * nover + k] = 0.0f;
   }
   const float inv_hidden = 1.0f / static_cast<float>(hidden);
 
-  for (int64_t row = blockIdx.x; row < rows; row += gridDim.x) {
-    const float r = rstd[row];
+  float wv[S][VEC];
+  float acc[S][VEC];
+#pragma unroll
+  for (int s = 0; s < S; ++s) {
+    const int i = threadIdx.x + s * blockDim.x;
+#pragma unroll
+    for (int j = 0; j < VEC; ++j) {
+      wv[s][j] = 0.0f;
+      acc[s][j] = 0.0f;
+    }
+    if (i < nvec) load_f<VEC>(w + static_cast<int64_t>(i) * VEC, wv[s]);
+  }
+
+  // Ring of D + 1 rows in registers: the current one and the next D, whose loads are in flight
+  // while the current row is reduced and written.
+  constexpr int D = kBwdDepth;
+  Pack<VEC> bdy[D + 1][S] = {}, bx[D + 1][S] = {};
+  float br[D + 1] = {};
+  auto load_row = [&](int64_t row, Pack<VEC>(&pdy)[S], Pack<VEC>(&px)[S]) {
+#pragma unroll
+    for (int s = 0; s < S; ++s) {
+      const int i = threadIdx.x + s * blockDim.x;
+      if (i < nvec) {
+        pdy[s] = load_pack<VEC>(dy + row * hidden + static_cast<int64_t>(i) * VEC);
+        px[s] = load_pack<VEC>(x + row * hidden + static_cast<int64_t>(i) * VEC);
+      }
+    }
+  };
+  int64_t row = blockIdx.x;
+#pragma unroll
+  for (int d = 0; d < D; ++d) {
+    const int64_t rr = row + static_cast<int64_t>(d) * gridDim.x;
+    if (rr < rows) {
+      load_row(rr, bdy[d], bx[d]);
+      br[d] = rstd[rr];
+    }
+  }
+  for (; row < rows; row += gridDim.x) {
+    const int64_t ahead = row + static_cast<int64_t>(D) * gridDim.x;
+    if (ahead < rows) {
+      load_row(ahead, bdy[D], bx[D]);
+      br[D] = rstd[ahead];
+    }
+    const float r = br[0];
+    const Pack<VEC>(&cdy)[S] = bdy[0];
+    const Pack<VEC>(&cx)[S] = bx[0];
     const bf16* dyr = dy + row * hidden;
     const bf16* xr = x + row * hidden;
     bf16* dxr = dx + row * hidden;
 
     // sum_c g * xh
-    auto partial = [&](int i, const float(&fd)[VEC], const float(&fx)[VEC]) {
-      float wv[VEC];
-      load_f<VEC>(w + static_cast<int64_t>(i) * VEC, wv);
-      float acc = 0.0f;
-#pragma unroll
-      for (int j = 0; j < VEC; ++j) acc += fd[j] * wv[j] * fx[j] * r;
-      return acc;
-    };
-    Pack<VEC> cdy[kSlots], cx[kSlots];
     float sum = 0.0f;
 #pragma unroll
-    for (int s = 0; s < kSlots; ++s) {
+    for (int s = 0; s < S; ++s) {
       const int i = threadIdx.x + s * blockDim.x;
       if (i < nvec) {
-        cdy[s] = load_pack<VEC>(dyr + static_cast<int64_t>(i) * VEC);
-        cx[s] = load_pack<VEC>(xr + static_cast<int64_t>(i) * VEC);
         float fd[VEC], fx[VEC];
         unpack<VEC>(cdy[s], fd);
         unpack<VEC>(cx[s], fx);
-        sum += partial(i, fd, fx);
+#pragma unroll
+        for (int j = 0; j < VEC; ++j) sum += fd[j] * wv[s][j] * fx[j];
       }
     }
-    for (int i = threadIdx.x + kSlots * blockDim.x; i < nvec; i += blockDim.x) {
-      float fd[VEC], fx[VEC];
+    for (int i = threadIdx.x + covered; i < nvec; i += blockDim.x) {
+      float fd[VEC], fx[VEC], wo[VEC];
       load_f<VEC>(dyr + static_cast<int64_t>(i) * VEC, fd);
       load_f<VEC>(xr + static_cast<int64_t>(i) * VEC, fx);
-      sum += partial(i, fd, fx);
+      load_f<VEC>(w + static_cast<int64_t>(i) * VEC, wo);
+#pragma unroll
+      for (int j = 0; j < VEC; ++j) sum += fd[j] * wo[j] * fx[j];
     }
-    const float mean_gx = block_sum(sum, scratch) * inv_hidden;
+    const float mean_gx = block_sum(sum * r, scratch) * inv_hidden;
 
-    auto emit = [&](int i, const float(&fd)[VEC], const float(&fx)[VEC]) {
-      float wv[VEC], o[VEC];
-      load_f<VEC>(w + static_cast<int64_t>(i) * VEC, wv);
+#pragma unroll
+    for (int s = 0; s < S; ++s) {
+      const int i = threadIdx.x + s * blockDim.x;
+      if (i < nvec) {
+        float fd[VEC], fx[VEC], o[VEC];
+        unpack<VEC>(cdy[s], fd);
+        unpack<VEC>(cx[s], fx);
+#pragma unroll
+        for (int j = 0; j < VEC; ++j) {
+          const float xh = fx[j] * r;
+          o[j] = r * (fd[j] * wv[s][j] - xh * mean_gx);
+          acc[s][j] += fd[j] * xh;
+        }
+        store_f<VEC>(dxr + static_cast<int64_t>(i) * VEC, o);
+      }
+    }
+    for (int i = threadIdx.x + covered; i < nvec; i += blockDim.x) {
+      float fd[VEC], fx[VEC], wo[VEC], o[VEC];
+      load_f<VEC>(dyr + static_cast<int64_t>(i) * VEC, fd);
+      load_f<VEC>(xr + static_cast<int64_t>(i) * VEC, fx);
+      load_f<VEC>(w + static_cast<int64_t>(i) * VEC, wo);
+      const int k = i - covered;
 #pragma unroll
       for (int j = 0; j < VEC; ++j) {
         const float xh = fx[j] * r;
-        o[j] = r * (fd[j] * wv[j] - xh * mean_gx);
-        dw_acc[j * nvec + i] += fd[j] * xh;
+        o[j] = r * (fd[j] * wo[j] - xh * mean_gx);
+        over_acc[j * nover + k] += fd[j] * xh;
       }
       store_f<VEC>(dxr + static_cast<int64_t>(i) * VEC, o);
-    };
-#pragma unroll
-    for (int s = 0; s < kSlots; ++s) {
-      const int i = threadIdx.x + s * blockDim.x;
-      if (i < nvec) {
-        float fd[VEC], fx[VEC];
-        unpack<VEC>(cdy[s], fd);
-        unpack<VEC>(cx[s], fx);
-        emit(i, fd, fx);
-      }
     }
-    for (int i = threadIdx.x + kSlots * blockDim.x; i < nvec; i += blockDim.x) {
-      float fd[VEC], fx[VEC];
-      load_f<VEC>(dyr + static_cast<int64_t>(i) * VEC, fd);
-      load_f<VEC>(xr + static_cast<int64_t>(i) * VEC, fx);
-      emit(i, fd, fx);
+#pragma unroll
+    for (int d = 0; d < D; ++d) {
+#pragma unroll
+      for (int s = 0; s < S; ++s) {
+        bdy[d][s] = bdy[d + 1][s];
+        bx[d][s] = bx[d + 1][s];
+      }
+      br[d] = br[d + 1];
     }
   }
-  // Each thread only ever touched its own columns of dw_acc: no barrier needed before the flush.
-  for (int i = threadIdx.x; i < nvec; i += blockDim.x) {
+  if (blockIdx.x >= rows) return;
 #pragma unroll
-    for (int j = 0; j < VEC; ++j) atomicAdd(&dw[static_cast<int64_t>(i) * VEC + j], dw_acc[j * nvec + i]);
+  for (int s = 0; s < S; ++s) {
+    const int i = threadIdx.x + s * blockDim.x;
+    if (i < nvec) atomic_add_vec<VEC>(dw + static_cast<int64_t>(i) * VEC, acc[s]);
+  }
+  // Each thread only ever touched its own entries of over_acc: no barrier needed before the flush.
+  for (int k = threadIdx.x; k < nover; k += blockDim.x) {
+    float v[VEC];
+#pragma unroll
+    for (int j = 0; j < VEC; ++j) v[j] = over_acc[j * nover + k];
+    atomic_add_vec<VEC>(dw + static_cast<int64_t>(covered + k) * VEC, v);
   }
 }
 
@@ -177,8 +250,11 @@ cudaError_t launch_fwd(const bf16* x, const bf16* w, bf16* y, float* rstd, int64
 template <int VEC>
 cudaError_t launch_bwd(const bf16* dy, const bf16* x, const bf16* w, const float* rstd, bf16* dx, float* dw,
                        int64_t rows, int hidden, cudaStream_t stream) {
-  const int threads = detail::row_block_threads(hidden / VEC, kSlots, 32, kBwdMaxThreads);
-  const size_t smem = static_cast<size_t>(hidden) * sizeof(float);
+  const int nvec = hidden / VEC;
+  const int threads = detail::row_block_threads(nvec, kBwdSlots, 64, kBwdMaxThreads);
+  const int covered = kBwdSlots * threads;
+  const int nover = nvec > covered ? nvec - covered : 0;
+  const size_t smem = static_cast<size_t>(nover) * VEC * sizeof(float);
   cudaError_t err = cudaFuncSetAttribute(rmsnorm_bwd_kernel<VEC>, cudaFuncAttributeMaxDynamicSharedMemorySize,
                                          static_cast<int>(smem));
   if (err != cudaSuccess) return err;
@@ -186,7 +262,8 @@ cudaError_t launch_bwd(const bf16* dy, const bf16* x, const bf16* w, const float
   err = cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, rmsnorm_bwd_kernel<VEC>, threads, smem);
   if (err != cudaSuccess) return err;
   if (per_sm < 1) return cudaErrorInvalidValue;
-  const int64_t cap = static_cast<int64_t>(detail::num_sms()) * per_sm;
+  const int blocks_per_sm = std::min(per_sm, detail::norm_bwd_blocks_per_sm(hidden, kBwdDepth));
+  const int64_t cap = static_cast<int64_t>(detail::num_sms()) * blocks_per_sm;
   const unsigned grid = static_cast<unsigned>(rows < cap ? rows : cap);
   rmsnorm_bwd_kernel<VEC><<<grid, threads, smem, stream>>>(dy, x, w, rstd, dx, dw, rows, hidden);
   return cudaGetLastError();
@@ -212,7 +289,7 @@ cudaError_t rmsnorm_bwd(const bf16* dy, const bf16* x, const bf16* weight, const
   cudaError_t err = cudaMemsetAsync(dweight, 0, static_cast<size_t>(hidden) * sizeof(float), stream);
   if (err != cudaSuccess || rows == 0) return err;
   if (hidden % 8 == 0 && detail::aligned16(dy) && detail::aligned16(x) && detail::aligned16(weight) &&
-      detail::aligned16(dx)) {
+      detail::aligned16(dx) && detail::aligned16(dweight)) {
     return launch_bwd<8>(dy, x, weight, rstd, dx, dweight, rows, hidden, stream);
   }
   return launch_bwd<1>(dy, x, weight, rstd, dx, dweight, rows, hidden, stream);

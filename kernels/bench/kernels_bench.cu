@@ -572,6 +572,7 @@ int main(int argc, char** argv) {
   const int64_t T = 8192 / q;
   bench_norms(b, T, 8192);
   bench_norms(b, T, 4096);
+  bench_norms(b, 1024 / q, 8192);  // the validator's sequence-parallel shard (1,024 rows)
   bench_elementwise(b, T, 8192, 3584, 4 * 8192 / 8);
   bench_rope(b, T, 8192 / q, 8, 128, "q");
   bench_rope(b, T, 8192 / q, 1, 128, "k");
