@@ -19,6 +19,7 @@
 #include <cuda_bf16.h>
 #include <cuda_runtime.h>
 
+#include "kernels/embedding.hpp"
 #include "kernels/kernels.hpp"
 #include "kernels/philox.cuh"
 
@@ -350,6 +351,35 @@ void check_gelu(Report& rep, int64_t n, size_t offset, uint64_t seed) {
   CHECK_CUDA(trainsim::kernels::gelu_bwd(ddy.data(), dxin.data(), ddx.data(), n, nullptr));
   sync();
   rep.compare("gelu_bwd", sizes, "dx", ddx.download(), dx, kBoundBf16);
+}
+
+// ---- embedding ------------------------------------------------------------------------------
+
+// Lookup and scatter-add backward; repeated token ids exercise the atomics.
+void check_embedding(Report& rep, int64_t tokens, int vocab, int hidden, uint64_t seed) {
+  Rng rng(seed);
+  const auto table = random_bf16(rng, static_cast<size_t>(vocab) * hidden, -1.0, 1.0);
+  const auto dout = random_bf16(rng, static_cast<size_t>(tokens) * hidden, -1.0, 1.0);
+  const auto dtable0 = random_f32(rng, static_cast<size_t>(vocab) * hidden, -0.5, 0.5);
+  std::vector<int32_t> ids(static_cast<size_t>(tokens));
+  for (auto& id : ids) id = static_cast<int32_t>(rng.next() % static_cast<uint64_t>(vocab));
+  std::vector<double> out(static_cast<size_t>(tokens) * hidden), dt(dtable0.begin(), dtable0.end());
+  for (int64_t t = 0; t < tokens; ++t)
+    for (int c = 0; c < hidden; ++c) {
+      const size_t row = static_cast<size_t>(ids[static_cast<size_t>(t)]) * hidden + c;
+      out[static_cast<size_t>(t) * hidden + c] = table.ref[row];
+      dt[row] += dout.ref[static_cast<size_t>(t) * hidden + c];
+    }
+  DeviceBuffer<int32_t> did(ids, 0);
+  DeviceBuffer<bf16> dtab(table.vals, 0), dy(dout.vals, 0), dout_buf(static_cast<size_t>(tokens) * hidden, 0);
+  DeviceBuffer<float> dgrad(dtable0, 0);
+  dout_buf.poison();
+  CHECK_CUDA(trainsim::kernels::embedding_fwd(did.data(), dtab.data(), dout_buf.data(), tokens, hidden, nullptr));
+  CHECK_CUDA(trainsim::kernels::embedding_bwd(did.data(), dy.data(), dgrad.data(), tokens, hidden, nullptr));
+  sync();
+  const std::string sizes = fmt("tokens=%lld vocab=%d h=%d", static_cast<long long>(tokens), vocab, hidden);
+  rep.compare("embedding_fwd", sizes, "out", dout_buf.download(), out, 0.0);  // a copy: exact
+  rep.compare("embedding_bwd", sizes, "dtable", dgrad.download(), dt, kBoundF32);
 }
 
 // ---- residual and dropout ------------------------------------------------------------------
@@ -716,6 +746,11 @@ int main(int argc, char** argv) {
     check_gelu(rep, 12345, 0, ++seed);
     check_gelu(rep, 12345, 1, ++seed);
     check_gelu(rep, 7, 0, ++seed);
+  }
+  if (selected(filter, "embedding")) {
+    check_embedding(rep, 1000, 97, 1000, ++seed);  // few ids: many repeats
+    check_embedding(rep, 257, 5000, 2048, ++seed);
+    check_embedding(rep, 64, 300, 7, ++seed);  // odd width: the scalar path
   }
   if (selected(filter, "residual") || selected(filter, "dropout")) {
     check_residual_add(rep, 100003, 0, ++seed);
