@@ -702,7 +702,7 @@ FitResult fit(const MeasurementSet& ms, const GpuSpec& prior, const ClusterSpec*
   }
 
   const size_t host = of_kind({OpKind::kCopyH2D, OpKind::kCopyD2H}).size();
-  const size_t layers = of_kind({OpKind::kLayer}).size();
+  const size_t layers = of_kind({OpKind::kLayer, OpKind::kIteration}).size();
   if (host || layers)
     r.notes.push_back(std::to_string(host) + " host copy and " + std::to_string(layers) +
                       " layer records are not fitted (no constant models host copies; layers are compared by "

@@ -29,6 +29,7 @@ constexpr KindName kKinds[] = {
     {OpKind::kLaunch, "launch"},
     {OpKind::kCollective, "collective"},
     {OpKind::kLayer, "layer"},
+    {OpKind::kIteration, "iteration"},
 };
 
 // A setter for an `int` member (Schema::integer takes int64_t members).
@@ -121,6 +122,7 @@ void check_kind(const Measurement& m, const std::string& path) {
     case OpKind::kAttentionFwd:
     case OpKind::kAttentionBwd:
     case OpKind::kLayer:
+    case OpKind::kIteration:
       if (m.flops <= 0.0)
         throw ConfigError(path + ".flops", std::string("an ") + to_string(m.kind) + " record needs flops");
       break;

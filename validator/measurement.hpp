@@ -25,6 +25,7 @@ enum class OpKind : uint8_t {
   kLaunch,        // an empty kernel launched back to back: per-launch time
   kCollective,    // NCCL collective: op, bytes (per-rank buffer, nccl-tests "size"), ranks, link_class
   kLayer,         // a replayed decoder-layer shard (forward + backward), the sum of its kernels' work
+  kIteration,     // a replayed training iteration of one GPU (every micro-batch and the optimizer step)
 };
 const char* to_string(OpKind k);
 OpKind parse_op_kind(const std::string& text, const std::string& path);

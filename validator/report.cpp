@@ -7,6 +7,7 @@
 #include "models/compute/compute_model.hpp"
 #include "models/llm/layer_kernels.hpp"
 #include "models/llm/layer_ops.hpp"
+#include "models/workload/simulate.hpp"
 
 namespace trainsim::validator {
 
@@ -28,7 +29,8 @@ std::string detail_of(const Measurement& m) {
       return buf;
     case OpKind::kAttentionFwd:
     case OpKind::kAttentionBwd:
-    case OpKind::kLayer: std::snprintf(buf, sizeof buf, "%.3f TFLOP", m.flops * 1e-12); return buf;
+    case OpKind::kLayer:
+    case OpKind::kIteration: std::snprintf(buf, sizeof buf, "%.3f TFLOP", m.flops * 1e-12); return buf;
     case OpKind::kCollective:
       std::snprintf(buf, sizeof buf, "%s %.2f MiB on %d (%s)", m.op.c_str(), static_cast<double>(m.bytes) / 1048576.0,
                     m.ranks, m.link_class.c_str());
@@ -93,6 +95,13 @@ double predict(const Measurement& m, const models::hardware::GpuSpec& gpu, const
       return models::llm::kernels_cost(models::llm::layer_sequence(models::llm::layer_kernels(job.model, shape)), cm)
           .time.seconds();
     }
+    case OpKind::kIteration: {
+      // The whole simulated iteration of the job with these constants (one GPU: no communication).
+      models::workload::Job j = job;
+      j.gpu = gpu;
+      j.cluster = c;
+      return models::workload::simulate(j, models::workload::SimulateOptions{}).iteration.seconds();
+    }
     case OpKind::kCopyH2D:
     case OpKind::kCopyD2H: return NAN;
   }
@@ -120,7 +129,7 @@ Report make_report(const MeasurementSet& set, const models::workload::Job& job, 
     }
     r.rows.push_back(row);
   }
-  for (int k = 0; k <= static_cast<int>(OpKind::kLayer); ++k) {
+  for (int k = 0; k <= static_cast<int>(OpKind::kIteration); ++k) {
     std::vector<double> b, a;
     for (const ReportRow& row : r.rows) {
       if (static_cast<int>(row.kind) != k || std::isnan(row.before_s) || row.measured_s <= 0.0) continue;

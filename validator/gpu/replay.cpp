@@ -4,6 +4,7 @@
 #include <functional>
 #include <memory>
 
+#include "kernels/embedding.hpp"
 #include "kernels/kernels.hpp"
 #include "sim/error.hpp"
 #include "validator/gpu/buffers.hpp"
@@ -65,6 +66,12 @@ class LayerReplay {
   void* raw(size_t bytes) {
     bufs_.push_back(std::make_unique<DeviceBuffer>(bytes));
     return bufs_.back()->get();
+  }
+  // Token ids spread over the vocabulary (a fixed stride through it), copied to the device.
+  void fill_ids(int32_t* ids, int64_t n, int64_t vocab) {
+    std::vector<int32_t> host(static_cast<size_t>(n));
+    for (int64_t i = 0; i < n; ++i) host[static_cast<size_t>(i)] = static_cast<int32_t>((i * 7919) % vocab);
+    TRAINSIM_CUDA(cudaMemcpy(ids, host.data(), host.size() * 4, cudaMemcpyHostToDevice));
   }
 
   Step step(const KernelOp& op) {
@@ -174,6 +181,38 @@ class LayerReplay {
           TRAINSIM_CUDA(fwd ? kernels::gelu_fwd(in, out, rows * ffn, s)
                             : kernels::gelu_bwd(out, in, din, rows * ffn, s));
         };
+    } else if (n == "embed.gather.fwd" || n == "embed.scatter.bwd") {
+      const int64_t vocab = (job_.model.vocab + job_.tp - 1) / job_.tp, tokens = T_;
+      int32_t* ids = static_cast<int32_t*>(raw(static_cast<size_t>(T_) * 4));
+      fill_ids(ids, T_, vocab);
+      if (n == "embed.gather.fwd") {
+        bf16 *table = bf(vocab * h_), *out = bf(T_ * h_);
+        st.run = [=](cudaStream_t s) { TRAINSIM_CUDA(kernels::embedding_fwd(ids, table, out, tokens, hidden, s)); };
+      } else {
+        bf16* dout = bf(T_ * h_);
+        float* dtable = f32(vocab * h_, 0.01f);
+        st.run = [=](cudaStream_t s) { TRAINSIM_CUDA(kernels::embedding_bwd(ids, dout, dtable, tokens, hidden, s)); };
+      }
+    } else if (n == "embed.position.fwd" && job_.model.position == "learned") {
+      bf16 *a = bf(T_ * h_), *b = bf(T_ * h_);
+      const int64_t elems = T_ * h_;
+      st.run = [=](cudaStream_t s) { TRAINSIM_CUDA(kernels::residual_add(a, b, a, elems, s)); };
+    } else if (n == "head.loss_max.fwd") {
+      // Fused vocab-parallel cross-entropy: the model's three forward passes over the logits and
+      // its backward are one kernel here (the other loss steps are then empty).
+      const int vocab = static_cast<int>((job_.model.vocab + job_.tp - 1) / job_.tp);
+      const int64_t rows = T_;
+      int32_t* targets = static_cast<int32_t*>(raw(static_cast<size_t>(T_) * 4));
+      fill_ids(targets, T_, vocab);
+      bf16 *logits = bf(T_ * vocab), *dlogits = bf(T_ * vocab);
+      float* loss = f32(T_);
+      st.run = [=](cudaStream_t s) {
+        TRAINSIM_CUDA(kernels::cross_entropy_fwd_bwd(logits, targets, loss, dlogits, rows, vocab, 1.0f, s));
+      };
+    } else if (n == "embed.position.fwd" || n == "embed.reduce.bwd" || n == "head.loss_sum.fwd" ||
+               n == "head.loss.fwd" || n == "head.loss.bwd") {
+      st.launches = 0;  // fused into the kernel of a neighbouring step (or no learned positions)
+      st.run = [](cudaStream_t) {};
     } else {
       throw ConfigError("attention", "the layer replay has no kernel for \"" + n + "\" (unfused attention)",
                         "validate with --attention flash");
@@ -283,6 +322,103 @@ ReplayResult replay_layer(const models::workload::Job& job, const models::llm::L
               std::to_string(job.micro_batch) + ", seq " + std::to_string(job.seq_len) + ", " +
               std::to_string(steps.size()) + " kernels back to back on one GPU; TP collectives not executed)";
   return out;
+}
+
+Measurement replay_iteration(const models::workload::Job& job, cudaStream_t s, int warmup, int reps,
+                             std::string* scope) {
+  using models::llm::Kernels;
+  const models::llm::LayerShape shape{job.micro_batch, job.seq_len, job.tp, job.sp, job.attention == "flash"};
+  const models::llm::LayerKernels lk = models::llm::layer_kernels(job.model, shape);
+  const models::llm::EdgeKernels ek = models::llm::edge_kernels(job.model, shape);
+  auto join = [](std::initializer_list<const Kernels*> parts) {
+    Kernels out;
+    for (const Kernels* p : parts) out.insert(out.end(), p->begin(), p->end());
+    return out;
+  };
+  const Kernels fwd = join({&lk.attn.pre_fwd, &lk.attn.main_fwd, &lk.mlp.pre_fwd, &lk.mlp.main_fwd});
+  const Kernels bwd = join({&lk.mlp.main_dgrad, &lk.mlp.main_wgrad, &lk.mlp.pre_bwd, &lk.attn.main_dgrad,
+                            &lk.attn.main_wgrad, &lk.attn.pre_bwd});
+  const Kernels head = join({&ek.head_fwd, &ek.head_dgrad, &ek.head_wgrad});
+
+  LayerReplay replay(job, s);
+  const std::vector<Step> embed_fwd = replay.steps(ek.embed_fwd), layer_fwd = replay.steps(fwd),
+                          head_steps = replay.steps(head), layer_bwd = replay.steps(bwd),
+                          embed_bwd = replay.steps(ek.embed_bwd);
+  // AdamW over every parameter of the replica: fp32 master, m and v, bf16 gradient and weight.
+  const int64_t n = static_cast<int64_t>(job.model.parameters() / static_cast<double>(job.tp * job.pp));
+  DeviceBuffer master(static_cast<size_t>(n) * 4), m1(static_cast<size_t>(n) * 4), m2(static_cast<size_t>(n) * 4),
+      grad(static_cast<size_t>(n) * 2), weight(static_cast<size_t>(n) * 2);
+  fill_f32(master.get(), static_cast<size_t>(n), 0.02f, 901, s);
+  fill_f32(m1.get(), static_cast<size_t>(n), 0.001f, 902, s);
+  fill_f32(m2.get(), static_cast<size_t>(n), 0.0001f, 903, s);
+  fill_bf16(grad.get(), static_cast<size_t>(n), 0.01f, 904, s);
+  TRAINSIM_CUDA(cudaStreamSynchronize(s));
+
+  const int64_t layers = job.model.layers / job.pp;
+  double flops = 0.0;
+  int launches = 0;
+  auto count = [&](const std::vector<Step>& steps, int64_t times) {
+    for (const Step& st : steps) {
+      flops += st.op.flops * static_cast<double>(times * job.microbatches);
+      launches += st.launches * static_cast<int>(times * job.microbatches);
+    }
+  };
+  count(embed_fwd, 1);
+  count(layer_fwd, layers);
+  count(head_steps, 1);
+  count(layer_bwd, layers);
+  count(embed_bwd, 1);
+  ++launches;  // the optimizer step
+
+  auto run = [&](const std::vector<Step>& steps) {
+    for (const Step& st : steps) st.run(s);
+  };
+  int step = 1;
+  auto iteration = [&] {
+    for (int64_t mb = 0; mb < job.microbatches; ++mb) {
+      run(embed_fwd);
+      for (int64_t l = 0; l < layers; ++l) run(layer_fwd);
+      run(head_steps);
+      for (int64_t l = 0; l < layers; ++l) run(layer_bwd);
+      run(embed_bwd);
+    }
+    kernels::AdamParams a;
+    a.step = step++;
+    TRAINSIM_CUDA(kernels::adamw_step(master.as<float>(), m1.as<float>(), m2.as<float>(), grad.as<bf16>(),
+                                      weight.as<bf16>(), n, a, s));
+  };
+  for (int i = 0; i < warmup; ++i) iteration();
+  std::vector<cudaEvent_t> ev(static_cast<size_t>(reps) + 1);
+  for (auto& e : ev) TRAINSIM_CUDA(cudaEventCreate(&e));
+  TRAINSIM_CUDA(cudaEventRecord(ev[0], s));
+  for (int r = 0; r < reps; ++r) {
+    iteration();
+    TRAINSIM_CUDA(cudaEventRecord(ev[static_cast<size_t>(r) + 1], s));
+  }
+  TRAINSIM_CUDA(cudaStreamSynchronize(s));
+  std::vector<double> times;
+  for (size_t r = 0; r < static_cast<size_t>(reps); ++r) {
+    float ms = 0.0f;
+    TRAINSIM_CUDA(cudaEventElapsedTime(&ms, ev[r], ev[r + 1]));
+    times.push_back(static_cast<double>(ms) * 1e-3);
+  }
+  for (auto& e : ev) cudaEventDestroy(e);
+
+  Measurement m;
+  m.name = "iteration";
+  m.kind = OpKind::kIteration;
+  m.flops = flops;
+  m.kernels = launches;
+  m.measured_s = median(std::move(times));
+  m.reps = reps;
+  if (scope)
+    *scope = std::string(job.dp > 1 ? "one data-parallel replica's iteration (gradient all-reduce not executed)"
+                                    : "the whole iteration") +
+             ": " + std::to_string(job.microbatches) + " micro-batches of " + std::to_string(job.micro_batch) + " x " +
+             std::to_string(job.seq_len) + " tokens through " + std::to_string(layers) +
+             " layers, embedding, LM head and loss, then AdamW over " + std::to_string(n) + " parameters; " +
+             std::to_string(launches) + " kernels back to back";
+  return m;
 }
 
 }  // namespace trainsim::validator::gpu

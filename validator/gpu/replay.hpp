@@ -21,6 +21,14 @@ struct ReplayResult {
   std::string scope;             // what was replayed, in words (a scaled-down plan says so)
 };
 
+// One GPU's whole training iteration, replayed: for every micro-batch the embedding, every
+// layer's forward, the LM head with its fused loss, every layer's backward in reverse, the
+// embedding's backward; then the AdamW step over every parameter. For plans of one GPU per model
+// replica (tp = pp = 1; with dp > 1 the gradient all-reduce is left out), flash attention and no
+// recompute. `scope` receives what was replayed, in words.
+Measurement replay_iteration(const models::workload::Job& job, cudaStream_t s, int warmup, int reps,
+                             std::string* scope);
+
 ReplayResult replay_layer(const models::workload::Job& job, const models::llm::LayerKernels& lk, cudaStream_t s,
                           int warmup, int reps);
 

@@ -14,6 +14,7 @@
 #include <set>
 
 #include "models/llm/layer_kernels.hpp"
+#include "models/workload/simulate.hpp"
 #include "validator/gpu/buffers.hpp"
 #include "validator/gpu/check.hpp"
 #include "validator/gpu/collectives.hpp"
@@ -276,6 +277,18 @@ MeasurementSet measure(const models::workload::Job& job, const MeasureOptions& o
   set.provenance.replay = replay.scope;
   for (auto& m : replay.ops) set.items.push_back(std::move(m));
   set.items.push_back(replay.layer);
+
+  // A plan whose model replica is one GPU: replay its whole iteration too, when it fits.
+  if (job.tp == 1 && job.pp == 1 && job.recompute == "none" && job.attention == "flash") {
+    if (models::workload::simulate(job).fits) {
+      std::string scope;
+      set.items.push_back(replay_iteration(job, s, 1, std::max(3, opt.reps / 6), &scope));
+      log_line(log, world, "iteration replay: " + scope);
+      set.provenance.replay += "; and " + scope;
+    } else {
+      log_line(log, world, "iteration replay skipped: the plan does not fit in this GPU's memory");
+    }
+  }
 
   for (auto& m : measure_collectives(world, plan_collectives(job, lk), static_cast<int>(job.cluster.gpus_per_node),
                                      opt.warmup, opt.reps))

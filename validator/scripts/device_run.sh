@@ -3,10 +3,10 @@
 # machine has CUDA but none of trainsim's build dependencies). Usage, from the repository root:
 #   bash validator/scripts/device_run.sh BIN_DIR OUT_DIR [what...]
 # BIN_DIR holds trainsim, trainsim-kernels-check and trainsim-kernels-bench; what is any of
-# env check bench validate (default: all four). Logs and JSON land in OUT_DIR.
+# env check bench validate validate1b (default: all five). Logs and JSON land in OUT_DIR.
 set -uo pipefail
 bin="$1"; out="$2"; shift 2
-what="${*:-env check bench validate}"
+what="${*:-env check bench validate validate1b}"
 mkdir -p "$out"
 # NCCL and cuBLASLt: the CUDA toolkit's, else the ones PyTorch's wheels bring.
 libs=/usr/local/cuda/lib64
@@ -31,5 +31,12 @@ for w in $what; do
         --global-batch 1 --seq-len 8192 --save "$out/h100_llama3_70b_tp8.measurements.json" \
         --calibration-out "$out/h100-sxm-80gb.calibration.json" > "$out/validate.txt" 2> "$out/validate.log"
       echo "validate exit $?"; tail -5 "$out/validate.log"; tail -60 "$out/validate.txt" ;;
+    validate1b)
+      # A model that trains on one GPU: the whole iteration is replayed too. The replay's host is a
+      # C++ loop, so the simulator is given a matching per-kernel dispatch cost.
+      "$bin/trainsim" validate --model llama3.2-1b --cluster dgx-h100 --gpus 1 --micro-batch 1 \
+        --global-batch 4 --seq-len 4096 --kernel-dispatch 4us --save "$out/h100_llama3.2_1b.measurements.json" \
+        > "$out/validate1b.txt" 2> "$out/validate1b.log"
+      echo "validate1b exit $?"; tail -5 "$out/validate1b.log"; grep -E "^layer|^iteration|by kind" -A12 "$out/validate1b.txt" | head -30 ;;
   esac
 done
