@@ -122,6 +122,18 @@ Report make_report(const MeasurementSet& set, const models::workload::Job& job, 
     row.best_s = m.best_s;
     row.before_s = predict(m, before, cluster_before, job);
     row.after_s = predict(m, after, cluster_after, job);
+    if (m.kind == OpKind::kCollective && m.measured_s > 0.0) {
+      row.algbw_GBps = static_cast<double>(m.bytes) / m.measured_s * 1e-9;
+      if (m.ranks > 1)
+        row.busbw_GBps = row.algbw_GBps * models::collectives::bus_bandwidth_factor(
+                                              models::collectives::parse_collective_op(m.op, "op"), m.ranks);
+      char bw[64];
+      if (m.ranks > 1)
+        std::snprintf(bw, sizeof bw, ", busbw %.1f GB/s", row.busbw_GBps);
+      else
+        std::snprintf(bw, sizeof bw, ", algbw %.1f GB/s", row.algbw_GBps);
+      row.detail += bw;
+    }
     if (m.kind == OpKind::kGemm && m.best_s > 0.0) {
       const double gap = (m.measured_s - m.best_s) / m.best_s;
       r.gemm_default_vs_best_max =
@@ -194,7 +206,9 @@ nlohmann::json report_json(const Report& r) {
                     {"predicted_before_s", num(row.before_s)},
                     {"predicted_after_s", num(row.after_s)},
                     {"error_before", num(std::isnan(row.before_s) ? NAN : row.error_before())},
-                    {"error_after", num(std::isnan(row.after_s) ? NAN : row.error_after())}});
+                    {"error_after", num(std::isnan(row.after_s) ? NAN : row.error_after())},
+                    {"algbw_GBps", num(row.algbw_GBps)},
+                    {"busbw_GBps", num(row.busbw_GBps)}});
   json kinds = json::array();
   for (const KindSummary& s : r.kinds)
     kinds.push_back({{"kind", to_string(s.kind)},

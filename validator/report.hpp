@@ -29,6 +29,9 @@ struct ReportRow {
   double measured_s = 0.0;
   double best_s = 0.0;  // GEMMs: best cuBLASLt algorithm
   double before_s = NAN, after_s = NAN;
+  // Collectives, as nccl-tests reports them: algbw = bytes / time, busbw = algbw x the op's bus
+  // factor (NaN for one rank, which moves nothing between GPUs).
+  double algbw_GBps = NAN, busbw_GBps = NAN;
   double error_before() const { return before_s / measured_s - 1.0; }  // signed relative error
   double error_after() const { return after_s / measured_s - 1.0; }
 };

@@ -109,5 +109,29 @@ TEST(Report, ErrorsBeforeAndAfterPerKind) {
   EXPECT_TRUE(j["rows"][0]["predicted_before_s"].is_number());
 }
 
+TEST(Report, CollectivesShowNcclTestsBandwidths) {
+  const auto job = job_70b_tp8();
+  MeasurementSet set;
+  Measurement c;
+  c.name = "ar";
+  c.kind = OpKind::kCollective;
+  c.op = "all_reduce";
+  c.bytes = int64_t{1} << 30;
+  c.ranks = 8;
+  c.link_class = "nvlink";
+  c.measured_s = 0.005;
+  set.items.push_back(c);
+  c.ranks = 1;
+  c.link_class = "local";
+  set.items.push_back(c);
+  const Report r = make_report(set, job, job.gpu, job.cluster, job.gpu, job.cluster);
+  const double algbw = static_cast<double>(int64_t{1} << 30) / 0.005 * 1e-9;
+  EXPECT_NEAR(r.rows[0].algbw_GBps, algbw, 1e-9);
+  EXPECT_NEAR(r.rows[0].busbw_GBps, algbw * 2.0 * 7.0 / 8.0, 1e-9);  // nccl-tests: 2(n-1)/n
+  EXPECT_NE(r.rows[0].detail.find("busbw 375.8 GB/s"), std::string::npos) << r.rows[0].detail;
+  EXPECT_TRUE(std::isnan(r.rows[1].busbw_GBps));
+  EXPECT_NE(r.rows[1].detail.find("algbw 214.7 GB/s"), std::string::npos) << r.rows[1].detail;
+}
+
 }  // namespace
 }  // namespace trainsim::validator
