@@ -169,11 +169,11 @@ void print_report(std::ostream& out, const Report& r) {
   if (!p.replay.empty()) out << "replayed: " << p.replay << "\n";
   out << "\n";
   char line[256];
-  std::snprintf(line, sizeof line, "%-26s %-14s %-28s %11s %11s %8s %11s %8s\n", "op", "kind", "shape / size",
+  std::snprintf(line, sizeof line, "%-26s %-14s %-46s %11s %11s %8s %11s %8s\n", "op", "kind", "shape / size",
                 "measured us", "before us", "error", "after us", "error");
   out << line;
   for (const ReportRow& row : r.rows) {
-    std::snprintf(line, sizeof line, "%-26s %-14s %-28s %11s %11s %8s %11s %8s\n", row.name.c_str(),
+    std::snprintf(line, sizeof line, "%-26s %-14s %-46s %11s %11s %8s %11s %8s\n", row.name.c_str(),
                   to_string(row.kind), row.detail.c_str(), us(row.measured_s).c_str(), us(row.before_s).c_str(),
                   pct(std::isnan(row.before_s) ? NAN : row.error_before()).c_str(), us(row.after_s).c_str(),
                   pct(std::isnan(row.after_s) ? NAN : row.error_after()).c_str());
