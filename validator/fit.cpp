@@ -741,24 +741,13 @@ json calibration_json(const FitResult& result, const Provenance& p, const std::s
                       " measurements on " + where + ": relative RMS error " + fmt("%.2f", 100.0 * f.rms_after) + "% (" +
                       fmt("%.2f", 100.0 * f.rms_before) + "% with the preset's value)";
   }
-  json prov{{"gpu_name", p.gpu_name},
-            {"gpu_preset", p.gpu_preset},
-            {"driver_version", p.driver_version},
-            {"cuda_version", p.cuda_version},
-            {"cublas_version", p.cublas_version},
-            {"nccl_version", p.nccl_version},
-            {"date", p.date},
-            {"command", p.command},
-            {"host", p.host},
-            {"gpus", p.gpus}};
-  if (!p.replay.empty()) prov["replay"] = p.replay;
   return json{{"schema_version", 1},
               {"name", name},
               {"description", "Fitted by trainsim validate on " + where},
               {"gpu", result.gpu.name},
               {"gpu_overrides", gpu_overrides},
               {"cluster_overrides", cluster_overrides},
-              {"provenance", prov},
+              {"provenance", to_json(p)},
               {"fit", result.to_json()},
               {"sources", sources}};
 }

@@ -151,8 +151,7 @@ OpKind parse_op_kind(const std::string& text, const std::string& path) {
   return OpKind::kGemm;
 }
 
-nlohmann::json to_json(const MeasurementSet& s) {
-  const Provenance& p = s.provenance;
+nlohmann::json to_json(const Provenance& p) {
   Json prov{{"gpu_name", p.gpu_name},
             {"gpu_preset", p.gpu_preset},
             {"driver_version", p.driver_version},
@@ -164,6 +163,11 @@ nlohmann::json to_json(const MeasurementSet& s) {
             {"host", p.host},
             {"gpus", p.gpus}};
   if (!p.replay.empty()) prov["replay"] = p.replay;
+  return prov;
+}
+
+nlohmann::json to_json(const MeasurementSet& s) {
+  const Json prov = to_json(s.provenance);
   Json items = Json::array();
   for (const Measurement& m : s.items) {
     // Only what the kind uses (and what differs from the defaults): files stay readable, and

@@ -70,6 +70,7 @@ struct MeasurementSet {
   std::vector<Measurement> items;
 };
 
+nlohmann::json to_json(const Provenance& p);
 nlohmann::json to_json(const MeasurementSet& s);
 // Throws ConfigError naming the JSON path of anything missing or malformed.
 MeasurementSet measurements_from_json(const nlohmann::json& j, const std::string& path);

@@ -67,11 +67,10 @@ int run_validate(const Args& args, std::ostream& out, const std::string& command
   const validator::Report report = validator::make_report(set, job, job.gpu, job.cluster, fitted.gpu,
                                                           fitted.has_cluster ? fitted.cluster : job.cluster);
   if (args.json) {
-    sim::config::Json j = {
-        {"schema_version", 1},
-        {"provenance", validator::to_json(validator::MeasurementSet{1, set.provenance, {}})["provenance"]},
-        {"report", validator::report_json(report)},
-        {"fit", fitted.to_json()}};
+    sim::config::Json j = {{"schema_version", 1},
+                           {"provenance", validator::to_json(set.provenance)},
+                           {"report", validator::report_json(report)},
+                           {"fit", fitted.to_json()}};
     out << j.dump(2) << "\n";
     return kExitOk;
   }
