@@ -15,6 +15,7 @@
 
 #include "models/llm/layer_kernels.hpp"
 #include "models/workload/simulate.hpp"
+#include "sim/error.hpp"
 #include "validator/gpu/buffers.hpp"
 #include "validator/gpu/check.hpp"
 #include "validator/gpu/collectives.hpp"
@@ -248,6 +249,13 @@ MeasurementSet measure(const models::workload::Job& job, const MeasureOptions& o
                      (e != cudaSuccess ? cudaGetErrorString(e) : "cudaGetDeviceCount found 0 devices") +
                      "); run it on a machine with an NVIDIA GPU, or fit saved results with `trainsim validate "
                      "--measurements FILE`");
+  // What the replay cannot run, said before any time is spent measuring.
+  if (job.attention != "flash")
+    throw ConfigError("attention", "the validator replays fused (flash) attention only", "use --attention flash");
+  if (const int64_t d = job.model.head_dim(); d != 64 && d != 128)
+    throw ConfigError("model.hidden",
+                      "the replay's attention kernel supports head dims 64 and 128, not " + std::to_string(d),
+                      "validate a model whose hidden / heads is 64 or 128");
   World world;
   TRAINSIM_CUDA(cudaSetDevice(world.local_rank() % devices));
   cudaDeviceProp prop{};
