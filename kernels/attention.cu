@@ -6,15 +6,19 @@
 // key/value tiles (kBc rows) up to the diagonal, keeping the running max and sum of each row
 // (online softmax, base-2 exponentials) and the output accumulator in registers. Each warp owns
 // 16 * kMT query rows, so it needs no data from other warps. Blocks are issued heaviest first
-// (the last query tiles see the most keys).
+// (the last query tiles see the most keys), except when the grid is a single wave that puts a
+// second block on some SMs: then the second blocks come lightest first, so each SM pairs a heavy
+// tile with a light one. The causal mask is applied only on tiles that cross the diagonal, and
+// the accumulator is rescaled only when some row maximum of the warp grew.
 //
 // Backward: a block owns kBc = kWarps * 16 key/value rows of one (batch, q head) and walks the
 // query tiles (kBr rows) from the diagonal on. Warp w owns kv rows 16w..16w+15 and computes the
 // transposed tiles S^T = K Q^T and dP^T = V dO^T itself, so P^T and dS^T are already in its
 // registers as A operands for dV += P^T dO and dK += dS^T Q: dK and dV stay in registers for the
 // whole walk. dS^T goes through shared memory for dQ += dS K, which the warps split and add to an
-// fp32 accumulator with atomics. dK and dV of the q heads of a GQA group are summed with fp32
-// atomics too; a last kernel converts the three accumulators to bf16.
+// fp32 accumulator with float4 atomics (one per thread and 8-column tile). dK and dV of the q
+// heads of a GQA group are summed with fp32 atomics too; a last kernel converts the three
+// accumulators to bf16.
 
 #include <cmath>
 
@@ -37,6 +41,13 @@ using detail::pack_bf16x2;
 constexpr float kLog2e = 1.4426950408889634f;
 constexpr float kLn2 = 0.6931471805599453f;
 
+// 2^x with one MUFU.EX2 (flush to zero; -inf -> 0), without exp2f's denormal fix-ups.
+__device__ __forceinline__ float fast_exp2(float x) {
+  float y;
+  asm("ex2.approx.ftz.f32 %0, %1;" : "=f"(y) : "f"(x));
+  return y;
+}
+
 // Shared memory tiles are row-major with rows padded by 16 bytes (kPad bf16): the 8 rows an
 // ldmatrix reads at one column then fall in 8 distinct bank groups, and every operand address is a
 // per-thread base plus a compile-time offset (no address registers per unrolled step).
@@ -47,7 +58,7 @@ template <int D>
 struct FwdCfg {
   static constexpr int kWarps = 4;
   static constexpr int kMT = 2;
-  static constexpr int kBc = D == 128 ? 32 : 64;  // 64 at D = 128 spills (S and O: 192 fp32 registers)
+  static constexpr int kBc = D == 128 ? 48 : 64;  // 64 at D = 128: 40 bytes of spills
   static constexpr int kBr = kWarps * 16 * kMT;
   static constexpr int kThreads = kWarps * 32;
   static constexpr size_t kSmem = static_cast<size_t>(kBr + 4 * kBc) * (D + kPad) * sizeof(bf16);  // Q, 2 x (K, V)
@@ -58,7 +69,7 @@ template <int D>
 struct BwdCfg {
   static constexpr int kWarps = 8;
   static constexpr int kBr = 64;
-  static constexpr int kSub = D == 128 ? 32 : 64;  // query columns per S^T/dP^T pass (register budget)
+  static constexpr int kSub = D == 128 ? 32 : 64;  // query columns per S^T/dP^T pass (64 at D = 128 spills)
   static constexpr int kBc = 16 * kWarps;
   static constexpr int kThreads = kWarps * 32;
   // K, V, 2 x (Q, dO), dS^T (bf16), then 2 x (lse, D) (fp32).
@@ -104,8 +115,8 @@ __device__ __forceinline__ void acc_to_a(uint32_t (&a)[4], const float (&c0)[4],
 template <int D>
 __global__ void __launch_bounds__(FwdCfg<D>::kThreads)
     attn_fwd_kernel(const bf16* __restrict__ q, const bf16* __restrict__ k, const bf16* __restrict__ v,
-                    bf16* __restrict__ o, float* __restrict__ lse, int batch, int S, int Hq, int Hkv,
-                    float scale_log2) {
+                    bf16* __restrict__ o, float* __restrict__ lse, int batch, int S, int Hq, int Hkv, float scale_log2,
+                    int fold) {
   using Cfg = FwdCfg<D>;
   constexpr int kMT = Cfg::kMT, kBc = Cfg::kBc, kBr = Cfg::kBr, kThreads = Cfg::kThreads;
   constexpr int kNT = kBc / 8;  // 8-column tiles of S
@@ -113,8 +124,13 @@ __global__ void __launch_bounds__(FwdCfg<D>::kThreads)
 
   const int n_qt = (S + kBr - 1) / kBr;
   const int bh_count = batch * Hq;
-  const int qt = n_qt - 1 - static_cast<int>(blockIdx.x / bh_count);
-  const int bh = static_cast<int>(blockIdx.x % bh_count);
+  // Rank 0 is the heaviest tile. Blocks from `fold` on take the ranks in reverse, so that when the
+  // grid is one wave of two blocks per SM (fold = SM count) the second block an SM receives is
+  // the complement of its first and every SM gets about the same work; fold = grid: heaviest first.
+  const int idx = static_cast<int>(blockIdx.x);
+  const int rank = idx < fold ? idx : static_cast<int>(gridDim.x) - 1 - (idx - fold);
+  const int qt = n_qt - 1 - rank / bh_count;
+  const int bh = rank % bh_count;
   const int b = bh / Hq;
   const int h = bh % Hq;
   const int hk = h / (Hq / Hkv);
@@ -205,19 +221,36 @@ __global__ void __launch_bounds__(FwdCfg<D>::kThreads)
 
     // Causal mask, online softmax (base 2), rescale of the accumulator.
     const bool need_mask = (j + 1) * kBc - 1 > q0 + wrow;
+    float corr[kMT][2];
+    bool rescale = false;
+    if (need_mask) {
+#pragma unroll
+      for (int mt = 0; mt < kMT; ++mt) {
+#pragma unroll
+        for (int hf = 0; hf < 2; ++hf) {
+          // Column (within the tile) nt * 8 + e of this thread is masked when it exceeds lim.
+          const int lim = q0 + wrow + mt * 16 + hf * 8 + (lane >> 2) - j * kBc - (lane & 3) * 2;
+#pragma unroll
+          for (int nt = 0; nt < kNT; ++nt) {
+#pragma unroll
+            for (int e = 0; e < 2; ++e) {
+              if (nt * 8 + e > lim) s[mt][nt][hf * 2 + e] = -INFINITY;
+            }
+          }
+        }
+      }
+    }
 #pragma unroll
     for (int mt = 0; mt < kMT; ++mt) {
 #pragma unroll
       for (int hf = 0; hf < 2; ++hf) {
-        const int row = q0 + wrow + mt * 16 + hf * 8 + (lane >> 2);
         float mx = -INFINITY;
 #pragma unroll
         for (int nt = 0; nt < kNT; ++nt) {
 #pragma unroll
           for (int e = 0; e < 2; ++e) {
-            const int col = j * kBc + nt * 8 + (lane & 3) * 2 + e;
             float& x = s[mt][nt][hf * 2 + e];
-            x = (need_mask && col > row) ? -INFINITY : x * scale_log2;
+            x *= scale_log2;
             mx = fmaxf(mx, x);
           }
         }
@@ -225,7 +258,8 @@ __global__ void __launch_bounds__(FwdCfg<D>::kThreads)
         mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, 2));
         const float m_new = fmaxf(row_max[mt][hf], mx);
         const float m_use = m_new == -INFINITY ? 0.0f : m_new;
-        const float corr = exp2f(row_max[mt][hf] - m_use);
+        corr[mt][hf] = fast_exp2(row_max[mt][hf] - m_use);
+        rescale |= corr[mt][hf] != 1.0f;
         row_max[mt][hf] = m_new;
         float sum = 0.0f;
 #pragma unroll
@@ -233,15 +267,22 @@ __global__ void __launch_bounds__(FwdCfg<D>::kThreads)
 #pragma unroll
           for (int e = 0; e < 2; ++e) {
             float& x = s[mt][nt][hf * 2 + e];
-            x = exp2f(x - m_use);
+            x = fast_exp2(x - m_use);
             sum += x;
           }
         }
-        row_sum[mt][hf] = row_sum[mt][hf] * corr + sum;  // per-thread partial; reduced at the end
+        row_sum[mt][hf] = row_sum[mt][hf] * corr[mt][hf] + sum;  // per-thread partial; reduced at the end
+      }
+    }
+    // The accumulator only needs rescaling when a row maximum grew (rare after the first tiles);
+    // the test is warp-uniform, so the branch does not diverge.
+    if (__any_sync(0xffffffffu, rescale)) {
+#pragma unroll
+      for (int mt = 0; mt < kMT; ++mt) {
 #pragma unroll
         for (int dt = 0; dt < kDT; ++dt) {
-          acc[mt][dt][hf * 2] *= corr;
-          acc[mt][dt][hf * 2 + 1] *= corr;
+#pragma unroll
+          for (int e = 0; e < 4; ++e) acc[mt][dt][e] *= corr[mt][e >> 1];
         }
       }
     }
@@ -459,7 +500,7 @@ __global__ void __launch_bounds__(BwdCfg<D>::kThreads, 1)
             const int kvr = kv0 + wrow + (lane >> 2) + (e >> 1) * 8;
             const int ql = c0 + nt * 8 + (lane & 3) * 2 + (e & 1);
             const int qr = q0 + ql;
-            const float p = exp2f(sT[nt][e] * scale_log2 - cL[ql] * kLog2e);
+            const float p = fast_exp2(sT[nt][e] * scale_log2 - cL[ql] * kLog2e);
             sT[nt][e] = (need_mask && (kvr > qr || qr >= S)) ? 0.0f : p;
           }
         }
@@ -564,15 +605,22 @@ __global__ void __launch_bounds__(BwdCfg<D>::kThreads, 1)
         mma_bf16_16816(dqa[2 * dp + 1], aS, bk1);
       }
     }
+    {
+      // Lanes 2c and 2c+1 of a quad swap halves: the even lane then holds 4 consecutive columns of
+      // row r, the odd lane 4 of row r + 8, so each thread issues one float4 atomic per tile.
+      const bool odd = (lane & 1) != 0;
+      const int qr = q0 + mq * 16 + (lane >> 2) + (odd ? 8 : 0);
+      float* dst = dq_acc + ((static_cast<int64_t>(b) * S + qr) * Hq + h) * D + nq0 + ((lane & 3) >> 1) * 4;
 #pragma unroll
-    for (int hf = 0; hf < 2; ++hf) {
-      const int qr = q0 + mq * 16 + (lane >> 2) + hf * 8;
-      if (qr < S) {
-        float* dst = dq_acc + ((static_cast<int64_t>(b) * S + qr) * Hq + h) * D + nq0 + (lane & 3) * 2;
-#pragma unroll
-        for (int dt = 0; dt < kDqT; ++dt) {
-          atomicAdd(reinterpret_cast<float2*>(dst + dt * 8), make_float2(dqa[dt][hf * 2], dqa[dt][hf * 2 + 1]));
-        }
+      for (int dt = 0; dt < kDqT; ++dt) {
+        // Send what the partner needs: the even lane sends its row r + 8 pair, the odd lane its row r pair.
+        const float s0 = odd ? dqa[dt][0] : dqa[dt][2];
+        const float s1 = odd ? dqa[dt][1] : dqa[dt][3];
+        const float r0 = __shfl_xor_sync(0xffffffffu, s0, 1);
+        const float r1 = __shfl_xor_sync(0xffffffffu, s1, 1);
+        const float4 val =
+            odd ? make_float4(r0, r1, dqa[dt][2], dqa[dt][3]) : make_float4(dqa[dt][0], dqa[dt][1], r0, r1);
+        if (qr < S) atomicAdd(reinterpret_cast<float4*>(dst + dt * 8), val);
       }
     }
   }
@@ -660,8 +708,18 @@ cudaError_t launch_fwd(const bf16* q, const bf16* k, const bf16* v, bf16* o, flo
   const int64_t n_qt = detail::ceil_div(s.seq, Cfg::kBr);
   const int64_t blocks = n_qt * s.batch * s.q_heads;
   if (blocks > 0x7fffffff) return cudaErrorInvalidValue;
+  // One wave that puts a second block on (some) SMs: pair heavy and light tiles (see the kernel).
+  int fold = static_cast<int>(blocks);
+  int device = 0, sms = 0, per_sm = 0;
+  if (cudaGetDevice(&device) == cudaSuccess &&
+      cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device) == cudaSuccess &&
+      cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, attn_fwd_kernel<D>, Cfg::kThreads, Cfg::kSmem) ==
+          cudaSuccess &&
+      per_sm >= 2 && blocks > sms && blocks <= 2 * static_cast<int64_t>(sms)) {
+    fold = sms;
+  }
   attn_fwd_kernel<D><<<static_cast<unsigned>(blocks), Cfg::kThreads, Cfg::kSmem, stream>>>(
-      q, k, v, o, lse, s.batch, s.seq, s.q_heads, s.kv_heads, scale * kLog2e);
+      q, k, v, o, lse, s.batch, s.seq, s.q_heads, s.kv_heads, scale * kLog2e, fold);
   return cudaGetLastError();
 }
 
