@@ -38,17 +38,6 @@ validator::MeasurementSet measurements(const std::string& file = "h100_llama3_70
   return validator::measurements_from_json(models::presets::load_json_file(path, path), path);
 }
 
-// LLaMA-3.2-1B trained on one GPU (4 micro-batches of 4,096 tokens): the replay runs the whole
-// iteration. The replay's host is a C++ loop, so the job's per-kernel dispatch is 4 us (the
-// measured launch cost is 3.5 us) rather than the eager-PyTorch default of 10 us.
-nlohmann::json job_1b(bool calibrated) {
-  nlohmann::json j{{"model", "llama3.2-1b"},  {"cluster", "dgx-h100"}, {"gpus", 1},
-                   {"micro_batch", 1},        {"global_batch", 4},     {"seq_len", 4096},
-                   {"kernel_dispatch", "4us"}};
-  if (calibrated) j["calibration"] = "h100-sxm-80gb-measured";
-  return j;
-}
-
 double error_of(const validator::Report& r, validator::OpKind kind, bool after) {
   for (const auto& row : r.rows)
     if (row.kind == kind) return after ? row.error_after() : row.error_before();
@@ -74,14 +63,14 @@ TEST(ValidatorH100, Llama70bLayerShardBeforeAndAfterCalibration) {
                 validator::to_string(k.kind), k.count, 100 * k.median_abs_before, 100 * k.max_abs_before,
                 100 * k.median_abs_after, 100 * k.max_abs_after);
   ASSERT_NE(layer, nullptr);
-  // Seen: -2.5% before (replayed GEMMs predicted ~10% slow, attention ~2x fast: they cancel),
-  // +2.8% after (the fit also takes the microbenchmarks' GEMMs, which run hotter than the replay's).
+  // Seen: -3.7% before (replayed GEMMs predicted ~10% slow, attention ~2x fast: they cancel),
+  // +1.6% after (the fit also takes the microbenchmarks' GEMMs, which run hotter than the replay's).
   EXPECT_LT(std::abs(layer->error_before()), 0.15);
   EXPECT_LT(std::abs(layer->error_after()), 0.05);
-  EXPECT_NEAR(layer->error_before(), -0.025, 0.005);
-  EXPECT_NEAR(layer->error_after(), 0.028, 0.005);
+  EXPECT_NEAR(layer->error_before(), -0.037, 0.005);
+  EXPECT_NEAR(layer->error_after(), 0.016, 0.005);
   // The GEMM harness: the heuristic's first algorithm against the best of 8 candidates, timed
-  // round-robin. Seen: median gap 1.8%; at most 13% on one shape (8192x1280x8192 fp8/bf16 forms).
+  // round-robin. Seen: median gap 1.5%; at most 14% (8192x8192x1024 bf16).
   EXPECT_LT(fitted.gemm_best_gap, 0.03);
   // Every GEMM kind's median error shrinks with the calibration.
   for (const auto& k : report.kinds) {
@@ -108,32 +97,63 @@ TEST(ValidatorH100, CommittedCalibrationIsTheFitOfTheCommittedMeasurements) {
   EXPECT_NEAR(calibrated.gpu.attention_efficiency, fitted.gpu.attention_efficiency, 1e-4);
 }
 
-// The whole iteration of a one-GPU job, and an out-of-sample check: the calibration fitted on the
-// 70B layer (another model, another sequence length) predicts this job's layer and iteration.
-TEST(ValidatorH100, Llama1bWholeIterationOnOneGpu) {
-  const auto set = measurements("h100_llama3.2_1b");
-  const auto preset_job = models::workload::resolve_job(models::workload::parse_job(job_1b(false)));
-  const auto fitted = validator::fit(set, preset_job.gpu, &preset_job.cluster);
-  const auto own =
-      validator::make_report(set, preset_job, preset_job.gpu, preset_job.cluster, fitted.gpu, fitted.cluster);
-  const auto calibrated_job = models::workload::resolve_job(models::workload::parse_job(job_1b(true)));
-  const auto cross = validator::make_report(set, calibrated_job, calibrated_job.gpu, calibrated_job.cluster,
-                                            calibrated_job.gpu, calibrated_job.cluster);
+// Out of sample: the calibration fitted on the 70B layer (h100-sxm-80gb-measured) predicts other
+// models, TP degrees and sequence lengths measured the same day, among them the whole iteration of
+// LLaMA-3.2-1B trained on one GPU (4 micro-batches of 4,096 tokens; the replay's host is a C++
+// loop, so the job's per-kernel dispatch is 4 us, near the measured 3.5 us launch cost, rather
+// than the eager-PyTorch default of 10 us).
+struct CrossCase {
+  const char* file;
+  nlohmann::json job;
+  validator::OpKind kind;
+  double preset_seen, calibrated_seen;  // signed errors seen on 2026-11-23
+};
+
+TEST(ValidatorH100, CalibrationFromThe70bLayerPredictsOtherJobs) {
   using validator::OpKind;
-  std::printf("LLaMA-3.2-1B on one H100          layer    iteration\n");
-  std::printf("  preset                         %+6.1f%%   %+6.1f%%\n", 100 * error_of(own, OpKind::kLayer, false),
-              100 * error_of(own, OpKind::kIteration, false));
-  std::printf("  fitted on these measurements   %+6.1f%%   %+6.1f%%\n", 100 * error_of(own, OpKind::kLayer, true),
-              100 * error_of(own, OpKind::kIteration, true));
-  std::printf("  h100-sxm-80gb-measured (70B)   %+6.1f%%   %+6.1f%%\n", 100 * error_of(cross, OpKind::kLayer, false),
-              100 * error_of(cross, OpKind::kIteration, false));
-  // Seen: preset -11.2% / -5.6%; own fit +2.4% / +4.4%; the 70B calibration -0.3% / +2.7%.
-  EXPECT_NEAR(error_of(own, OpKind::kLayer, false), -0.112, 0.005);
-  EXPECT_NEAR(error_of(own, OpKind::kIteration, false), -0.056, 0.005);
-  EXPECT_NEAR(error_of(own, OpKind::kIteration, true), 0.044, 0.005);
-  EXPECT_NEAR(error_of(cross, OpKind::kLayer, false), -0.003, 0.005);
-  EXPECT_NEAR(error_of(cross, OpKind::kIteration, false), 0.027, 0.005);
-  EXPECT_LT(std::abs(error_of(cross, OpKind::kIteration, false)), 0.05);
+  const nlohmann::json one_gpu{{"model", "llama3.2-1b"},  {"cluster", "dgx-h100"}, {"gpus", 1},
+                               {"micro_batch", 1},        {"global_batch", 4},     {"seq_len", 4096},
+                               {"kernel_dispatch", "4us"}};
+  const CrossCase cases[] = {
+      {"h100_llama3_8b_tp2",
+       {{"model", "llama3-8b"},
+        {"cluster", "dgx-h100"},
+        {"gpus", 2},
+        {"tp", 2},
+        {"global_batch", 1},
+        {"seq_len", 8192}},
+       OpKind::kLayer,
+       -0.094,
+       0.045},
+      {"h100_llama3_405b_tp8",
+       {{"model", "llama3-405b"},
+        {"cluster", "dgx-h100"},
+        {"gpus", 8},
+        {"tp", 8},
+        {"global_batch", 1},
+        {"seq_len", 8192}},
+       OpKind::kLayer,
+       -0.021,
+       -0.015},
+      {"h100_llama3.2_1b", one_gpu, OpKind::kLayer, -0.093, 0.019},
+      {"h100_llama3.2_1b", one_gpu, OpKind::kIteration, -0.041, 0.043},
+  };
+  std::printf("%-22s %-10s %8s %22s\n", "measurements", "record", "preset", "70B-layer calibration");
+  for (const CrossCase& c : cases) {
+    const auto set = measurements(c.file);
+    const auto preset = models::workload::resolve_job(models::workload::parse_job(c.job));
+    nlohmann::json cj = c.job;
+    cj["calibration"] = "h100-sxm-80gb-measured";
+    const auto calibrated = models::workload::resolve_job(models::workload::parse_job(cj));
+    const auto before = validator::make_report(set, preset, preset.gpu, preset.cluster, preset.gpu, preset.cluster);
+    const auto after =
+        validator::make_report(set, calibrated, calibrated.gpu, calibrated.cluster, calibrated.gpu, calibrated.cluster);
+    const double e0 = error_of(before, c.kind, false), e1 = error_of(after, c.kind, false);
+    std::printf("%-22s %-10s %+7.1f%% %+21.1f%%\n", c.file, validator::to_string(c.kind), 100 * e0, 100 * e1);
+    EXPECT_NEAR(e0, c.preset_seen, 0.005) << c.file;
+    EXPECT_NEAR(e1, c.calibrated_seen, 0.005) << c.file;
+    EXPECT_LT(std::abs(e1), 0.05) << c.file;  // the validator issue's 5% after calibration
+  }
 }
 
 }  // namespace

@@ -3,7 +3,7 @@
 # machine has CUDA but none of trainsim's build dependencies). Usage, from the repository root:
 #   bash validator/scripts/device_run.sh BIN_DIR OUT_DIR [what...]
 # BIN_DIR holds trainsim, trainsim-kernels-check and trainsim-kernels-bench; what is any of
-# env check bench validate validate1b (default: all five). Logs and JSON land in OUT_DIR.
+# env check bench validate validate1b validate8b validate405b (default: the first five). Logs and JSON land in OUT_DIR.
 set -uo pipefail
 bin="$1"; out="$2"; shift 2
 what="${*:-env check bench validate validate1b}"
@@ -38,5 +38,15 @@ for w in $what; do
         --global-batch 4 --seq-len 4096 --kernel-dispatch 4us --save "$out/h100_llama3.2_1b.measurements.json" \
         > "$out/validate1b.txt" 2> "$out/validate1b.log"
       echo "validate1b exit $?"; tail -5 "$out/validate1b.log"; grep -E "^layer|^iteration|by kind" -A12 "$out/validate1b.txt" | head -30 ;;
+    validate8b)
+      "$bin/trainsim" validate --model llama3-8b --cluster dgx-h100 --gpus 2 --tp 2 --micro-batch 1 \
+        --global-batch 1 --seq-len 8192 --save "$out/h100_llama3_8b_tp2.measurements.json" \
+        > "$out/validate8b.txt" 2> "$out/validate8b.log"
+      echo "validate8b exit $?"; grep -E "^layer" "$out/validate8b.txt" ;;
+    validate405b)
+      "$bin/trainsim" validate --model llama3-405b --cluster dgx-h100 --gpus 8 --tp 8 --micro-batch 1 \
+        --global-batch 1 --seq-len 8192 --save "$out/h100_llama3_405b_tp8.measurements.json" \
+        > "$out/validate405b.txt" 2> "$out/validate405b.log"
+      echo "validate405b exit $?"; grep -E "^layer" "$out/validate405b.txt" ;;
   esac
 done
