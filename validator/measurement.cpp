@@ -99,6 +99,12 @@ const sim::config::Schema<Provenance>& provenance_schema() {
         .string("command", &Provenance::command, "", "")
         .string("host", &Provenance::host, "", "")
         .string("replay", &Provenance::replay, "", "")
+        .custom("job", "object or null", std::string("null"), "",
+                [](Provenance& p, const Json& j, const std::string& path) {
+                  if (!j.is_null() && !j.is_object())
+                    throw ConfigError(path, "expected the measured job's configuration (an object)");
+                  p.job = j;
+                })
         .custom("gpus", "integer", std::string("1"), "", int_setter(&Provenance::gpus, 1, 10000000));
     return s;
   }();
@@ -163,6 +169,7 @@ nlohmann::json to_json(const Provenance& p) {
             {"host", p.host},
             {"gpus", p.gpus}};
   if (!p.replay.empty()) prov["replay"] = p.replay;
+  if (!p.job.is_null()) prov["job"] = p.job;
   return prov;
 }
 

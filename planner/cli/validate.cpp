@@ -5,6 +5,8 @@
 #include <cstdio>
 #include <fstream>
 #include <iostream>
+#include <string>
+#include <vector>
 
 #include "models/presets/catalog.hpp"
 #include "models/workload/job.hpp"
@@ -31,6 +33,27 @@ void write_json_file(const std::string& path, const sim::config::Json& j, const 
   if (!f) throw ConfigError(flag, "cannot write " + path, "give a writable path");
 }
 
+// Saved measurements are re-fitted and compared only against the job they were measured for:
+// every setting that shapes the replayed kernels must match.
+void check_same_job(const validator::MeasurementSet& set, const models::workload::Job& job) {
+  const sim::config::Json& measured = set.provenance.job;
+  if (!measured.is_object()) return;  // files written before the job was recorded
+  const sim::config::Json now = job.to_json();
+  std::vector<std::string> keys = {"model", "tp", "pp", "sp", "micro_batch", "seq_len", "attention", "recompute"};
+  for (const auto& m : set.items)
+    if (m.kind == validator::OpKind::kIteration) keys.push_back("microbatches");
+  for (const std::string& k : keys) {
+    if (!measured.contains(k) || measured[k] == now[k]) continue;
+    const std::string flag = k == "microbatches" ? "--global-batch" : flag_name(k);
+    throw ConfigError("--measurements",
+                      "measured with " + k + " " + measured[k].dump() + " but the job has " + k + " " + now[k].dump(),
+                      "pass the job the measurements were taken for: " + flag +
+                          (k == "microbatches" ? ""
+                                               : " " + (measured[k].is_string() ? measured[k].get<std::string>()
+                                                                                : measured[k].dump())));
+  }
+}
+
 int parse_positive(const std::string& text, const std::string& flag) {
   const bool digits = !text.empty() && text.size() < 10 &&
                       std::all_of(text.begin(), text.end(), [](char c) { return c >= '0' && c <= '9'; });
@@ -45,6 +68,7 @@ int run_validate(const Args& args, std::ostream& out, const std::string& command
   const std::string saved = option(args, "measurements");
   if (!saved.empty()) {
     set = validator::measurements_from_json(models::presets::load_json_file(saved, "--measurements"), "--measurements");
+    check_same_job(set, job);
   } else {
     validator::MeasureOptions opt;
     opt.command = command_line;

@@ -263,6 +263,7 @@ MeasurementSet measure(const models::workload::Job& job, const MeasureOptions& o
 
   MeasurementSet set;
   set.provenance = provenance(world, prop, opt);
+  set.provenance.job = job.to_json();
   log_line(log, world,
            std::string(prop.name) + ", " + std::to_string(prop.multiProcessorCount) + " SMs, CUDA " +
                set.provenance.cuda_version + ", cuBLASLt " + set.provenance.cublas_version + ", NCCL " +

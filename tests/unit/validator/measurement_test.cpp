@@ -30,7 +30,8 @@ MeasurementSet sample() {
                             "trainsim validate --model llama3-8b",
                             "node17",
                             8,
-                            "one decoder layer of TP rank 0 of 8"};
+                            "one decoder layer of TP rank 0 of 8",
+                            nlohmann::json{{"model", "llama3-8b"}, {"tp", 8}, {"seq_len", 8192}}};
   Measurement g;
   g.name = "attn.qkv.fwd";
   g.kind = OpKind::kGemm;
@@ -106,6 +107,8 @@ TEST(Measurement, JsonRoundTripsThroughTextExactly) {
   EXPECT_EQ(back.provenance.nccl_version, "2.27.3");
   EXPECT_EQ(back.provenance.command, s.provenance.command);
   EXPECT_EQ(back.provenance.gpus, 8);
+  EXPECT_EQ(back.provenance.replay, s.provenance.replay);
+  EXPECT_EQ(back.provenance.job, s.provenance.job);
   ASSERT_EQ(back.items.size(), s.items.size());
   for (size_t i = 0; i < s.items.size(); ++i) expect_same(back.items[i], s.items[i]);
   // Fields a kind does not use are left out of the file.
