@@ -16,6 +16,8 @@ namespace {
 using detail::load_f;
 using detail::load_pack;
 using detail::Pack;
+using detail::read_row;
+using detail::revisit_row;
 using detail::store_f;
 using detail::unpack;
 
@@ -61,21 +63,7 @@ __global__ void __launch_bounds__(kMaxThreads, 1)
 
   Pack<VEC> cache[kSlots];
   MaxSum st{-INFINITY, 0.0f};
-#pragma unroll
-  for (int s = 0; s < kSlots; ++s) {
-    const int i = threadIdx.x + s * blockDim.x;
-    if (i < nvec) {
-      cache[s] = load_pack<VEC>(lr + static_cast<int64_t>(i) * VEC);
-      float f[VEC];
-      unpack<VEC>(cache[s], f);
-      st = update<VEC>(st, f);
-    }
-  }
-  for (int i = threadIdx.x + kSlots * blockDim.x; i < nvec; i += blockDim.x) {
-    float f[VEC];
-    load_f<VEC>(lr + static_cast<int64_t>(i) * VEC, f);
-    st = update<VEC>(st, f);
-  }
+  read_row<VEC, kSlots>(lr, nvec, cache, [&](int, const float(&f)[VEC]) { st = update<VEC>(st, f); });
   // Merge across the warp, then across warps.
 #pragma unroll
   for (int o = 16; o > 0; o >>= 1) {
@@ -106,20 +94,7 @@ __global__ void __launch_bounds__(kMaxThreads, 1)
     for (int j = 0; j < VEC; ++j) f[j] = scale * (__expf(f[j] - lse) - (c0 + j == target ? 1.0f : 0.0f));
     store_f<VEC>(dr + c0, f);
   };
-#pragma unroll
-  for (int s = 0; s < kSlots; ++s) {
-    const int i = threadIdx.x + s * blockDim.x;
-    if (i < nvec) {
-      float f[VEC];
-      unpack<VEC>(cache[s], f);
-      emit(i, f);
-    }
-  }
-  for (int i = threadIdx.x + kSlots * blockDim.x; i < nvec; i += blockDim.x) {
-    float f[VEC];
-    load_f<VEC>(lr + static_cast<int64_t>(i) * VEC, f);
-    emit(i, f);
-  }
+  revisit_row<VEC, kSlots>(lr, nvec, cache, emit);
 }
 
 }  // namespace

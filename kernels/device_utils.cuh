@@ -111,6 +111,47 @@ __device__ __forceinline__ void load_f(const bf16* p, float (&f)[VEC]) {
   unpack<VEC>(load_pack<VEC>(p), f);
 }
 
+// A row of `nvec` vectors walked by one block: thread t owns vectors t, t + blockDim, ... The first
+// kSlots of them are kept in registers (`cache`); the rest are read again (from L2) on a second
+// walk. `visit(i, f)` receives vector i as floats. read_row fills the cache, revisit_row replays it.
+template <int VEC, int kSlots, class Visit>
+__device__ __forceinline__ void read_row(const bf16* row, int nvec, Pack<VEC> (&cache)[kSlots], Visit&& visit) {
+#pragma unroll
+  for (int s = 0; s < kSlots; ++s) {
+    const int i = threadIdx.x + s * blockDim.x;
+    if (i < nvec) {
+      cache[s] = load_pack<VEC>(row + static_cast<int64_t>(i) * VEC);
+      float f[VEC];
+      unpack<VEC>(cache[s], f);
+      visit(i, f);
+    }
+  }
+  for (int i = threadIdx.x + kSlots * blockDim.x; i < nvec; i += blockDim.x) {
+    float f[VEC];
+    load_f<VEC>(row + static_cast<int64_t>(i) * VEC, f);
+    visit(i, f);
+  }
+}
+
+template <int VEC, int kSlots, class Visit>
+__device__ __forceinline__ void revisit_row(const bf16* row, int nvec, const Pack<VEC> (&cache)[kSlots],
+                                            Visit&& visit) {
+#pragma unroll
+  for (int s = 0; s < kSlots; ++s) {
+    const int i = threadIdx.x + s * blockDim.x;
+    if (i < nvec) {
+      float f[VEC];
+      unpack<VEC>(cache[s], f);
+      visit(i, f);
+    }
+  }
+  for (int i = threadIdx.x + kSlots * blockDim.x; i < nvec; i += blockDim.x) {
+    float f[VEC];
+    load_f<VEC>(row + static_cast<int64_t>(i) * VEC, f);
+    visit(i, f);
+  }
+}
+
 // Two floats to one bf16x2 word, round to nearest even (lo = lower address / lower column).
 __device__ __forceinline__ uint32_t pack_bf16x2(float lo, float hi) {
   const __nv_bfloat162_raw r = __floats2bfloat162_rn(lo, hi);

@@ -19,6 +19,8 @@ using detail::block_sum2;
 using detail::load_f;
 using detail::load_pack;
 using detail::Pack;
+using detail::read_row;
+using detail::revisit_row;
 using detail::store_f;
 using detail::unpack;
 
@@ -49,31 +51,14 @@ __global__ void __launch_bounds__(kFwdMaxThreads, 1)
   const float k = __bfloat162float(xr[0]);
   Pack<VEC> cache[kSlots];
   float2 sums = make_float2(0.0f, 0.0f);
-#pragma unroll
-  for (int s = 0; s < kSlots; ++s) {
-    const int i = threadIdx.x + s * blockDim.x;
-    if (i < nvec) {
-      cache[s] = load_pack<VEC>(xr + static_cast<int64_t>(i) * VEC);
-      float f[VEC];
-      unpack<VEC>(cache[s], f);
-#pragma unroll
-      for (int j = 0; j < VEC; ++j) {
-        const float d = f[j] - k;
-        sums.x += d;
-        sums.y += d * d;
-      }
-    }
-  }
-  for (int i = threadIdx.x + kSlots * blockDim.x; i < nvec; i += blockDim.x) {
-    float f[VEC];
-    load_f<VEC>(xr + static_cast<int64_t>(i) * VEC, f);
+  read_row<VEC, kSlots>(xr, nvec, cache, [&](int, const float(&f)[VEC]) {
 #pragma unroll
     for (int j = 0; j < VEC; ++j) {
       const float d = f[j] - k;
       sums.x += d;
       sums.y += d * d;
     }
-  }
+  });
   sums = block_sum2(sums, scratch);
   const float dmean = sums.x * inv_hidden;
   const float mean = k + dmean;
@@ -92,20 +77,7 @@ __global__ void __launch_bounds__(kFwdMaxThreads, 1)
     for (int j = 0; j < VEC; ++j) o[j] = (f[j] - mean) * r * wv[j] + bv[j];
     store_f<VEC>(yr + static_cast<int64_t>(i) * VEC, o);
   };
-#pragma unroll
-  for (int s = 0; s < kSlots; ++s) {
-    const int i = threadIdx.x + s * blockDim.x;
-    if (i < nvec) {
-      float f[VEC];
-      unpack<VEC>(cache[s], f);
-      emit(i, f);
-    }
-  }
-  for (int i = threadIdx.x + kSlots * blockDim.x; i < nvec; i += blockDim.x) {
-    float f[VEC];
-    load_f<VEC>(xr + static_cast<int64_t>(i) * VEC, f);
-    emit(i, f);
-  }
+  revisit_row<VEC, kSlots>(xr, nvec, cache, emit);
 }
 
 // Backward, with the structure of rmsnorm_bwd_kernel: about one block per SM, grid-stride rows,

@@ -18,6 +18,8 @@ using detail::block_sum;
 using detail::load_f;
 using detail::load_pack;
 using detail::Pack;
+using detail::read_row;
+using detail::revisit_row;
 using detail::store_f;
 using detail::unpack;
 
@@ -42,23 +44,10 @@ __global__ void __launch_bounds__(kFwdMaxThreads, 1)
 
   Pack<VEC> cache[kSlots];
   float ss = 0.0f;
-#pragma unroll
-  for (int s = 0; s < kSlots; ++s) {
-    const int i = threadIdx.x + s * blockDim.x;
-    if (i < nvec) {
-      cache[s] = load_pack<VEC>(xr + static_cast<int64_t>(i) * VEC);
-      float f[VEC];
-      unpack<VEC>(cache[s], f);
-#pragma unroll
-      for (int j = 0; j < VEC; ++j) ss += f[j] * f[j];
-    }
-  }
-  for (int i = threadIdx.x + kSlots * blockDim.x; i < nvec; i += blockDim.x) {
-    float f[VEC];
-    load_f<VEC>(xr + static_cast<int64_t>(i) * VEC, f);
+  read_row<VEC, kSlots>(xr, nvec, cache, [&](int, const float(&f)[VEC]) {
 #pragma unroll
     for (int j = 0; j < VEC; ++j) ss += f[j] * f[j];
-  }
+  });
   ss = block_sum(ss, scratch);
   const float r = rsqrtf(ss / static_cast<float>(hidden) + eps);
   if (threadIdx.x == 0) rstd[row] = r;
@@ -70,20 +59,7 @@ __global__ void __launch_bounds__(kFwdMaxThreads, 1)
     for (int j = 0; j < VEC; ++j) o[j] = f[j] * r * wv[j];
     store_f<VEC>(yr + static_cast<int64_t>(i) * VEC, o);
   };
-#pragma unroll
-  for (int s = 0; s < kSlots; ++s) {
-    const int i = threadIdx.x + s * blockDim.x;
-    if (i < nvec) {
-      float f[VEC];
-      unpack<VEC>(cache[s], f);
-      emit(i, f);
-    }
-  }
-  for (int i = threadIdx.x + kSlots * blockDim.x; i < nvec; i += blockDim.x) {
-    float f[VEC];
-    load_f<VEC>(xr + static_cast<int64_t>(i) * VEC, f);
-    emit(i, f);
-  }
+  revisit_row<VEC, kSlots>(xr, nvec, cache, emit);
 }
 
 // Backward. Each block walks rows with a grid stride (grid: about one block per SM, see
