@@ -82,12 +82,6 @@ double rel_rms(const std::vector<double>& predicted, const std::vector<double>& 
   return std::sqrt(s / static_cast<double>(measured.size()));
 }
 
-double median(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  const size_t n = v.size();
-  return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
-}
-
 std::string fmt(const char* f, double v) {
   char buf[64];
   std::snprintf(buf, sizeof buf, f, v);

@@ -157,6 +157,13 @@ OpKind parse_op_kind(const std::string& text, const std::string& path) {
   return OpKind::kGemm;
 }
 
+double median(std::vector<double> v) {
+  if (v.empty()) return 0.0;
+  std::sort(v.begin(), v.end());
+  const size_t n = v.size();
+  return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+}
+
 nlohmann::json to_json(const Provenance& p) {
   Json prov{{"gpu_name", p.gpu_name},
             {"gpu_preset", p.gpu_preset},

@@ -71,6 +71,9 @@ struct MeasurementSet {
   std::vector<Measurement> items;
 };
 
+// Median of repeated timings (0 when empty): what every measurement reports.
+double median(std::vector<double> v);
+
 nlohmann::json to_json(const Provenance& p);
 nlohmann::json to_json(const MeasurementSet& s);
 // Throws ConfigError naming the JSON path of anything missing or malformed.

@@ -40,13 +40,6 @@ std::string detail_of(const Measurement& m) {
   }
 }
 
-double med(std::vector<double> v) {
-  if (v.empty()) return NAN;
-  std::sort(v.begin(), v.end());
-  const size_t n = v.size();
-  return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
-}
-
 std::string pct(double x) {
   if (std::isnan(x)) return "-";
   char buf[32];
@@ -152,9 +145,9 @@ Report make_report(const MeasurementSet& set, const models::workload::Job& job, 
     KindSummary s;
     s.kind = static_cast<OpKind>(k);
     s.count = static_cast<int>(b.size());
-    s.median_abs_before = med(b);
+    s.median_abs_before = median(b);
     s.max_abs_before = *std::max_element(b.begin(), b.end());
-    s.median_abs_after = med(a);
+    s.median_abs_after = median(a);
     s.max_abs_after = *std::max_element(a.begin(), a.end());
     r.kinds.push_back(s);
   }

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "validator/gpu/check.hpp"
+#include "validator/measurement.hpp"
 
 namespace trainsim::validator::gpu {
 
@@ -37,13 +38,6 @@ class EventTimer {
  private:
   cudaEvent_t a_{}, b_{};
 };
-
-inline double median(std::vector<double> v) {
-  if (v.empty()) return 0.0;
-  std::sort(v.begin(), v.end());
-  const size_t n = v.size();
-  return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
-}
 
 // Median seconds of `reps` timed runs of `work(rep)` after `warmup` untimed ones.
 inline double median_time(cudaStream_t s, int warmup, int reps, const std::function<void(int)>& work) {
