@@ -3,6 +3,7 @@
 // (models/llm/layer_kernels.hpp), in the order one rank runs them for a micro-batch (attention and
 // MLP forward, then MLP and attention backward), with cuBLASLt GEMMs and kernels/ for the rest,
 // on random data. Each kernel is timed between device events, and the whole layer end to end.
+// The caller (measure() in runner.cpp) has checked the job: flash attention, head dim 64 or 128.
 
 #include <string>
 #include <vector>
