@@ -66,6 +66,9 @@ const sim::config::Schema<GpuSpec>& gpu_schema() {
               "Per-kernel launch and scheduling overhead.")
         .unit("reserved_memory", &GpuSpec::reserved_memory, &sim::config::read_bytes, "size", std::nullopt,
               "Memory not available to tensors (CUDA context, NCCL, allocator fragmentation).")
+        .number("tdp_watts", &GpuSpec::tdp_watts, 0.0, 5000.0, 0.0,
+                "Board power limit (TDP) in watts; the planner's energy objective charges it for every GPU "
+                "for the whole iteration (training holds GPUs near their power limit). 0: unknown.")
         .custom("sources", "object", "{}", "Where each constant comes from (field name -> source).",
                 [](GpuSpec& g, const Json& j, const std::string& p) { parse_sources(g.sources, j, p); });
     return s;

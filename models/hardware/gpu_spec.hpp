@@ -28,6 +28,7 @@ struct GpuSpec {
   double gemm_wave_quantization = 1.0;         // share of a partial last wave of tiles that is lost (0..1)
   sim::Time kernel_launch;                     // per-kernel launch + scheduling overhead
   sim::Bytes reserved_memory;                  // CUDA context + allocator fragmentation not usable by tensors
+  double tdp_watts = 0.0;                      // board power limit (0: unknown); energy estimates
   std::map<std::string, std::string> sources;  // field -> origin
 };
 

@@ -1,5 +1,9 @@
 #include "models/llm/layer_ops.hpp"
 
+#include <algorithm>
+
+#include "models/llm/moe.hpp"
+
 namespace trainsim::models::llm {
 
 Cost kernel_cost(const KernelOp& k, const compute::ComputeModel& cm) {
@@ -62,6 +66,48 @@ double forward_model_flops_per_sequence(const ModelSpec& m, int64_t seq_len) {
   const double attention = 4.0 * s * h;  // QK^T and PV over all s keys, per token
   const double head = 2.0 * h * static_cast<double>(m.vocab);
   return s * (static_cast<double>(m.layers) * (per_token_matmul + attention) + head);
+}
+
+MoeBlockCosts moe_block_costs(const ModelSpec& m, const LayerShape& shape, int64_t ep, int64_t etp, int64_t tokens,
+                              const compute::ComputeModel& cm) {
+  const Routing routing = route_tokens(m, ep, tokens);
+  Routing rows = routing;  // what each expert-TP rank computes after the all-gather
+  for (double& t : rows.local_tokens) t *= static_cast<double>(etp);
+  const MoeBlockKernels k = moe_block_kernels(m, shape, ep, etp, rows);
+  // Shared experts run whole on the rank's own tokens: the ranks of an expert-TP group hold
+  // different tokens, so their width is not split (etp = 1 for them).
+  const MoeBlockKernels whole = moe_block_kernels(m, shape, ep, 1, routing);
+  auto c = [&](const Kernels& ks) { return kernels_cost(ks, cm); };
+  // The kernel list has one GEMM per expert and layer (fc1 and fc2, or their gradients); as
+  // grouped GEMMs 2 launches remain.
+  auto grouped = [&](const Kernels& ks) {
+    Cost cost = c(ks);
+    const auto gemms =
+        std::count_if(ks.begin(), ks.end(), [](const KernelOp& op) { return op.kind == KernelOp::Kind::kGemm; });
+    if (gemms > 2) {
+      cost.time = cost.time - cm.gpu().kernel_launch * (gemms - 2);
+      cost.kernels -= static_cast<int>(gemms - 2);
+    }
+    return cost;
+  };
+  MoeBlockCosts out;
+  out.pre_fwd = c(k.pre_fwd);
+  out.router_fwd = c(k.router_fwd);
+  out.experts_fwd = grouped(k.experts_fwd);
+  out.shared_fwd = c(whole.shared_fwd);
+  out.post_fwd = c(k.post_fwd);
+  out.pre_bwd = c(k.pre_bwd);
+  out.post_dgrad = c(k.post_dgrad);
+  out.experts_dgrad = grouped(k.experts_dgrad);
+  out.shared_dgrad = c(whole.shared_dgrad);
+  out.router_dgrad = c(k.router_dgrad);
+  out.wgrad = grouped(k.experts_wgrad);
+  out.wgrad += c(whole.shared_wgrad);
+  out.wgrad += c(k.router_wgrad);
+  out.a2a = routing.ep > 1 ? k.a2a_bytes : sim::Bytes(0);
+  out.etp_rows = sim::Bytes(static_cast<int64_t>(routing.received_tokens * static_cast<double>(etp) *
+                                                 static_cast<double>(routing.bytes_per_token.count())));
+  return out;
 }
 
 }  // namespace trainsim::models::llm

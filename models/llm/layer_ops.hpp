@@ -59,6 +59,20 @@ struct EdgeCosts {
 };
 EdgeCosts edge_costs(const ModelSpec& m, const LayerShape& s, const compute::ComputeModel& cm);
 
+// A MoE layer's MLP block on one rank, priced the way the workload builder splits tasks around the
+// all-to-alls (moe.hpp: Megatron-Core's all-to-all dispatcher). Routed-expert GEMMs run as grouped
+// GEMMs (--moe-grouped-gemm: one launch per expert layer, each expert its own tiles and waves);
+// shared experts run whole on the rank's own tokens. `tokens` are those the rank routes (its
+// sequence-parallel shard of micro_batch x seq_len / cp).
+struct MoeBlockCosts {
+  Cost pre_fwd, router_fwd, experts_fwd, shared_fwd, post_fwd;
+  Cost pre_bwd, post_dgrad, experts_dgrad, shared_dgrad, router_dgrad, wgrad;
+  sim::Bytes a2a;       // buffer of each EP all-to-all (0 when ep = 1)
+  sim::Bytes etp_rows;  // expert-TP all-gather / reduce-scatter of the received rows
+};
+MoeBlockCosts moe_block_costs(const ModelSpec& m, const LayerShape& s, int64_t ep, int64_t etp, int64_t tokens,
+                              const compute::ComputeModel& cm);
+
 // Forward FLOPs per sequence of the whole model as Megatron counts model FLOPs: all matmuls,
 // attention scores over the full s x s (no causal halving), LM head; embeddings excluded.
 double forward_model_flops_per_sequence(const ModelSpec& m, int64_t seq_len);

@@ -177,11 +177,7 @@ struct Builder {
   int64_t overlap_chunks = 1;
   bool reuses_gathered = false;  // breadth-first: consecutive ops of a chunk keep its gathered weights
   // MoE layers' MLP block (every MoE layer has the same shape).
-  struct MoeCosts {
-    Cost pre_fwd, router_fwd, experts_fwd, shared_fwd, post_fwd;
-    Cost pre_bwd, post_dgrad, experts_dgrad, shared_dgrad, router_dgrad, wgrad;
-    Bytes a2a, etp_rows;  // all-to-all buffer; expert-TP all-gather / reduce-scatter of the rows
-  } moe;
+  llm::MoeBlockCosts moe;
   LabelId moe_labels[12] = {};
 
   Builder(const Job& j, const compute::ComputeModel& c, const collectives::CommModel& cmm, Fidelity f)
@@ -228,45 +224,7 @@ struct Builder {
   // (Megatron-Core's all-to-all token dispatcher).
   void init_moe(const llm::LayerShape& shape) {
     const int64_t tokens = job.micro_batch * seq_local / (job.sp ? job.tp : 1);
-    const llm::Routing routing = llm::route_tokens(job.model, job.ep, tokens);
-    llm::Routing rows = routing;  // what each expert-TP rank computes after the all-gather
-    for (double& t : rows.local_tokens) t *= static_cast<double>(job.etp);
-    llm::LayerShape s = shape;
-    const llm::MoeBlockKernels k = llm::moe_block_kernels(job.model, s, job.ep, job.etp, rows);
-    // Shared experts run whole on the rank's own tokens: the ranks of an expert-TP group hold
-    // different tokens, so their width is not split (etp = 1 for them).
-    const llm::MoeBlockKernels whole = llm::moe_block_kernels(job.model, s, job.ep, 1, routing);
-    auto c = [&](const llm::Kernels& ks) { return llm::kernels_cost(ks, cm); };
-    // The routed experts' GEMMs run as grouped GEMMs (Megatron-Core --moe-grouped-gemm, TE's
-    // grouped linear): each layer of all local experts is one launch, each expert still its own
-    // tiles and waves. The kernel list has one GEMM per expert and layer (fc1 and fc2, or their
-    // gradients): 2 launches remain.
-    auto grouped = [&](const llm::Kernels& ks) {
-      Cost cost = c(ks);
-      const auto gemms = std::count_if(ks.begin(), ks.end(),
-                                       [](const llm::KernelOp& k) { return k.kind == llm::KernelOp::Kind::kGemm; });
-      if (gemms > 2) {
-        cost.time = cost.time - job.gpu.kernel_launch * (gemms - 2);
-        cost.kernels -= static_cast<int>(gemms - 2);
-      }
-      return cost;
-    };
-    moe.pre_fwd = c(k.pre_fwd);
-    moe.router_fwd = c(k.router_fwd);
-    moe.experts_fwd = grouped(k.experts_fwd);
-    moe.shared_fwd = c(whole.shared_fwd);
-    moe.post_fwd = c(k.post_fwd);
-    moe.pre_bwd = c(k.pre_bwd);
-    moe.post_dgrad = c(k.post_dgrad);
-    moe.experts_dgrad = grouped(k.experts_dgrad);
-    moe.shared_dgrad = c(whole.shared_dgrad);
-    moe.router_dgrad = c(k.router_dgrad);
-    moe.wgrad = grouped(k.experts_wgrad);
-    moe.wgrad += c(whole.shared_wgrad);
-    moe.wgrad += c(k.router_wgrad);
-    moe.a2a = routing.ep > 1 ? k.a2a_bytes : Bytes(0);
-    moe.etp_rows = Bytes(static_cast<int64_t>(routing.received_tokens * static_cast<double>(job.etp) *
-                                              static_cast<double>(routing.bytes_per_token.count())));
+    moe = llm::moe_block_costs(job.model, shape, job.ep, job.etp, tokens, cm);
     const char* names[12] = {"moe_router_fwd",        "moe_shared_experts_fwd",   "ep_dispatch_all_to_all",
                              "etp_all_gather",        "moe_experts_fwd",          "etp_reduce_scatter",
                              "ep_combine_all_to_all", "moe_unpermute_fwd",        "moe_unpermute_dgrad",

@@ -362,6 +362,12 @@ int64_t Job::stage_layers(int64_t stage) const {
 }
 
 Job resolve_job(const JobSpec& s) {
+  Job j = resolve_hardware(s);
+  resolve_parallel(s, j);
+  return j;
+}
+
+Job resolve_hardware(const JobSpec& s) {
   Job j;
   j.model = llm::parse_model(resolve_ref("models", s.model, "model"), "model");
   const Json cluster_json = resolve_ref("clusters", s.cluster, "cluster");
@@ -389,6 +395,12 @@ Job resolve_job(const JobSpec& s) {
     j.cluster = hardware::parse_cluster(hardware::calibrate_cluster_json(cluster_json, cal), "cluster");
     j.calibration = std::move(cal);
   }
+  j.precision = compute::parse_precision(s.precision, "precision");
+  j.attention = s.attention;
+  return j;
+}
+
+void resolve_parallel(const JobSpec& s, Job& j) {
   j.gpus = s.gpus;
   j.tp = s.tp;
   j.pp = s.pp;
@@ -478,7 +490,6 @@ Job resolve_job(const JobSpec& s) {
   resolve_context_parallel(s, j);
   resolve_experts(j);
   resolve_sharding(s, j);
-  return j;
 }
 
 Json Job::to_json() const {

@@ -120,4 +120,14 @@ struct Job {
 // Resolves presets and checks divisibility, ranges and capacity; throws ConfigError.
 Job resolve_job(const JobSpec& spec);
 
+// The part of resolve_job before the parallel configuration: model, cluster, GPU, calibration,
+// precision and attention (the planner resolves them once per search).
+Job resolve_hardware(const JobSpec& spec);
+
+// The part of resolve_job after the presets: copies the parallel configuration of `spec` (gpus
+// onwards; spec.model/cluster/gpu/calibration are not read) into `job`, whose model, cluster and
+// GPU are already resolved, and checks it. The planner resolves each candidate this way without
+// parsing presets again.
+void resolve_parallel(const JobSpec& spec, Job& job);
+
 }  // namespace trainsim::models::workload

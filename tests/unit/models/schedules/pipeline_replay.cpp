@@ -1,19 +1,11 @@
 #include "pipeline_replay.hpp"
 
 #include <algorithm>
-#include <map>
-#include <optional>
 #include <sstream>
-#include <tuple>
 
 namespace trainsim::models::schedules::pipeline {
 
-std::string describe(const Op& op) {
-  return std::string(op.type == OpType::kF   ? "F"
-                     : op.type == OpType::kB ? "B"
-                                             : "W") +
-         "(mb " + std::to_string(op.microbatch) + ", chunk " + std::to_string(op.chunk) + ")";
-}
+std::string describe(const Op& op) { return schedules::describe(op); }
 
 std::vector<Op> parse_order(const std::string& text) {
   std::vector<Op> out;
@@ -27,59 +19,22 @@ std::vector<Op> parse_order(const std::string& text) {
   return out;
 }
 
+// The models' replay (double durations) in integer time units.
 Replay replay(const StageOrders& orders, int p, int v, int64_t f, int64_t b, int64_t w, Placement placement) {
+  int m = 0;
+  for (const auto& o : orders)
+    for (const Op& op : o) m = std::max(m, op.microbatch + 1);
+  const schedules::Replay d = schedules::replay(
+      orders, p, m, v, OpDurations{static_cast<double>(f), static_cast<double>(b), static_cast<double>(w)}, placement);
   Replay r;
-  r.busy.assign(static_cast<size_t>(p), 0);
-  r.start.assign(static_cast<size_t>(p), -1);
-  r.end.assign(static_cast<size_t>(p), 0);
-  using Key = std::tuple<int, int, int>;  // (type, virtual stage, micro-batch)
-  std::map<Key, int64_t> done;            // end time of each op that has run
-  std::vector<size_t> pos(static_cast<size_t>(p), 0);
-  const int last = p * v - 1;
-  auto key = [](OpType t, int vs, int mb) { return Key{static_cast<int>(t), vs, mb}; };
-  size_t remaining = 0;
-  for (const auto& o : orders) remaining += o.size();
-  while (remaining > 0) {
-    bool progressed = false;
-    for (int s = 0; s < p; ++s) {
-      const auto& order = orders[static_cast<size_t>(s)];
-      size_t& i = pos[static_cast<size_t>(s)];
-      while (i < order.size()) {
-        const Op& op = order[i];
-        const int vs = virtual_stage(placement, p, s, op.chunk);
-        std::optional<Key> dep;
-        if (op.type == OpType::kF && vs > 0) dep = key(OpType::kF, vs - 1, op.microbatch);
-        if (op.type == OpType::kB)
-          dep = vs == last ? key(OpType::kF, vs, op.microbatch) : key(OpType::kB, vs + 1, op.microbatch);
-        if (op.type == OpType::kW) dep = key(OpType::kB, vs, op.microbatch);
-        int64_t ready = 0;
-        if (dep) {
-          const auto it = done.find(*dep);
-          if (it == done.end()) break;  // input not produced yet
-          ready = it->second;
-        }
-        const int64_t dur = op.type == OpType::kF ? f : op.type == OpType::kB ? b : w;
-        const int64_t start = std::max(r.end[static_cast<size_t>(s)], ready);
-        if (i == 0) r.start[static_cast<size_t>(s)] = start;
-        r.end[static_cast<size_t>(s)] = start + dur;
-        r.busy[static_cast<size_t>(s)] += dur;
-        done[key(op.type, vs, op.microbatch)] = start + dur;
-        ++i;
-        --remaining;
-        progressed = true;
-      }
-    }
-    if (!progressed) {
-      r.deadlock = true;
-      for (int s = 0; s < p; ++s) {
-        const auto& order = orders[static_cast<size_t>(s)];
-        const size_t i = pos[static_cast<size_t>(s)];
-        r.stuck += "stage " + std::to_string(s) + ": " + (i < order.size() ? describe(order[i]) : "done") + "; ";
-      }
-      return r;
-    }
+  r.deadlock = d.deadlock;
+  r.stuck = d.stuck;
+  r.makespan = static_cast<int64_t>(d.makespan);
+  for (size_t s = 0; s < d.busy.size(); ++s) {
+    r.busy.push_back(static_cast<int64_t>(d.busy[s]));
+    r.start.push_back(static_cast<int64_t>(d.start[s]));
+    r.end.push_back(static_cast<int64_t>(d.end[s]));
   }
-  r.makespan = *std::max_element(r.end.begin(), r.end.end());
   return r;
 }
 

@@ -1,14 +1,11 @@
 #pragma once
-// Test helper: replays a schedule's per-stage orders without an event queue. Every stage runs its
-// ops one after another in the given order; an op starts as soon as its stage is free and its
-// input is done: F of virtual stage k after F of k-1 (same micro-batch), B of k after B of k+1,
-// B of the last virtual stage after its own F (the loss, on whichever stage holds it), and W of
-// (micro-batch, chunk) after the B of the same micro-batch and chunk. The virtual stage of chunk c
-// on stage s is virtual_stage(placement, p, s, c). F takes `f` time units, B `b` and W `w`.
+// Test helper: models/schedules/replay.hpp in integer time units (F takes `f` units, B `b`, W `w`),
+// plus order parsing and in-flight counting.
 #include <cstdint>
 #include <string>
 #include <vector>
 
+#include "models/schedules/replay.hpp"
 #include "models/schedules/schedule.hpp"
 
 namespace trainsim::models::schedules::pipeline {
