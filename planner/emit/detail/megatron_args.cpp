@@ -1,0 +1,349 @@
+#include "planner/emit/detail/megatron_args.hpp"
+
+#include <algorithm>
+
+#include "planner/emit/detail/format.hpp"
+
+namespace trainsim::planner::emit::detail {
+
+using models::compute::Precision;
+using models::workload::Job;
+
+namespace {
+
+std::string str(int64_t v) { return std::to_string(v); }
+
+// --moe-layer-freq: "" when every layer is MoE, N for one MoE layer every N layers, else a
+// run-length Python list expression (Megatron's moe_freq_type) such as ([0]*3+[1]*58).
+std::string moe_layer_freq(const Job& j) {
+  const auto& moe = *j.model.moe;
+  if (moe.first_dense_layers == 0) return moe.layer_freq == 1 ? "" : str(moe.layer_freq);
+  std::string out;
+  int64_t run = 0, value = -1;
+  auto flush = [&] {
+    if (run == 0) return;
+    if (!out.empty()) out += "+";
+    out += '[';
+    out += str(value);
+    out += "]*";
+    out += str(run);
+  };
+  for (int64_t l = 0; l < j.model.layers; ++l) {
+    const int64_t v = j.model.is_moe_layer(l) ? 1 : 0;
+    if (v != value) {
+      flush();
+      value = v;
+      run = 0;
+    }
+    ++run;
+  }
+  flush();
+  return "(" + out + ")";
+}
+
+void model_args(const Job& j, MegatronCommand& c) {
+  const auto& m = j.model;
+  ShellArgGroup b{"MODEL_ARGS", "Model shape: " + m.name, {}};
+  b.arg("--num-layers", m.layers);
+  b.arg("--hidden-size", m.hidden);
+  b.arg("--ffn-hidden-size", m.ffn_hidden);
+  b.arg("--num-attention-heads", m.heads);
+  if (m.kv_heads_or_heads() != m.heads) {
+    b.flag("--group-query-attention");
+    b.arg("--num-query-groups", m.kv_heads_or_heads());
+  }
+  b.arg("--seq-length", j.seq_len);
+  b.arg("--max-position-embeddings", std::max(j.seq_len, m.seq_len));
+  b.arg("--position-embedding-type", m.position == "rope" ? "rope" : "learned_absolute");
+  b.arg("--normalization", m.norm == "rmsnorm" ? "RMSNorm" : "LayerNorm");
+  if (m.activation == "swiglu") b.flag("--swiglu");
+  if (!m.tied_embeddings) b.flag("--untie-embeddings-and-output-weights");
+  if (!m.bias) b.flag("--disable-bias-linear");
+  if (!m.dropout) {
+    b.arg("--attention-dropout", "0.0");
+    b.arg("--hidden-dropout", "0.0");
+  }
+  if (m.moe) {
+    const auto& moe = *m.moe;
+    b.arg("--num-experts", moe.experts);
+    b.arg("--moe-router-topk", moe.top_k);
+    b.arg("--moe-ffn-hidden-size", moe.expert_ffn_hidden);
+    if (moe.shared_experts > 0)
+      b.arg("--moe-shared-expert-intermediate-size", moe.shared_experts * moe.expert_ffn_hidden,
+            str(moe.shared_experts) + " shared expert(s) x " + str(moe.expert_ffn_hidden));
+    const std::string freq = moe_layer_freq(j);
+    if (!freq.empty()) b.arg("--moe-layer-freq", shell_word(freq), "1 = MoE layer, 0 = dense MLP");
+    if (moe.capacity_factor) b.arg("--moe-expert-capacity-factor", fmt_float(*moe.capacity_factor));
+    b.arg("--moe-token-dispatcher-type", "alltoall");
+    if (j.precision != Precision::kFp16) b.flag("--moe-grouped-gemm");
+  }
+  c.groups.push_back(std::move(b));
+}
+
+void parallel_args(const Job& j, MegatronCommand& c) {
+  ShellArgGroup b{"PARALLEL_ARGS",
+                  "Parallelism: tp x cp x pp x dp = " + str(j.tp) + " x " + str(j.cp) + " x " + str(j.pp) + " x " +
+                      str(j.dp) + " = " + str(j.gpus) + " GPUs",
+                  {}};
+  b.arg("--tensor-model-parallel-size", j.tp);
+  b.arg("--pipeline-model-parallel-size", j.pp);
+  const PipelineLayout layout = pipeline_layout(j);
+  switch (layout.kind) {
+    case LayoutKind::kEven:
+      if (j.vp > 1)
+        b.arg("--num-layers-per-virtual-pipeline-stage", layout.chunk_layers,
+              str(j.model.layers) + " layers / (pp " + str(j.pp) + " x vp " + str(j.vp) + ")");
+      break;
+    case LayoutKind::kFirstLast:
+      if (layout.first_differs) b.arg("--decoder-first-pipeline-num-layers", layout.first_layers);
+      if (layout.last_differs) b.arg("--decoder-last-pipeline-num-layers", layout.last_layers);
+      if (j.vp > 1) b.arg("--num-virtual-stages-per-pipeline-rank", j.vp);
+      break;
+    case LayoutKind::kCustom:
+      b.arg("--pipeline-model-parallel-layout", shell_word(megatron_layout(j)),
+            "layers per virtual stage " + layer_list(j) + " (Megatron-Core >= 0.13)");
+      break;
+  }
+  if (j.vp > 1 && j.schedule == "breadth-first")
+    b.arg("--microbatch-group-size-per-virtual-pipeline-stage", j.microbatches,
+          "every micro-batch through a chunk before the next chunk");
+  if (j.sp) b.flag("--sequence-parallel");
+  if (j.cp > 1) {
+    b.arg("--context-parallel-size", j.cp);
+    if (j.cp_algo == "ring") b.arg("--cp-comm-type", "p2p", "ring attention");
+    if (j.cp_algo == "ulysses") b.arg("--cp-comm-type", "a2a", "Ulysses all-to-all");
+    if (j.cp_algo == "hybrid") {
+      b.arg("--cp-comm-type", "a2a+p2p", "Ulysses inside, ring across");
+      b.arg("--hierarchical-context-parallel-sizes", str(j.cp_ulysses) + " " + str(j.cp / j.cp_ulysses),
+            "a2a group, p2p group");
+    }
+  }
+  if (j.model.moe) {
+    b.arg("--expert-model-parallel-size", j.ep);
+    b.arg("--expert-tensor-parallel-size", j.etp);
+  }
+  c.groups.push_back(std::move(b));
+}
+
+void data_parallel_args(const Job& j, MegatronCommand& c) {
+  ShellArgGroup b{"DP_ARGS", "Data parallelism: ZeRO " + str(j.zero) + ", gradient reduction and its overlap", {}};
+  if (j.zero == 1 || j.zero == 2) b.flag("--use-distributed-optimizer", "ZeRO-1: optimizer states sharded");
+  if (j.zero == 3) {
+    b.flag("--use-custom-fsdp", "Megatron FSDP; renamed --use-megatron-fsdp in Megatron-Core >= 0.14");
+    b.arg("--data-parallel-sharding-strategy", "optim_grads_params", "ZeRO-3");
+  }
+  if ((j.zero == 1 || j.zero == 2) && j.dp_shard != j.dp_cp())
+    b.arg("--num-distributed-optimizer-instances", j.dp_cp() / j.dp_shard,
+          "shard groups of " + str(j.dp_shard) + " ranks, replicated (HSDP)");
+  const bool overlap_grad = j.overlap_grad_reduce || j.overlap_param_gather;
+  if (overlap_grad && j.dp_cp() > 1) b.flag("--overlap-grad-reduce");
+  if (j.overlap_param_gather) b.flag("--overlap-param-gather");
+  if (j.dp_cp() > 1 && j.zero < 3)
+    b.arg("--ddp-bucket-size", j.bucket_size.count() / 4,
+          "elements: " + str(j.bucket_size.count()) + " B of fp32 gradients");
+  if (!b.args.empty()) c.groups.push_back(std::move(b));
+}
+
+void precision_args(const Job& j, MegatronCommand& c) {
+  ShellArgGroup b{"PRECISION_ARGS", "Precision and attention kernel", {}};
+  if (j.precision == Precision::kFp16) {
+    b.flag("--fp16");
+  } else {
+    b.flag("--bf16");
+  }
+  if (j.precision == Precision::kFp8) {
+    b.arg("--fp8-format", "hybrid", "E4M3 forward, E5M2 backward (Transformer Engine)");
+    if (j.fp8_param_gather) b.flag("--fp8-param-gather");
+  }
+  b.arg("--attention-backend", j.attention == "flash" ? "flash" : "unfused");
+  c.groups.push_back(std::move(b));
+}
+
+void memory_args(const Job& j, MegatronCommand& c) {
+  ShellArgGroup b{"MEMORY_ARGS", "Activation recomputation and offload", {}};
+  if (j.recompute == "selective") b.arg("--recompute-granularity", "selective", "core attention (default module)");
+  if (j.recompute == "full") {
+    const int64_t largest = *std::max_element(j.layers.begin(), j.layers.end());
+    b.arg("--recompute-granularity", "full");
+    if (j.recompute_layers >= largest) {
+      b.arg("--recompute-method", "uniform");
+      b.arg("--recompute-num-layers", 1, "every layer recomputes from its input");
+    } else {
+      b.arg("--recompute-method", "block");
+      b.arg("--recompute-num-layers", j.recompute_layers, "first layers of each model chunk");
+    }
+  }
+  if (j.offload_optimizer) {
+    b.flag("--optimizer-cpu-offload");
+    b.arg("--optimizer-offload-fraction", "1.0");
+    b.flag("--use-precision-aware-optimizer", "required by --optimizer-cpu-offload");
+    b.flag("--overlap-cpu-optimizer-d2h-h2d");
+  }
+  if (j.offload_activations && j.pp == 1 && j.recompute == "none")
+    b.arg("--cpu-offloading-num-layers", j.model.layers - 1, "Megatron offloads at most num_layers - 1 layers");
+  if (!b.args.empty()) c.groups.push_back(std::move(b));
+}
+
+void overlap_args(const Job& j, MegatronCommand& c) {
+  ShellArgGroup b{"OVERLAP_ARGS", "Communication overlap", {}};
+  if (j.tp_comm_overlap && j.tp > 1) b.flag("--tp-comm-overlap", "Transformer Engine userbuffers");
+  if (!j.overlap_p2p && j.vp > 1) b.flag("--no-overlap-p2p-communication");
+  if (!j.scatter_gather && j.pp > 1) b.flag("--no-scatter-gather-tensors-in-pipeline");
+  if (!b.args.empty()) c.groups.push_back(std::move(b));
+}
+
+void batch_args(const Job& j, MegatronCommand& c) {
+  ShellArgGroup b{"BATCH_ARGS", "Batch: " + str(j.microbatches) + " micro-batches per pipeline per iteration", {}};
+  b.arg("--micro-batch-size", j.micro_batch);
+  b.arg("--global-batch-size", j.global_batch);
+  b.arg("--seed", j.seed);
+  c.groups.push_back(std::move(b));
+}
+
+void placeholder_args(const Job& j, MegatronCommand& c) {
+  ShellArgGroup data{
+      "DATA_ARGS", "Data and tokenizer (placeholder: mock data; use --data-path and your tokenizer)", {}};
+  data.flag("--mock-data");
+  data.arg("--tokenizer-type", "NullTokenizer");
+  data.arg("--vocab-size", j.model.vocab);
+  c.groups.push_back(std::move(data));
+  ShellArgGroup opt{
+      "TRAINING_ARGS", "Optimizer, schedule, logging, checkpoints (placeholders, not chosen by trainsim)", {}};
+  opt.arg("--train-iters", "\"${TRAIN_ITERS:-1000}\"");
+  opt.arg("--lr", "3.0e-4");
+  opt.arg("--min-lr", "3.0e-5");
+  opt.arg("--lr-decay-style", "cosine");
+  opt.arg("--lr-warmup-iters", "100");
+  opt.arg("--weight-decay", "0.1");
+  opt.arg("--clip-grad", "1.0");
+  opt.arg("--adam-beta1", "0.9");
+  opt.arg("--adam-beta2", "0.95");
+  opt.arg("--init-method-std", "0.02");
+  if (j.model.moe) opt.arg("--moe-aux-loss-coeff", "1e-2");
+  opt.arg("--log-interval", "10");
+  opt.arg("--eval-interval", "1000");
+  opt.arg("--eval-iters", "10");
+  opt.arg("--save", "\"${CHECKPOINT_DIR:-checkpoints}\"");
+  opt.arg("--load", "\"${CHECKPOINT_DIR:-checkpoints}\"");
+  opt.arg("--save-interval", "1000");
+  c.groups.push_back(std::move(opt));
+}
+
+void schedule_notes(const Job& j, std::vector<std::string>& notes) {
+  if (j.pp == 1) return;
+  const std::string& s = j.schedule;
+  if (s == "gpipe")
+    notes.push_back(
+        "Schedule gpipe: Megatron-LM has no GPipe (all forwards, then all backwards) schedule; it runs 1F1B, which "
+        "has the same bubble and keeps at most pp micro-batches in flight instead of all of them.");
+  if (s == "zb-h1" || s == "zb-h2")
+    notes.push_back("Schedule " + s +
+                    ": Megatron-LM has no zero-bubble schedule (Qi et al., ICLR 2024); this runs 1F1B, whose bubble "
+                    "is larger. Megatron-DeepSpeed has --enable-zbh1-pipeline (see --emit deepspeed).");
+  if (s == "zb-v")
+    notes.push_back(
+        "Schedule zb-v: Megatron-LM has neither the V-shape chunk placement nor zero-bubble W ops; this runs "
+        "interleaved 1F1B with vp = 2 in Megatron's loop placement (rank r holds virtual stages r and r + pp). "
+        "torchtitan's ZBVZeroBubble runs it (see --emit torchtitan).");
+  if (s == "breadth-first")
+    notes.push_back(
+        "Schedule breadth-first: Megatron-LM has no breadth-first schedule; interleaved 1F1B with "
+        "--microbatch-group-size-per-virtual-pipeline-stage = micro-batches approximates it (every micro-batch "
+        "through a chunk before the next chunk), but its backward order differs and FSDP does not keep a chunk's "
+        "weights gathered across micro-batches. torchtitan's LoopedBFS runs it (see --emit torchtitan).");
+}
+
+void notes(const Job& j, MegatronCommand& c) {
+  auto& n = c.notes;
+  schedule_notes(j, n);
+  if (pipeline_layout(j).kind == LayoutKind::kCustom)
+    n.push_back("Uneven layout " + layer_list(j) +
+                ": only --pipeline-model-parallel-layout (Megatron-Core >= 0.13) expresses it; older versions take "
+                "--decoder-first/last-pipeline-num-layers, which can only change the first and last ranks.");
+  if (j.zero == 2)
+    n.push_back(
+        "ZeRO-2: Megatron's distributed optimizer reduce-scatters gradients but keeps a full gradient buffer per "
+        "rank, so gradient memory is that of ZeRO-1. For sharded gradients use Megatron FSDP: --use-custom-fsdp "
+        "--data-parallel-sharding-strategy optim_grads.");
+  if (j.zero == 3) {
+    n.push_back(
+        "ZeRO-3 uses Megatron FSDP: --use-custom-fsdp (Megatron-Core 0.12-0.13) is --use-megatron-fsdp from 0.14 "
+        "on, which also needs --ckpt-format fsdp_dtensor. FSDP needs CUDA_DEVICE_MAX_CONNECTIONS unset (not 1).");
+    if (j.pp > 1)
+      n.push_back(
+          "ZeRO-3 with pp > 1: check that your Megatron FSDP supports pipeline parallelism "
+          "(--use-torch-fsdp2 does not).");
+    if (j.dp_shard != j.dp_cp())
+      n.push_back("Shard groups of " + str(j.dp_shard) +
+                  " ranks (HSDP) with Megatron FSDP: written as full sharding; recent Megatron FSDP has an HSDP mode "
+                  "(see --num-distributed-optimizer-instances and --enable-full-sharding-in-hsdp in your version).");
+    if (!j.reshard_after_forward)
+      n.push_back(
+          "reshard_after_forward = false (keep gathered weights until backward) has no Megatron FSDP flag; "
+          "optim_grads (ZeRO-2) is the nearest strategy.");
+    if (j.prefetch_layers != 1)
+      n.push_back("prefetch_layers = " + str(j.prefetch_layers) +
+                  ": Megatron FSDP prefetches by communication buckets (--suggested-communication-unit-size), not "
+                  "by a layer count.");
+  }
+  if (j.offload_optimizer && j.zero == 0)
+    n.push_back(
+        "Optimizer offload: Megatron's --optimizer-cpu-offload runs inside the distributed optimizer; add "
+        "--use-distributed-optimizer (ZeRO-1) for it to take effect.");
+  if (j.offload_activations && !(j.pp == 1 && j.recompute == "none"))
+    n.push_back(
+        "Activation offload is not expressible here: Megatron's --cpu-offloading-num-layers supports neither "
+        "pipeline parallelism nor activation recomputation.");
+  if (j.overlap_param_gather && !j.overlap_grad_reduce)
+    n.push_back("--overlap-param-gather requires --overlap-grad-reduce in Megatron-LM, so both are set.");
+  if (j.fp8_param_gather && j.zero == 0)
+    n.push_back("--fp8-param-gather needs the distributed optimizer or FSDP in Megatron-LM (the plan has ZeRO 0).");
+  if (j.model.moe && j.precision == Precision::kFp16)
+    n.push_back(
+        "MoE in FP16: Megatron-LM supports expert parallelism and grouped GEMMs only in BF16; use --precision bf16.");
+  if (!j.overlap_p2p && j.vp > 1 && j.pp <= 2)
+    n.push_back("--no-overlap-p2p-communication with the interleaved schedule needs pp > 2 in Megatron-LM.");
+  if (j.dp_comm_weight != 1.0)
+    n.push_back("dp_comm_weight = " + fmt(j.dp_comm_weight) +
+                " (lower priority of data-parallel traffic) has no Megatron-LM flag.");
+  const int64_t pad = 128 * j.tp;
+  if (j.model.vocab % pad != 0)
+    n.push_back("Megatron pads the vocabulary (" + str(j.model.vocab) + ") to a multiple of " +
+                "--make-vocab-size-divisible-by (128) x tp = " + str(pad) + "; trainsim used the unpadded size.");
+  if (j.tp > 1 && j.cluster.gpus_per_node < j.tp)
+    n.push_back("tp = " + str(j.tp) + " spans nodes: tensor parallelism leaves NVLink.");
+}
+
+}  // namespace
+
+MegatronCommand megatron_command(const Job& j) {
+  MegatronCommand c;
+  if ((j.tp > 1 || j.cp > 1) && j.zero < 3) {
+    c.env.push_back("CUDA_DEVICE_MAX_CONNECTIONS=1");
+    c.env_comments.push_back("Megatron requires it with TP/CP before Blackwell: kernels issue in program order");
+  }
+  model_args(j, c);
+  parallel_args(j, c);
+  data_parallel_args(j, c);
+  batch_args(j, c);
+  precision_args(j, c);
+  memory_args(j, c);
+  overlap_args(j, c);
+  placeholder_args(j, c);
+  notes(j, c);
+  return c;
+}
+
+std::string render_megatron_arrays(const MegatronCommand& c) {
+  std::string out;
+  for (size_t i = 0; i < c.env.size(); ++i) out += "export " + c.env[i] + "  # " + c.env_comments[i] + "\n";
+  if (!c.env.empty()) out += "\n";
+  return out + render_shell_arrays(c.groups, "MEGATRON_ARGS");
+}
+
+std::string render_megatron_notes(const MegatronCommand& c) {
+  if (c.notes.empty()) return comment({"Everything in this plan maps onto Megatron-LM flags."}, "# ");
+  return bullets("Not expressible in Megatron-LM, or to check before running:", c.notes, "# ");
+}
+
+}  // namespace trainsim::planner::emit::detail

@@ -1,0 +1,301 @@
+// --emit nemo: nemo_recipe.py, a NeMo 2.0 recipe (nemo.collections.llm + NeMo-Run) for the plan:
+// the model's published recipe (or a GPTConfig of its shape) with every parallelism, batch,
+// precision and memory setting of the plan written as attribute overrides.
+#include <algorithm>
+#include <map>
+
+#include "planner/emit/detail/format.hpp"
+#include "planner/emit/emitter.hpp"
+
+namespace trainsim::planner::emit {
+namespace {
+
+using models::compute::Precision;
+using models::workload::Job;
+
+std::string str(int64_t v) { return std::to_string(v); }
+std::string py(bool b) { return b ? "True" : "False"; }
+std::string dq(const std::string& s) { return "\"" + s + "\""; }
+
+// trainsim preset -> NeMo 2.0 recipe module (nemo/collections/llm/recipes/<name>.py), and what
+// differs between the two models.
+struct Recipe {
+  std::string module;
+  std::string caveat;
+};
+const std::map<std::string, Recipe>& recipes() {
+  static const std::map<std::string, Recipe> table = {
+      {"llama3-8b", {"llama3_8b", ""}},
+      {"llama3-70b", {"llama3_70b", ""}},
+      {"llama3-405b", {"llama31_405b", "The recipe is Llama 3.1 405B, the same shape as trainsim's llama3-405b."}},
+      {"llama2-7b", {"llama2_7b", ""}},
+      {"llama3.2-1b", {"llama32_1b", ""}},
+      {"gpt3-175b", {"gpt3_175b", ""}},
+      {"mixtral-8x7b", {"mixtral_8x7b", ""}},
+      {"mixtral-8x22b", {"mixtral_8x22b", ""}},
+      {"deepseek-v3",
+       {"deepseek_v3",
+        "NeMo's DeepSeek-V3 has Multi-head Latent Attention and multi-token prediction, which trainsim approximates "
+        "with multi-head attention and leaves out."}},
+      {"qwen3-30b-a3b",
+       {"qwen3_30b_a3b", "NeMo's Qwen3 has head_dim 128 (queries wider than hidden); trainsim used hidden/heads."}},
+      {"qwen3-235b-a22b",
+       {"qwen3_235b_a22b", "NeMo's Qwen3 has head_dim 128 (queries wider than hidden); trainsim used hidden/heads."}},
+  };
+  return table;
+}
+
+struct Py {
+  std::string text;
+  void line(const std::string& s = "") { text += s.empty() ? "\n" : "    " + s + "\n"; }
+  void set(const std::string& lhs, const std::string& rhs, const std::string& note = "") {
+    line(lhs + " = " + rhs + (note.empty() ? "" : "  # " + note));
+  }
+};
+
+std::string generic_model(const Job& j) {
+  const auto& m = j.model;
+  std::vector<std::pair<std::string, std::string>> kv = {
+      {"num_layers", str(m.layers)},
+      {"hidden_size", str(m.hidden)},
+      {"ffn_hidden_size", str(m.ffn_hidden)},
+      {"num_attention_heads", str(m.heads)},
+      {"num_query_groups", str(m.kv_heads_or_heads())},
+      {"seq_length", str(j.seq_len)},
+      {"normalization", dq(m.norm == "rmsnorm" ? "RMSNorm" : "LayerNorm")},
+      {"activation_func", m.activation == "swiglu" ? "F.silu" : "F.gelu"},
+      {"gated_linear_unit", py(m.activation == "swiglu")},
+      {"position_embedding_type", dq(m.position == "rope" ? "rope" : "learned_absolute")},
+      {"share_embeddings_and_output_weights", py(m.tied_embeddings)},
+      {"add_bias_linear", py(m.bias)},
+      {"hidden_dropout", m.dropout ? "0.1" : "0.0"},
+      {"attention_dropout", m.dropout ? "0.1" : "0.0"},
+  };
+  if (m.moe) {
+    kv.push_back({"num_moe_experts", str(m.moe->experts)});
+    kv.push_back({"moe_router_topk", str(m.moe->top_k)});
+    kv.push_back({"moe_ffn_hidden_size", str(m.moe->expert_ffn_hidden)});
+    if (m.moe->shared_experts > 0)
+      kv.push_back({"moe_shared_expert_intermediate_size", str(m.moe->shared_experts * m.moe->expert_ffn_hidden)});
+  }
+  std::string out = "run.Config(\n        GPTModel,\n        config=run.Config(\n            GPTConfig,\n";
+  for (const auto& [k, v] : kv) out += "            " + k + "=" + v + ",\n";
+  return out + "        ),\n    )";
+}
+
+std::vector<std::string> notes(const Job& j, bool has_recipe) {
+  std::vector<std::string> n;
+  if (!has_recipe)
+    n.push_back("NeMo has no recipe for " + j.model.name +
+                ": the llama3_8b recipe supplies trainer, data, optimizer and logging, and the model is a GPTConfig "
+                "of trainsim's shape (vocabulary from the tokenizer of your data module).");
+  else if (!recipes().at(j.model.name).caveat.empty())
+    n.push_back(recipes().at(j.model.name).caveat);
+  if (j.pp > 1) {
+    const std::string& s = j.schedule;
+    if (s == "gpipe") n.push_back("Schedule gpipe: NeMo (Megatron-Core) runs 1F1B, with the same bubble.");
+    if (s == "zb-h1" || s == "zb-h2") n.push_back("Schedule " + s + ": no zero-bubble schedule in NeMo; 1F1B runs.");
+    if (s == "zb-v")
+      n.push_back("Schedule zb-v: no V-shape placement or zero-bubble schedule in NeMo; interleaved 1F1B with vp = 2.");
+    if (s == "breadth-first")
+      n.push_back("Schedule breadth-first: not in NeMo; interleaved 1F1B with the same vp runs.");
+  }
+  if (j.cp > 1 && j.cp_algo == "hybrid")
+    n.push_back("Hybrid CP (a2a+p2p) also needs hierarchical_context_parallel_sizes = [" + str(j.cp_ulysses) + ", " +
+                str(j.cp / j.cp_ulysses) +
+                "] passed to Megatron-Core's initialize_model_parallel; check that your NeMo "
+                "version forwards it.");
+  if (j.zero == 2)
+    n.push_back(
+        "ZeRO-2: the distributed optimizer keeps a full gradient buffer (ZeRO-1 gradient memory); Megatron FSDP "
+        "with data_parallel_sharding_strategy=\"optim_grads\" shards gradients.");
+  if (j.zero == 3 && !j.reshard_after_forward)
+    n.push_back("reshard_after_forward = false has no Megatron FSDP switch (optim_grads is the nearest).");
+  if ((j.zero == 1 || j.zero == 2) && j.dp_shard != j.dp_cp())
+    n.push_back("HSDP shard groups of " + str(j.dp_shard) +
+                " ranks: num_distributed_optimizer_instances must also reach initialize_model_parallel; check that "
+                "your NeMo version forwards it.");
+  if (j.zero == 3 && j.dp_shard != j.dp_cp())
+    n.push_back("Shard groups of " + str(j.dp_shard) +
+                " ranks (HSDP) with Megatron FSDP: written as full sharding; check your version's HSDP support.");
+  if (j.offload_activations && !(j.pp == 1 && j.recompute == "none"))
+    n.push_back(
+        "Activation offload is not expressible: Megatron-Core's cpu_offloading supports neither pipeline "
+        "parallelism nor recomputation.");
+  if (j.dp_comm_weight != 1.0) n.push_back("dp_comm_weight (priority of data-parallel traffic) has no NeMo setting.");
+  if (!j.scatter_gather && j.pp > 1) n.push_back("scatter_gather = false has no NeMo setting.");
+  if (j.model.moe && j.precision == Precision::kFp16)
+    n.push_back("MoE in FP16: Megatron-Core's expert parallelism and grouped GEMMs need BF16.");
+  return n;
+}
+
+std::vector<EmittedFile> emit_nemo(const Job& j) {
+  const auto& m = j.model;
+  const auto it = recipes().find(m.name);
+  const bool has_recipe = it != recipes().end();
+  const std::string module = has_recipe ? it->second.module : "llama3_8b";
+  const detail::LaunchShape shape = detail::launch_shape(j);
+  const bool bf16 = j.precision != Precision::kFp16;
+  const std::string dtype = bf16 ? "torch.bfloat16" : "torch.float16";
+
+  std::string out = detail::comment(
+      detail::header(j, "nemo", "NeMo 2.0 recipe (nemo.collections.llm " + module + " recipe with overrides)."), "# ");
+  out += "#\n";
+  out +=
+      detail::comment({"Run: python nemo_recipe.py (NeMo-Run LocalExecutor on one node); on the cluster's " +
+                       str(shape.nodes) + " nodes pass an executor of yours, such as run.SlurmExecutor, to run.run."},
+                      "# ");
+  out += "#\n";
+  const auto n = notes(j, has_recipe);
+  out += n.empty() ? detail::comment({"Everything in this plan maps onto NeMo settings."}, "# ")
+                   : detail::bullets("Not expressible in NeMo, or to check:", n, "# ");
+  out += "\nimport nemo_run as run\nimport torch\n";
+  if (!has_recipe) out += "import torch.nn.functional as F\n";
+  out += "from megatron.core.distributed import DistributedDataParallelConfig\n";
+  out += "from megatron.core.transformer.enums import AttnBackend\n\n";
+  out += "from nemo.collections import llm\n";
+  if (!has_recipe) out += "from nemo.collections.llm.gpt.model.base import GPTConfig, GPTModel\n";
+  const std::string plugin = j.precision == Precision::kFp8 ? "bf16_with_fp8_mixed"
+                             : bf16                         ? "bf16_mixed"
+                                                            : "fp16_mixed";
+  out += "from nemo.collections.llm.recipes.precision.mixed_precision import " + plugin + "\n";
+  if (j.tp_comm_overlap && j.tp > 1)
+    out += "from nemo.lightning.pytorch.callbacks.megatron_comm_overlap import MegatronCommOverlapCallback\n";
+  out += "\nNUM_NODES = " + str(shape.nodes) + "\nGPUS_PER_NODE = " + str(shape.procs_per_node) + "\n\n\n";
+  out +=
+      "def trainsim_recipe(name: str = \"trainsim_plan\", log_dir: str = \"/checkpoints/trainsim_plan\") -> "
+      "run.Partial:\n";
+
+  Py p;
+  p.line("recipe = llm." + module +
+         ".pretrain_recipe(name=name, dir=log_dir, num_nodes=NUM_NODES, num_gpus_per_node=GPUS_PER_NODE)");
+  if (!has_recipe) {
+    p.line();
+    p.line("# Model: trainsim's " + m.name + " (no NeMo recipe)");
+    p.set("recipe.model", generic_model(j));
+  }
+  p.line();
+  p.line("# Parallelism: tp x cp x pp x dp = " + str(j.tp) + " x " + str(j.cp) + " x " + str(j.pp) + " x " + str(j.dp));
+  p.line("strategy = recipe.trainer.strategy");
+  p.set("strategy.tensor_model_parallel_size", str(j.tp));
+  p.set("strategy.pipeline_model_parallel_size", str(j.pp));
+  p.set("strategy.virtual_pipeline_model_parallel_size", j.vp > 1 ? str(j.vp) : "None");
+  p.set("strategy.context_parallel_size", str(j.cp));
+  p.set("strategy.sequence_parallel", py(j.sp));
+  p.set("strategy.pipeline_dtype", dtype);
+  if (m.moe) {
+    p.set("strategy.expert_model_parallel_size", str(j.ep));
+    p.set("strategy.expert_tensor_parallel_size", str(j.etp));
+  }
+  const detail::PipelineLayout layout = detail::pipeline_layout(j);
+  if (layout.kind == detail::LayoutKind::kFirstLast) {
+    if (layout.first_differs) p.set("recipe.model.config.num_layers_in_first_pipeline_stage", str(layout.first_layers));
+    if (layout.last_differs) p.set("recipe.model.config.num_layers_in_last_pipeline_stage", str(layout.last_layers));
+  }
+  if (layout.kind == detail::LayoutKind::kCustom)
+    p.set("recipe.model.config.pipeline_model_parallel_layout", dq(detail::megatron_layout(j)),
+          "layers per virtual stage " + detail::layer_list(j) + " (Megatron-Core >= 0.13)");
+  if (j.cp > 1)
+    p.set("recipe.model.config.cp_comm_type", dq(j.cp_algo == "ring"      ? "p2p"
+                                                 : j.cp_algo == "ulysses" ? "a2a"
+                                                                          : "a2a+p2p"));
+  if (m.moe) {
+    p.set("recipe.model.config.moe_token_dispatcher_type", dq("alltoall"));
+    p.set("recipe.model.config.moe_grouped_gemm", py(bf16));
+    p.set("recipe.model.config.moe_expert_capacity_factor",
+          m.moe->capacity_factor ? detail::fmt_float(*m.moe->capacity_factor) : "None", "None = dropless");
+  }
+
+  p.line();
+  p.line("# Data parallelism: ZeRO " + str(j.zero));
+  std::vector<std::pair<std::string, std::string>> ddp = {
+      {"check_for_nan_in_grad", "True"},
+      {"grad_reduce_in_fp32", py(bf16)},
+      {"overlap_grad_reduce", py(j.overlap_grad_reduce || j.overlap_param_gather)},
+      {"overlap_param_gather", py(j.overlap_param_gather)},
+      {"use_distributed_optimizer", py(j.zero >= 1)},
+  };
+  if (j.zero < 3) ddp.push_back({"bucket_size", str(j.bucket_size.count() / 4)});
+  if (j.zero == 3) ddp.push_back({"data_parallel_sharding_strategy", dq("optim_grads_params")});
+  if ((j.zero == 1 || j.zero == 2) && j.dp_shard != j.dp_cp())
+    ddp.push_back({"num_distributed_optimizer_instances", str(j.dp_cp() / j.dp_shard)});
+  std::string ddp_text = "run.Config(\n        DistributedDataParallelConfig,\n";
+  for (const auto& [k, v] : ddp) ddp_text += "        " + k + "=" + v + ",\n";
+  p.set("strategy.ddp", ddp_text + "    )");
+  if (j.zero == 3) {
+    p.set("strategy.fsdp", dq("megatron"), "Megatron FSDP (ZeRO-3)");
+    p.set("recipe.model.config.init_model_with_meta_device", "True");
+    p.set("recipe.model.config.gradient_accumulation_fusion", "False");
+  }
+  p.set("recipe.optim.config.use_distributed_optimizer", py(j.zero >= 1));
+
+  p.line();
+  p.line("# Batch: " + str(j.microbatches) + " micro-batches per pipeline per iteration");
+  p.set("recipe.data.seq_length", str(j.seq_len));
+  p.set("recipe.model.config.seq_length", str(j.seq_len));
+  p.set("recipe.data.micro_batch_size", str(j.micro_batch));
+  p.set("recipe.data.global_batch_size", str(j.global_batch));
+
+  p.line();
+  p.line("# Precision");
+  p.set("recipe.trainer.plugins", plugin + "()");
+  if (j.precision == Precision::kFp8) p.set("recipe.trainer.plugins.fp8_param_gather", py(j.fp8_param_gather));
+  p.set("recipe.optim.config.bf16", py(bf16));
+  p.set("recipe.optim.config.fp16", py(!bf16));
+  p.set("recipe.model.config.attention_backend", j.attention == "flash" ? "AttnBackend.flash" : "AttnBackend.unfused");
+
+  p.line();
+  p.line("# Activation recomputation and offload");
+  if (j.recompute == "none") {
+    p.set("recipe.model.config.recompute_granularity", "None");
+    p.set("recipe.model.config.recompute_method", "None");
+    p.set("recipe.model.config.recompute_num_layers", "None");
+  } else if (j.recompute == "selective") {
+    p.set("recipe.model.config.recompute_granularity", dq("selective"), "core attention");
+    p.set("recipe.model.config.recompute_method", "None");
+    p.set("recipe.model.config.recompute_num_layers", "None");
+  } else {
+    const int64_t largest = *std::max_element(j.layers.begin(), j.layers.end());
+    const bool all = j.recompute_layers >= largest;
+    p.set("recipe.model.config.recompute_granularity", dq("full"));
+    p.set("recipe.model.config.recompute_method", dq(all ? "uniform" : "block"));
+    p.set("recipe.model.config.recompute_num_layers", all ? "1" : str(j.recompute_layers));
+  }
+  if (j.offload_optimizer) {
+    p.set("recipe.optim.config.optimizer_cpu_offload", "True");
+    p.set("recipe.optim.config.optimizer_offload_fraction", "1.0");
+    p.set("recipe.optim.config.use_precision_aware_optimizer", "True");
+    p.set("recipe.optim.config.overlap_cpu_optimizer_d2h_h2d", "True");
+  }
+  if (j.offload_activations && j.pp == 1 && j.recompute == "none") {
+    p.set("recipe.model.config.cpu_offloading", "True");
+    p.set("recipe.model.config.cpu_offloading_num_layers", str(m.layers - 1));
+  }
+  if (j.tp_comm_overlap && j.tp > 1) {
+    p.line();
+    p.line("# Tensor-parallel communication overlap (Transformer Engine userbuffers)");
+    p.line("if recipe.trainer.callbacks is None:");
+    p.line("    recipe.trainer.callbacks = []");
+    p.line("recipe.trainer.callbacks.append(");
+    p.line("    run.Config(");
+    p.line("        MegatronCommOverlapCallback,");
+    p.line("        tp_comm_overlap=True,");
+    p.line("        overlap_grad_reduce=" + py(j.overlap_grad_reduce || j.overlap_param_gather) + ",");
+    p.line("        overlap_param_gather=" + py(j.overlap_param_gather) + ",");
+    if (j.vp > 1) p.line("        overlap_p2p_comm=" + py(j.overlap_p2p) + ",");
+    p.line("    )");
+    p.line(")");
+  }
+  p.line("return recipe");
+  out += p.text;
+  out += "\n\nif __name__ == \"__main__\":\n";
+  out += "    executor = run.LocalExecutor(ntasks_per_node=GPUS_PER_NODE, launcher=\"torchrun\")\n";
+  out += "    run.run(trainsim_recipe(), executor=executor, name=\"trainsim_plan\")\n";
+  return {EmittedFile{"nemo_recipe.py", out, false}};
+}
+
+}  // namespace
+}  // namespace trainsim::planner::emit
+
+TRAINSIM_REGISTER_EMITTER(nemo, "nemo", "NeMo 2.0 recipe override (nemo_recipe.py: nemo.collections.llm + NeMo-Run)",
+                          ::trainsim::planner::emit::emit_nemo)
