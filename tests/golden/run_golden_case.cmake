@@ -13,7 +13,8 @@
 #                  -DTRACE=ON); their outputs must be identical and equal to expected/report.json.
 #                  Retries up to 5 times until the two runs are seen to overlap in time.
 # MODE child:      one of the two processes of MODE concurrent (internal).
-# MODE listed:     -DGOLDEN_DIR=<tests/golden> -DCASES=a,b: every case folder is listed.
+# MODE listed:     -DGOLDEN_DIR=<tests/golden> -DCASES=a,b [-DSUITES=c]: every case folder is listed
+#                  (folders named in SUITES have their own driver).
 #
 # With -DUPDATE=ON, or TRAINSIM_UPDATE_GOLDEN=1 in the environment, text/json/trace rewrite the
 # expected files (after the run-twice check) instead of comparing: review the diff before committing.
@@ -32,9 +33,10 @@ set(kMaxTraceBytes 307200)
 if(MODE STREQUAL "listed")
   file(GLOB entries RELATIVE "${GOLDEN_DIR}" "${GOLDEN_DIR}/*")
   string(REPLACE "," ";" cases "${CASES}")
+  string(REPLACE "," ";" suites "${SUITES}")
   set(bad "")
   foreach(e IN LISTS entries)
-    if(IS_DIRECTORY "${GOLDEN_DIR}/${e}" AND NOT e IN_LIST cases)
+    if(IS_DIRECTORY "${GOLDEN_DIR}/${e}" AND NOT e IN_LIST cases AND NOT e IN_LIST suites)
       string(APPEND bad "  ${e}/ is not listed in tests/golden/CMakeLists.txt\n")
     endif()
   endforeach()

@@ -1,0 +1,137 @@
+// --emit megatron: the plan -> Megatron-LM flag mapping (docs/emitters.md).
+#include <gtest/gtest.h>
+
+#include "emit_test_support.hpp"
+
+namespace trainsim::planner::emit {
+namespace {
+
+using testing::flag_value;
+using testing::has_flag;
+using testing::Json;
+using testing::with;
+
+std::string args(const Json& j) { return testing::file("megatron", testing::job(j), "megatron_args.sh"); }
+
+TEST(MegatronEmitter, ParallelSizesAndBatch) {
+  const std::string a = args(testing::llama70b());
+  EXPECT_EQ(flag_value(a, "--tensor-model-parallel-size"), "8");
+  EXPECT_EQ(flag_value(a, "--pipeline-model-parallel-size"), "4");
+  EXPECT_EQ(flag_value(a, "--micro-batch-size"), "1");
+  EXPECT_EQ(flag_value(a, "--global-batch-size"), "512");
+  EXPECT_EQ(flag_value(a, "--seq-length"), "8192");
+  EXPECT_TRUE(has_flag(a, "--sequence-parallel"));
+  EXPECT_EQ(flag_value(a, "--recompute-granularity"), "selective");
+  EXPECT_EQ(flag_value(a, "--recompute-method"), "");  // Megatron rejects a method with selective
+  EXPECT_TRUE(has_flag(a, "--bf16"));
+  EXPECT_EQ(flag_value(a, "--attention-backend"), "flash");
+  EXPECT_TRUE(testing::contains(a, "export CUDA_DEVICE_MAX_CONNECTIONS=1"));
+  EXPECT_TRUE(testing::contains(a, "exec torchrun --nnodes 32 --nproc-per-node 8"));
+  EXPECT_TRUE(emit("megatron", testing::job(testing::llama70b()))[0].executable);
+}
+
+TEST(MegatronEmitter, VirtualStagesGiveLayersPerVirtualStage) {
+  // --num-layers-per-virtual-pipeline-stage = layers / (pp x vp).
+  for (const auto& [pp, vp] : {std::pair{4, 5}, std::pair{4, 2}, std::pair{2, 4}, std::pair{8, 5}}) {
+    const int64_t gpus = 8 * pp * 2;
+    const std::string a =
+        args(with(testing::llama70b(), Json{{"gpus", gpus}, {"pp", pp}, {"vp", vp}, {"global_batch", 64}}));
+    EXPECT_EQ(flag_value(a, "--num-layers-per-virtual-pipeline-stage"), std::to_string(80 / (pp * vp))) << pp << vp;
+  }
+  const std::string one = args(with(testing::llama70b(), Json{{"vp", 1}, {"schedule", "1f1b"}}));
+  EXPECT_EQ(flag_value(one, "--num-layers-per-virtual-pipeline-stage"), "");
+}
+
+TEST(MegatronEmitter, ZeroStagesMapToTheDistributedOptimizerOrFsdp) {
+  EXPECT_FALSE(has_flag(args(with(testing::llama70b(), Json{{"zero", 0}})), "--use-distributed-optimizer"));
+  for (const int zero : {1, 2}) {
+    const std::string a = args(with(testing::llama70b(), Json{{"zero", zero}}));
+    EXPECT_TRUE(has_flag(a, "--use-distributed-optimizer")) << zero;
+    EXPECT_FALSE(has_flag(a, "--use-custom-fsdp")) << zero;
+  }
+  const std::string z3 = args(with(testing::llama70b(), Json{{"zero", 3}}));
+  EXPECT_FALSE(has_flag(z3, "--use-distributed-optimizer"));
+  EXPECT_TRUE(has_flag(z3, "--use-custom-fsdp"));
+  EXPECT_EQ(flag_value(z3, "--data-parallel-sharding-strategy"), "optim_grads_params");
+  EXPECT_FALSE(testing::contains(z3, "export CUDA_DEVICE_MAX_CONNECTIONS"));  // FSDP needs more than one queue
+  // HSDP: shard groups of 4 of the 8 data-parallel ranks -> 2 distributed-optimizer instances.
+  const std::string hsdp = args(with(testing::llama70b(), Json{{"zero", 1}, {"dp_shard", 4}}));
+  EXPECT_EQ(flag_value(hsdp, "--num-distributed-optimizer-instances"), "2");
+  // Overlap flags and the bucket in elements of fp32 gradients (160 MB -> 40M).
+  const std::string ov = args(with(testing::llama70b(), Json{{"overlap_param_gather", true}}));
+  EXPECT_TRUE(has_flag(ov, "--overlap-grad-reduce"));
+  EXPECT_TRUE(has_flag(ov, "--overlap-param-gather"));
+  EXPECT_EQ(flag_value(ov, "--ddp-bucket-size"), "40000000");
+}
+
+TEST(MegatronEmitter, UnevenPipelines) {
+  const Json base =
+      with(testing::llama70b(), Json{{"gpus", 128}, {"vp", 1}, {"schedule", "1f1b"}, {"global_batch", 64}});
+  const std::string fl = args(with(base, Json{{"pp_layout", "18,21,21,20"}}));
+  EXPECT_EQ(flag_value(fl, "--decoder-first-pipeline-num-layers"), "18");
+  EXPECT_EQ(flag_value(fl, "--decoder-last-pipeline-num-layers"), "20");
+  EXPECT_EQ(flag_value(fl, "--pipeline-model-parallel-layout"), "");
+  // With virtual stages Megatron wants --num-virtual-stages-per-pipeline-rank, not layers per stage.
+  const std::string flv =
+      args(with(base, Json{{"vp", 2}, {"schedule", "interleaved"}, {"pp_layout", "9,10,10,11,9,10,10,11"}}));
+  EXPECT_EQ(flag_value(flv, "--decoder-first-pipeline-num-layers"), "18");
+  EXPECT_EQ(flag_value(flv, "--decoder-last-pipeline-num-layers"), "22");
+  EXPECT_EQ(flag_value(flv, "--num-virtual-stages-per-pipeline-rank"), "2");
+  EXPECT_EQ(flag_value(flv, "--num-layers-per-virtual-pipeline-stage"), "");
+  const std::string custom = args(with(base, Json{{"pp_layout", "19,22,20,19"}}));
+  EXPECT_EQ(flag_value(custom, "--pipeline-model-parallel-layout"), "'Et*19|t*22|t*20|t*19L'");
+  EXPECT_EQ(flag_value(custom, "--decoder-first-pipeline-num-layers"), "");
+}
+
+TEST(MegatronEmitter, ContextParallelCommTypes) {
+  const Json cp = {{"model", "llama3-8b"}, {"cluster", "dgx-h100"}, {"gpus", 64}, {"tp", 2}, {"cp", 4},
+                   {"seq_len", 131072},    {"global_batch", 16}};
+  const std::string ring = args(with(cp, Json{{"cp_algo", "ring"}}));
+  EXPECT_EQ(flag_value(ring, "--context-parallel-size"), "4");
+  EXPECT_EQ(flag_value(ring, "--cp-comm-type"), "p2p");
+  EXPECT_EQ(flag_value(args(with(cp, Json{{"cp_algo", "ulysses"}})), "--cp-comm-type"), "a2a");
+  const std::string hybrid = args(with(cp, Json{{"cp_algo", "hybrid"}, {"tp", 4}, {"gpus", 128}}));
+  EXPECT_EQ(flag_value(hybrid, "--cp-comm-type"), "a2a+p2p");
+  EXPECT_TRUE(testing::contains(hybrid, "--hierarchical-context-parallel-sizes 2 2"));
+}
+
+TEST(MegatronEmitter, MixtureOfExperts) {
+  const Json mixtral = {
+      {"model", "mixtral-8x7b"}, {"cluster", "dgx-h100"}, {"gpus", 64}, {"tp", 2}, {"pp", 4}, {"ep", 8}, {"zero", 1},
+      {"global_batch", 256},     {"seq_len", 4096}};
+  const std::string a = args(mixtral);
+  EXPECT_EQ(flag_value(a, "--num-experts"), "8");
+  EXPECT_EQ(flag_value(a, "--moe-router-topk"), "2");
+  EXPECT_EQ(flag_value(a, "--moe-ffn-hidden-size"), "14336");
+  EXPECT_EQ(flag_value(a, "--expert-model-parallel-size"), "8");
+  EXPECT_EQ(flag_value(a, "--expert-tensor-parallel-size"), "2");
+  EXPECT_EQ(flag_value(a, "--moe-token-dispatcher-type"), "alltoall");
+  EXPECT_TRUE(has_flag(a, "--moe-grouped-gemm"));
+  EXPECT_EQ(flag_value(a, "--moe-layer-freq"), "");  // every layer is MoE
+  EXPECT_TRUE(has_flag(a, "--group-query-attention"));
+  EXPECT_EQ(flag_value(a, "--num-query-groups"), "8");
+  const std::string ds = args(Json{
+      {"model", "deepseek-v3"}, {"cluster", "dgx-h100"}, {"gpus", 64}, {"tp", 8}, {"ep", 8}, {"global_batch", 64}});
+  EXPECT_EQ(flag_value(ds, "--moe-layer-freq"), "'([0]*3+[1]*58)'");
+  EXPECT_EQ(flag_value(ds, "--moe-shared-expert-intermediate-size"), "2048");
+}
+
+TEST(MegatronEmitter, RecomputePrecisionAndSchedules) {
+  const std::string full = args(with(testing::llama70b(), Json{{"recompute", "full"}}));
+  EXPECT_EQ(flag_value(full, "--recompute-method"), "uniform");
+  EXPECT_EQ(flag_value(full, "--recompute-num-layers"), "1");
+  const std::string block = args(with(testing::llama70b(), Json{{"recompute", "full"}, {"recompute_layers", 3}}));
+  EXPECT_EQ(flag_value(block, "--recompute-method"), "block");
+  EXPECT_EQ(flag_value(block, "--recompute-num-layers"), "3");
+  const std::string fp8 = args(with(testing::llama70b(), Json{{"precision", "fp8"}, {"fp8_param_gather", true}}));
+  EXPECT_TRUE(has_flag(fp8, "--bf16"));
+  EXPECT_EQ(flag_value(fp8, "--fp8-format"), "hybrid");
+  EXPECT_TRUE(has_flag(fp8, "--fp8-param-gather"));
+  const std::string zb = args(with(testing::llama70b(), Json{{"vp", 1}, {"schedule", "zb-h1"}}));
+  EXPECT_TRUE(testing::contains(zb, "Megatron-LM has no zero-bubble schedule")) << zb;
+  const std::string plain = args(with(testing::llama70b(), Json{{"vp", 1}, {"schedule", "1f1b"}}));
+  EXPECT_FALSE(testing::contains(plain, "zero-bubble"));
+}
+
+}  // namespace
+}  // namespace trainsim::planner::emit
