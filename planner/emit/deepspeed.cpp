@@ -92,8 +92,8 @@ std::vector<std::string> ds_notes(const Job& j) {
   }
   if (j.cp > 1) {
     const int64_t kv_local = m.kv_heads_or_heads() / j.tp;
-    if (j.cp_algo != "ulysses")
-      n.push_back("Context parallelism " + j.cp_algo +
+    if (detail::cp_algorithm(j) != "ulysses")
+      n.push_back("Context parallelism " + detail::cp_algorithm(j) +
                   ": DeepSpeed has Ulysses (all-to-all) sequence parallelism only; --ds-sequence-parallel-size " +
                   str(j.cp) + " runs Ulysses, which needs the KV heads per TP rank divisible by " + str(j.cp) +
                   (kv_local % j.cp == 0 ? std::string(" (they are: ") + str(kv_local) + ")."

@@ -100,7 +100,7 @@ std::vector<std::string> notes(const Job& j, bool has_recipe) {
     if (s == "breadth-first")
       n.push_back("Schedule breadth-first: not in NeMo; interleaved 1F1B with the same vp runs.");
   }
-  if (j.cp > 1 && j.cp_algo == "hybrid")
+  if (j.cp > 1 && detail::cp_algorithm(j) == "hybrid")
     n.push_back("Hybrid CP (a2a+p2p) also needs hierarchical_context_parallel_sizes = [" + str(j.cp_ulysses) + ", " +
                 str(j.cp / j.cp_ulysses) +
                 "] passed to Megatron-Core's initialize_model_parallel; check that your NeMo "
@@ -196,9 +196,9 @@ std::vector<EmittedFile> emit_nemo(const Job& j) {
     p.set("recipe.model.config.pipeline_model_parallel_layout", dq(detail::megatron_layout(j)),
           "layers per virtual stage " + detail::layer_list(j) + " (Megatron-Core >= 0.13)");
   if (j.cp > 1)
-    p.set("recipe.model.config.cp_comm_type", dq(j.cp_algo == "ring"      ? "p2p"
-                                                 : j.cp_algo == "ulysses" ? "a2a"
-                                                                          : "a2a+p2p"));
+    p.set("recipe.model.config.cp_comm_type", dq(detail::cp_algorithm(j) == "ring"      ? "p2p"
+                                                 : detail::cp_algorithm(j) == "ulysses" ? "a2a"
+                                                                                        : "a2a+p2p"));
   if (m.moe) {
     p.set("recipe.model.config.moe_token_dispatcher_type", dq("alltoall"));
     p.set("recipe.model.config.moe_grouped_gemm", py(bf16));

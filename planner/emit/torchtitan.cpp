@@ -127,8 +127,8 @@ std::vector<EmittedFile> emit_torchtitan(const Job& j) {
     notes.push_back("Schedule " + j.schedule +
                     ": torch.distributed.pipelining's zero-bubble schedules are multi-stage (InterleavedZeroBubble, "
                     "ZBVZeroBubble); 1F1B is written. InterleavedZeroBubble with two stages per rank is the nearest.");
-  if (j.cp > 1 && j.cp_algo != "ring")
-    notes.push_back("Context parallelism " + j.cp_algo +
+  if (j.cp > 1 && detail::cp_algorithm(j) != "ring")
+    notes.push_back("Context parallelism " + detail::cp_algorithm(j) +
                     ": torchtitan has ring attention only; context_parallel_degree " + str(j.cp) + " runs the ring.");
   if (j.recompute == "selective")
     notes.push_back(

@@ -124,6 +124,13 @@ std::string shell_word(const std::string& s) {
   return out + "'";
 }
 
+std::string cp_algorithm(const Job& j) {
+  if (j.cp_algo != "hybrid") return j.cp_algo;
+  if (j.cp_ulysses == j.cp) return "ulysses";
+  if (j.cp_ulysses == 1) return "ring";
+  return "hybrid";
+}
+
 std::string render_shell_arrays(const std::vector<ShellArgGroup>& groups, const std::string& joined) {
   std::string out;
   std::vector<std::string> names;

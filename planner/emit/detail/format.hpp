@@ -52,6 +52,10 @@ struct ShellArgGroup {
 // One bash array per non-empty group, then `joined` holding all of them in order.
 std::string render_shell_arrays(const std::vector<ShellArgGroup>& groups, const std::string& joined);
 
+// The context-parallel algorithm in effect: "ring", "ulysses" or "hybrid"; a hybrid whose Ulysses
+// degree is cp (or 1) is plain Ulysses (or ring).
+std::string cp_algorithm(const Job& j);
+
 // How torchrun lays the ranks out: `nodes` x `procs_per_node` = gpus. `whole_nodes` is false when
 // the GPU count does not fill whole nodes of the cluster (fewer processes per node are used).
 struct LaunchShape {

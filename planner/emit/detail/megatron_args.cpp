@@ -110,9 +110,10 @@ void parallel_args(const Job& j, MegatronCommand& c) {
   if (j.sp) b.flag("--sequence-parallel");
   if (j.cp > 1) {
     b.arg("--context-parallel-size", j.cp);
-    if (j.cp_algo == "ring") b.arg("--cp-comm-type", "p2p", "ring attention");
-    if (j.cp_algo == "ulysses") b.arg("--cp-comm-type", "a2a", "Ulysses all-to-all");
-    if (j.cp_algo == "hybrid") {
+    const std::string algo = cp_algorithm(j);
+    if (algo == "ring") b.arg("--cp-comm-type", "p2p", "ring attention");
+    if (algo == "ulysses") b.arg("--cp-comm-type", "a2a", "Ulysses all-to-all");
+    if (algo == "hybrid") {
       b.arg("--cp-comm-type", "a2a+p2p", "Ulysses inside, ring across");
       b.arg("--hierarchical-context-parallel-sizes", str(j.cp_ulysses) + " " + str(j.cp / j.cp_ulysses),
             "a2a group, p2p group");

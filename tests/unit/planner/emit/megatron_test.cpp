@@ -93,6 +93,10 @@ TEST(MegatronEmitter, ContextParallelCommTypes) {
   const std::string hybrid = args(with(cp, Json{{"cp_algo", "hybrid"}, {"tp", 4}, {"gpus", 128}}));
   EXPECT_EQ(flag_value(hybrid, "--cp-comm-type"), "a2a+p2p");
   EXPECT_TRUE(testing::contains(hybrid, "--hierarchical-context-parallel-sizes 2 2"));
+  // A hybrid whose Ulysses degree is the whole cp group is plain Ulysses.
+  const std::string all_a2a = args(with(cp, Json{{"cp_algo", "hybrid"}, {"cp", 2}, {"gpus", 32}}));
+  EXPECT_EQ(flag_value(all_a2a, "--cp-comm-type"), "a2a");
+  EXPECT_EQ(flag_value(all_a2a, "--hierarchical-context-parallel-sizes"), "");
 }
 
 TEST(MegatronEmitter, MixtureOfExperts) {
