@@ -50,9 +50,31 @@ Json scalar(const std::string& v) {
 }
 
 const std::vector<std::string>& output_flags() {
-  static const std::vector<std::string> flags = {
-      "--json",         "--trace", "--fidelity",        "--help", "--op", "--sizes", "--algo", "--dot",
-      "--measurements", "--save",  "--calibration-out", "--reps"};
+  static const std::vector<std::string> flags = {"--json",
+                                                 "--trace",
+                                                 "--fidelity",
+                                                 "--help",
+                                                 "--op",
+                                                 "--sizes",
+                                                 "--algo",
+                                                 "--dot",
+                                                 "--measurements",
+                                                 "--save",
+                                                 "--calibration-out",
+                                                 "--reps",
+                                                 "--top",
+                                                 "--objective",
+                                                 "--tokens",
+                                                 "--price-per-gpu-hour",
+                                                 "--emit",
+                                                 "--out",
+                                                 "--threads",
+                                                 "--rerank",
+                                                 "--headroom",
+                                                 "--max-micro-batch",
+                                                 "--max-vp",
+                                                 "--override",
+                                                 "--rerank-flow"};
   return flags;
 }
 }  // namespace
@@ -108,9 +130,20 @@ Args parse_args(int argc, const char* const* argv) {
       next_value(false);
       a.link_csv = value;
     } else if (arg == "--op" || arg == "--sizes" || arg == "--algo" || arg == "--dot" || arg == "--measurements" ||
-               arg == "--save" || arg == "--calibration-out" || arg == "--reps") {
+               arg == "--save" || arg == "--calibration-out" || arg == "--reps" || arg == "--top" ||
+               arg == "--objective" || arg == "--tokens" || arg == "--price-per-gpu-hour" || arg == "--emit" ||
+               arg == "--out" || arg == "--threads" || arg == "--rerank" || arg == "--headroom" ||
+               arg == "--max-micro-batch" || arg == "--max-vp" || arg == "--rerank-flow") {
       next_value(false);
       a.command_options[arg.substr(2)] = value;
+    } else if (arg == "--override") {
+      next_value(false);
+      a.overrides.push_back(value);
+    } else if (arg == "--gpus" && (has_value || i + 1 < argc) &&
+               (has_value ? value : std::string(argv[i + 1])).find(':') != std::string::npos) {
+      // A range of cluster sizes (`trainsim plan --gpus 1024:16384`).
+      next_value(false);
+      a.command_options["gpus-range"] = value;
     } else if (arg == "--fidelity") {
       next_value(false);
       a.fidelity = sim::config::read_enum(Json(value), "--fidelity", {"representative", "full"});

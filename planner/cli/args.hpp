@@ -21,7 +21,10 @@ struct Args {
   std::string link_csv;  // --link-csv: per-link utilization over time (flow network)
   std::string fidelity = "representative";
   std::map<std::string, std::string>
-      command_options;  // --op, --sizes, --algo, --dot, --measurements, --save, --calibration-out, --reps
+      command_options;  // --op, --sizes, --algo, --dot, --measurements, --save, --calibration-out, --reps, and plan's
+                        // --top, --objective, --tokens, --price-per-gpu-hour, --emit, --out, --threads, --rerank,
+                        // --headroom, --max-micro-batch, --max-vp, --gpus-range
+  std::vector<std::string> overrides;  // --override cluster.KEY=VALUE / gpu.KEY=VALUE (repeatable)
   bool json = false;
 };
 

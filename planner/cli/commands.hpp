@@ -21,6 +21,8 @@ int run_list(const Args& args, std::ostream& out);
 int run_config(const Args& args, std::ostream& out);
 int run_collective(const Args& args, std::ostream& out);
 int run_topology(const Args& args, std::ostream& out);
+// `trainsim plan` (plan.cpp); under mpirun every rank searches its share and rank 0 prints.
+int run_plan(const Args& args, std::ostream& out);
 // `command_line` is recorded in the measurements' provenance.
 int run_validate(const Args& args, std::ostream& out, const std::string& command_line);
 void print_help(std::ostream& out);

@@ -1,0 +1,241 @@
+// `trainsim plan`: search every parallel configuration (planner/search/), report the ranking,
+// explain the winner, sweep cluster sizes, compare what-if hardware, and write launch configs.
+#include <unistd.h>
+
+#include <cmath>
+#include <cstdio>
+#include <fstream>
+#include <iostream>
+#include <sstream>
+#include <thread>
+
+#include "models/workload/job.hpp"
+#include "planner/cli/commands.hpp"
+#include "planner/cli/job_input.hpp"
+#include "planner/cli/overrides.hpp"
+#include "planner/cli/plan_report.hpp"
+#include "planner/emit/emitter.hpp"
+#include "planner/search/distributed.hpp"
+#include "planner/search/pareto.hpp"
+#include "planner/search/search.hpp"
+#include "sim/error.hpp"
+
+namespace trainsim::planner::cli {
+
+using sim::config::Json;
+
+namespace {
+
+std::string option(const Args& args, const std::string& key, const std::string& fallback) {
+  const auto it = args.command_options.find(key);
+  return it == args.command_options.end() ? fallback : it->second;
+}
+
+int64_t int_option(const Args& args, const std::string& key, int64_t fallback, int64_t lo, int64_t hi) {
+  const auto it = args.command_options.find(key);
+  if (it == args.command_options.end()) return fallback;
+  char* end = nullptr;
+  const long long v = std::strtoll(it->second.c_str(), &end, 10);
+  if (it->second.empty() || *end != '\0' || v < lo || v > hi)
+    throw ConfigError("--" + key, "expected an integer in [" + std::to_string(lo) + ", " + std::to_string(hi) +
+                                      "], got \"" + it->second + "\"");
+  return v;
+}
+
+double number_option(const Args& args, const std::string& key, double fallback, double lo, double hi) {
+  const auto it = args.command_options.find(key);
+  if (it == args.command_options.end()) return fallback;
+  char* end = nullptr;
+  const double v = std::strtod(it->second.c_str(), &end);
+  if (it->second.empty() || *end != '\0' || !(v >= lo && v <= hi)) {
+    char range[96];
+    std::snprintf(range, sizeof range, "[%g, %g]", lo, hi);
+    throw ConfigError("--" + key, "expected a number in " + std::string(range) + ", got \"" + it->second + "\"");
+  }
+  return v;
+}
+
+// "15T", "2.5e12", "300B" tokens.
+double parse_tokens(const std::string& text) {
+  char* end = nullptr;
+  double v = std::strtod(text.c_str(), &end);
+  const std::string suffix(end);
+  if (suffix == "T")
+    v *= 1e12;
+  else if (suffix == "B" || suffix == "G")
+    v *= 1e9;
+  else if (suffix == "M")
+    v *= 1e6;
+  else if (!suffix.empty())
+    v = -1;
+  if (text.empty() || end == text.c_str() || !(v > 0))
+    throw ConfigError("--tokens", "expected a positive token count such as 15T, 300B or 2e12, got \"" + text + "\"");
+  return v;
+}
+
+// "1024:16384": powers of two from the first to the last.
+std::vector<int64_t> parse_range(const std::string& text) {
+  const auto colon = text.find(':');
+  auto num = [&](const std::string& s) {
+    char* end = nullptr;
+    const long long v = std::strtoll(s.c_str(), &end, 10);
+    if (s.empty() || *end != '\0' || v < 1) return int64_t{-1};
+    return static_cast<int64_t>(v);
+  };
+  const int64_t lo = num(text.substr(0, colon)), hi = num(text.substr(colon + 1));
+  if (lo < 1 || hi < lo)
+    throw ConfigError("--gpus", "expected a range MIN:MAX with 1 <= MIN <= MAX, got \"" + text + "\"",
+                      "e.g. --gpus 1024:16384 (doubling)");
+  std::vector<int64_t> out;
+  for (int64_t g = lo; g <= hi; g *= 2) out.push_back(g);
+  if (out.back() != hi) out.push_back(hi);
+  return out;
+}
+
+// A terminal progress bar on stderr (rank 0, only when stderr is a terminal).
+std::function<void(int64_t, int64_t)> progress_bar(const std::string& label) {
+  if (!isatty(2) || !search::Distributed::instance().root()) return {};
+  return [label](int64_t done, int64_t total) {
+    const int width = 30;
+    const double f = total > 0 ? static_cast<double>(done) / static_cast<double>(total) : 1.0;
+    const int fill = static_cast<int>(f * width);
+    std::fprintf(stderr, "\r%s [%s%s] %3.0f%%", label.c_str(), std::string(static_cast<size_t>(fill), '#').c_str(),
+                 std::string(static_cast<size_t>(width - fill), ' ').c_str(), 100.0 * f);
+    if (done >= total) std::fprintf(stderr, "\r%s\r", std::string(label.size() + width + 8, ' ').c_str());
+    std::fflush(stderr);
+  };
+}
+
+struct Setup {
+  models::workload::JobSpec spec;
+  models::workload::Job hardware;
+};
+
+Setup setup(const Json& job_json, int64_t gpus) {
+  Json j = job_json;
+  j["gpus"] = gpus;
+  Setup s;
+  s.spec = models::workload::parse_job(j);
+  s.hardware = models::workload::resolve_hardware(s.spec);
+  if (gpus > s.hardware.cluster.max_gpus)
+    throw ConfigError("--gpus",
+                      std::to_string(gpus) + " GPUs exceed cluster \"" + s.hardware.cluster.name + "\"'s maximum of " +
+                          std::to_string(s.hardware.cluster.max_gpus),
+                      "use at most " + std::to_string(s.hardware.cluster.max_gpus) + " GPUs");
+  if (s.spec.global_batch <= 0)
+    throw ConfigError("--global-batch", "is required", "pass --global-batch N (sequences per iteration)");
+  return s;
+}
+
+}  // namespace
+
+int run_plan(const Args& args, std::ostream& out) {
+  auto& dist = search::Distributed::instance();
+  PlanReportOptions ro;
+  ro.json = args.json;
+  ro.objective =
+      sim::config::read_enum(Json(option(args, "objective", "time")), "--objective", {"time", "cost", "energy"});
+  if (args.command_options.count("tokens")) ro.tokens = parse_tokens(args.command_options.at("tokens"));
+  ro.price_per_gpu_hour = number_option(args, "price-per-gpu-hour", 0.0, 0.0, 1e6);
+  ro.top = int_option(args, "top", 10, 1, 1000);
+
+  search::SearchOptions so;
+  so.keep = ro.top;
+  so.rerank = int_option(args, "rerank", 100, 0, 100000);
+  so.rerank_flow = int_option(args, "rerank-flow", 10, 0, 100000);
+  so.headroom = number_option(args, "headroom", 0.9, 0.05, 1.0);
+  so.space.max_micro_batch = int_option(args, "max-micro-batch", 16, 1, 4096);
+  so.space.max_vp = int_option(args, "max-vp", 8, 1, 64);
+  const int64_t hw_threads = std::max<int64_t>(1, std::thread::hardware_concurrency());
+  const char* local = std::getenv("OMPI_COMM_WORLD_LOCAL_SIZE");
+  const int64_t local_ranks = local ? std::max(1, std::atoi(local)) : 1;
+  so.threads = static_cast<int>(int_option(args, "threads", std::max<int64_t>(1, hw_threads / local_ranks), 1, 1024));
+  ro.headroom = so.headroom;
+
+  // The job: flags over the file; a GPU range stands in for --gpus.
+  Args a = args;
+  std::vector<int64_t> sizes;
+  if (args.command_options.count("gpus-range")) {
+    sizes = parse_range(args.command_options.at("gpus-range"));
+    a.job_flags["gpus"] = sizes.front();
+  }
+  const Json base_json = job_json(a);
+  if (sizes.empty()) sizes = {base_json.at("gpus").get<int64_t>()};
+  Json given = base_json;
+  given.erase("gpus");
+  if (ro.objective == "energy") ro.require_power = true;
+
+  // Launch configs: names and folder checked before the search runs.
+  std::vector<std::string> emitters;
+  if (args.command_options.count("emit")) {
+    if (option(args, "out", "").empty()) throw ConfigError("--out", "is required with --emit", "pass --out DIR");
+    const std::string names = args.command_options.at("emit");
+    size_t start = 0;
+    while (true) {
+      const size_t comma = names.find(',', start);
+      emitters.push_back(names.substr(start, comma == std::string::npos ? std::string::npos : comma - start));
+      emit::EmitterRegistry::instance().get(emitters.back(), "--emit");
+      if (comma == std::string::npos) break;
+      start = comma + 1;
+    }
+  } else if (args.command_options.count("out")) {
+    throw ConfigError("--out", "only applies with --emit", "add --emit megatron|nemo|deepspeed|torchtitan|slurm");
+  }
+  const Json what_if_json = apply_overrides(base_json, args.overrides);
+  ro.overrides = args.overrides;
+
+  if (sizes.size() > 1) {
+    // Sweep: one search per size, fewer re-simulations each.
+    so.rerank = args.command_options.count("rerank") ? so.rerank : std::min<int64_t>(so.rerank, 10);
+    std::vector<SizeResult> rows;
+    for (const int64_t g : sizes) {
+      Setup s = setup(what_if_json, g);
+      so.progress = progress_bar(std::to_string(g) + " GPUs");
+      SizeResult row;
+      row.gpus = g;
+      try {
+        row.result = search::run_search(s.hardware, s.spec, given, so);
+        row.job = search::plan_job(s.hardware, s.spec, row.result.plans.front().candidate);
+        row.ok = true;
+      } catch (const PlanError& e) {
+        row.why = e.what();
+      } catch (const ConfigError& e) {
+        row.why = e.message();
+      }
+      rows.push_back(std::move(row));
+    }
+    if (!dist.root()) return kExitOk;
+    print_sweep(out, rows, ro);
+    bool any = false;
+    for (const auto& r : rows) any = any || r.ok;
+    if (!any) throw PlanError("plan", "no cluster size in the range has a configuration that fits", "use more GPUs");
+    return kExitOk;
+  }
+
+  Setup s = setup(what_if_json, sizes.front());
+  so.progress = progress_bar("plan");
+  const search::SearchResult r = search::run_search(s.hardware, s.spec, given, so);
+  std::optional<BaselineResult> baseline;
+  if (!args.overrides.empty()) {
+    Setup b = setup(base_json, sizes.front());
+    so.progress = progress_bar("baseline");
+    BaselineResult br;
+    try {
+      br.result = search::run_search(b.hardware, b.spec, given, so);
+      br.job = search::plan_job(b.hardware, b.spec, br.result.plans.front().candidate);
+      br.ok = true;
+    } catch (const PlanError& e) {
+      br.why = e.what();
+    }
+    baseline = std::move(br);
+  }
+  const models::workload::Job winner = search::plan_job(s.hardware, s.spec, r.plans.front().candidate);
+  if (!dist.root()) return kExitOk;
+  std::vector<std::string> written;
+  for (const auto& name : emitters)
+    for (const auto& f : emit::write_files(option(args, "out", ""), emit::emit(name, winner))) written.push_back(f);
+  print_plan(out, r, s.hardware, s.spec, winner, ro, baseline ? &*baseline : nullptr, written);
+  return kExitOk;
+}
+
+}  // namespace trainsim::planner::cli

@@ -1,0 +1,334 @@
+#include "planner/cli/plan_report.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+
+#include "models/llm/layer_ops.hpp"
+#include "models/llm/moe.hpp"
+#include "planner/cli/report.hpp"
+#include "planner/search/distributed.hpp"
+#include "planner/search/pareto.hpp"
+#include "sim/error.hpp"
+
+namespace trainsim::planner::cli {
+
+using models::workload::Job;
+using sim::config::Json;
+
+namespace {
+
+std::string fmt(const char* f, double v) {
+  char buf[96];
+  std::snprintf(buf, sizeof buf, f, v);
+  return buf;
+}
+
+// 1234567 -> "1,234,567".
+std::string grouped(int64_t v) {
+  std::string s = std::to_string(v < 0 ? -v : v), out;
+  for (size_t i = 0; i < s.size(); ++i) {
+    if (i > 0 && (s.size() - i) % 3 == 0) out += ',';
+    out += s[i];
+  }
+  return (v < 0 ? "-" : "") + out;
+}
+
+std::string pad(const std::string& s, size_t w) { return s.size() >= w ? s : s + std::string(w - s.size(), ' '); }
+std::string lpad(const std::string& s, size_t w) { return s.size() >= w ? s : std::string(w - s.size(), ' ') + s; }
+
+double gib(double bytes) { return bytes / (1024.0 * 1024.0 * 1024.0); }
+
+// Model FLOPs of one iteration (as `trainsim simulate` counts them for MFU).
+double model_flops(const Job& j) {
+  const double fwd = j.model.moe ? models::llm::moe_forward_model_flops_per_sequence(j.model, j.seq_len)
+                                 : models::llm::forward_model_flops_per_sequence(j.model, j.seq_len);
+  return 3.0 * fwd * static_cast<double>(j.global_batch);
+}
+
+struct Economics {
+  double tokens_per_iter = 0;
+  double gpu_hours_per_mtok = 0;  // GPU-hours per million tokens
+  double days = -1, gpu_hours = -1, cost = -1, energy_mwh = -1;
+};
+
+Economics economics(const Job& j, double iteration_s, const PlanReportOptions& o) {
+  Economics e;
+  e.tokens_per_iter = static_cast<double>(j.global_batch) * static_cast<double>(j.seq_len);
+  e.gpu_hours_per_mtok = static_cast<double>(j.gpus) * iteration_s / 3600.0 * 1e6 / e.tokens_per_iter;
+  if (o.tokens > 0) {
+    const double seconds = o.tokens / e.tokens_per_iter * iteration_s;
+    e.days = seconds / 86400.0;
+    e.gpu_hours = static_cast<double>(j.gpus) * seconds / 3600.0;
+    if (o.price_per_gpu_hour > 0) e.cost = e.gpu_hours * o.price_per_gpu_hour;
+    if (j.gpu.tdp_watts > 0) e.energy_mwh = e.gpu_hours * j.gpu.tdp_watts / 1e6;
+  }
+  return e;
+}
+
+// The quantity --objective minimises, per token (so sizes compare).
+double objective_value(const Job& j, double iteration_s, const PlanReportOptions& o) {
+  const Economics e = economics(j, iteration_s, o);
+  if (o.objective == "cost") return e.gpu_hours_per_mtok * (o.price_per_gpu_hour > 0 ? o.price_per_gpu_hour : 1.0);
+  if (o.objective == "energy") return e.gpu_hours_per_mtok * j.gpu.tdp_watts;
+  return iteration_s / e.tokens_per_iter;
+}
+
+Json plan_json(const search::Plan& p, const Job& j, int rank, const PlanReportOptions& o) {
+  const double mfu =
+      p.simulated ? p.mfu : model_flops(j) / p.iteration_s / static_cast<double>(j.gpus) / j.gpu.peak_bf16.per_second();
+  Json out{{"rank", rank},
+           {"description", search::describe(p.candidate)},
+           {"config", j.to_json()},
+           {"simulated", p.simulated},
+           {"fidelity", p.fidelity},
+           {"iteration_time_s", p.iteration_s},
+           {"estimated_iteration_time_s", p.estimate.iteration_s},
+           {"tokens_per_s", static_cast<double>(j.global_batch * j.seq_len) / p.iteration_s},
+           {"mfu", mfu},
+           {"peak_memory_bytes", p.peak_memory_bytes}};
+  if (p.simulated) out["time_breakdown"] = p.breakdown;
+  const Economics e = economics(j, p.iteration_s, o);
+  out["gpu_hours_per_million_tokens"] = e.gpu_hours_per_mtok;
+  if (e.days >= 0) out["days"] = e.days;
+  if (e.gpu_hours >= 0) out["gpu_hours"] = e.gpu_hours;
+  if (e.cost >= 0) out["cost"] = e.cost;
+  if (e.energy_mwh >= 0) out["energy_mwh"] = e.energy_mwh;
+  return out;
+}
+
+// Rows of the breakdown comparison, in report order.
+const std::vector<std::pair<const char*, const char*>>& breakdown_rows() {
+  static const std::vector<std::pair<const char*, const char*>> rows = {{"compute_s", "compute (incl. recompute)"},
+                                                                        {"recompute_s", "  of which recompute"},
+                                                                        {"tp_exposed_s", "TP exposed"},
+                                                                        {"cp_exposed_s", "CP exposed"},
+                                                                        {"ep_exposed_s", "EP exposed"},
+                                                                        {"pp_exposed_s", "PP exposed"},
+                                                                        {"dp_exposed_s", "DP exposed"},
+                                                                        {"offload_exposed_s", "offload exposed"},
+                                                                        {"bubble_s", "pipeline bubble"}};
+  return rows;
+}
+
+void print_why(std::ostream& out, const search::Plan& a, const search::Plan& b) {
+  out << "\nWhy #1 wins: simulated time of its busiest stage beside #2's (seconds per iteration)\n";
+  out << "  " << pad("", 28) << lpad("#1", 12) << lpad("#2", 12) << lpad("#1 - #2", 12) << "\n";
+  std::string biggest;
+  double biggest_gain = 0;
+  for (const auto& [key, label] : breakdown_rows()) {
+    const double x = a.breakdown.value(key, 0.0), y = b.breakdown.value(key, 0.0);
+    if (x == 0.0 && y == 0.0) continue;
+    out << "  " << pad(label, 28) << lpad(fmt("%.3f", x), 12) << lpad(fmt("%.3f", y), 12)
+        << lpad(fmt("%+.3f", x - y), 12) << "\n";
+    if (std::string(key) != "recompute_s" && y - x > biggest_gain) {
+      biggest_gain = y - x;
+      biggest = label;
+    }
+  }
+  out << "  " << pad("iteration", 28) << lpad(fmt("%.3f", a.iteration_s), 12) << lpad(fmt("%.3f", b.iteration_s), 12)
+      << lpad(fmt("%+.3f", a.iteration_s - b.iteration_s), 12) << "\n";
+  out << "  " << pad("peak memory (GiB)", 28) << lpad(fmt("%.1f", gib(a.peak_memory_bytes)), 12)
+      << lpad(fmt("%.1f", gib(b.peak_memory_bytes)), 12)
+      << lpad(fmt("%+.1f", gib(a.peak_memory_bytes - b.peak_memory_bytes)), 12) << "\n";
+  out << "  #1 " << search::describe(a.candidate) << "\n  #2 " << search::describe(b.candidate) << "\n";
+  const double gap = b.iteration_s > 0 ? (b.iteration_s - a.iteration_s) / b.iteration_s * 100.0 : 0.0;
+  out << "  #1 is " << fmt("%.1f", gap) << "% faster";
+  if (!biggest.empty())
+    out << "; the largest difference is " << biggest << " (" << fmt("%.3f", biggest_gain) << " s less)";
+  out << ".\n";
+}
+
+}  // namespace
+
+void print_plan(std::ostream& out, const search::SearchResult& r, const Job& hw, const models::workload::JobSpec& spec,
+                const Job& winner, const PlanReportOptions& o, const BaselineResult* baseline,
+                const std::vector<std::string>& written) {
+  (void)winner;
+  if (o.require_power && hw.gpu.tdp_watts <= 0)
+    throw ConfigError("gpu.tdp_watts", "is not set for " + hw.gpu.name + ", so energy cannot be estimated",
+                      "use --objective time or cost, or --override gpu.tdp_watts=700");
+  std::vector<Job> jobs;
+  for (const auto& p : r.plans) jobs.push_back(search::plan_job(hw, spec, p.candidate));
+  const double capacity = std::min(o.headroom * static_cast<double>(hw.gpu.memory.count()),
+                                   static_cast<double>((hw.gpu.memory - hw.gpu.reserved_memory).count()));
+  const double total_s = r.estimate_s + r.simulate_s;
+  const auto& dist = search::Distributed::instance();
+  if (o.json) {
+    Json j{{"schema_version", 1},
+           {"model", hw.model.name},
+           {"cluster", hw.cluster.name},
+           {"gpu", hw.gpu.name},
+           {"gpus", r.gpus},
+           {"searched", r.considered},
+           {"valid", r.valid},
+           {"feasible", r.feasible},
+           {"simulated", r.simulated},
+           {"memory_limit_bytes", capacity},
+           {"objective", o.objective},
+           {"simulated_flow", r.simulated_flow},
+           {"elapsed_s", total_s},
+           {"rejected", r.rejected}};
+    Json plans = Json::array();
+    for (size_t i = 0; i < r.plans.size(); ++i)
+      plans.push_back(plan_json(r.plans[i], jobs[i], static_cast<int>(i + 1), o));
+    j["plans"] = plans;
+    Json front = Json::array();
+    for (const auto& p : r.memory_front)
+      front.push_back(Json{{"description", search::describe(p.candidate)},
+                           {"estimated_iteration_time_s", p.iteration_s},
+                           {"peak_memory_bytes", p.peak_memory_bytes}});
+    j["memory_front"] = front;
+    if (!o.overrides.empty()) {
+      Json w{{"overrides", o.overrides}};
+      if (baseline && baseline->ok) {
+        const auto& bp = baseline->result.plans.front();
+        w["baseline"] = plan_json(bp, baseline->job, 1, o);
+        w["speedup"] = bp.iteration_s / r.plans.front().iteration_s;
+      } else if (baseline) {
+        w["baseline_error"] = baseline->why;
+      }
+      j["what_if"] = w;
+    }
+    if (!written.empty()) j["written"] = written;
+    out << canonical_json(j) << "\n";
+    return;
+  }
+
+  out << "trainsim plan: " << hw.model.name << " on " << r.gpus << " x " << hw.gpu.name << " (" << hw.cluster.name
+      << "), global batch " << spec.global_batch << " x " << spec.seq_len.value_or(hw.model.seq_len) << " tokens\n";
+  if (!o.overrides.empty()) {
+    out << "  what-if:";
+    for (const auto& x : o.overrides) out << " " << x;
+    out << "\n";
+  }
+  out << "  searched " << grouped(r.considered) << " configurations: " << grouped(r.valid) << " valid, "
+      << grouped(r.feasible) << " fit in " << fmt("%.1f", gib(capacity)) << " GiB per GPU ("
+      << fmt("%.0f", o.headroom * 100) << "% of " << fmt("%.0f", gib(static_cast<double>(hw.gpu.memory.count())))
+      << " GiB)\n  the best " << r.simulated << " re-simulated (discrete-event, analytic network)";
+  if (r.simulated_flow > 0) out << ", the best " << r.simulated_flow << " of those again on the flow network";
+  out << "\n";
+  // What removed the most configurations.
+  std::vector<std::pair<int64_t, std::string>> rej;
+  for (const auto& [k, n] : r.rejected) rej.emplace_back(-n, k);
+  std::sort(rej.begin(), rej.end());
+  out << "  removed:";
+  for (size_t i = 0; i < rej.size() && i < 4; ++i)
+    out << (i ? ";" : "") << " " << grouped(-rej[i].first) << " " << rej[i].second;
+  out << "\n";
+  out << "timing: enumeration and fast estimate " << fmt("%.2f", r.estimate_s) << " s, re-simulation "
+      << fmt("%.2f", r.simulate_s) << " s (" << dist.size() << " process" << (dist.size() == 1 ? "" : "es") << ")\n\n";
+
+  const bool days = o.tokens > 0;
+  out << " #  " << pad("configuration", 46) << lpad("iter(s)", 9) << lpad("sim", 9) << lpad("est(s)", 9)
+      << lpad("tokens/s", 12) << lpad("MFU", 7) << lpad("mem GiB", 9);
+  if (days) out << lpad("days", 8) << lpad(o.price_per_gpu_hour > 0 ? "cost $" : "GPU-h", 14);
+  out << "\n";
+  for (size_t i = 0; i < r.plans.size(); ++i) {
+    const auto& p = r.plans[i];
+    const Json pj = plan_json(p, jobs[i], static_cast<int>(i + 1), o);
+    out << lpad(std::to_string(i + 1), 2) << "  " << pad(search::describe(p.candidate), 46)
+        << lpad(fmt("%.3f", p.iteration_s), 9) << lpad(p.fidelity, 9) << lpad(fmt("%.3f", p.estimate.iteration_s), 9)
+        << lpad(grouped(static_cast<int64_t>(pj["tokens_per_s"].get<double>())), 12)
+        << lpad(fmt("%.1f%%", 100.0 * pj["mfu"].get<double>()), 7) << lpad(fmt("%.1f", gib(p.peak_memory_bytes)), 9);
+    if (days) {
+      out << lpad(fmt("%.1f", pj.value("days", 0.0)), 8);
+      out << lpad(grouped(static_cast<int64_t>(pj.value(o.price_per_gpu_hour > 0 ? "cost" : "gpu_hours", 0.0))), 14);
+    }
+    out << "\n";
+  }
+  out << "  (iter: the iteration time from the most faithful model that ran (sim: flow network, analytic\n"
+         "   network, or the fast estimate); est: the fast estimate that chose what to simulate)\n";
+  if (r.plans.size() >= 2 && r.plans[0].simulated && r.plans[1].simulated) print_why(out, r.plans[0], r.plans[1]);
+
+  if (!r.memory_front.empty()) {
+    out << "\nTime vs memory (fast estimate, Pareto front: no plan is both faster and smaller)\n";
+    const size_t n = r.memory_front.size();
+    const size_t show = std::min<size_t>(n, 8);
+    for (size_t k = 0; k < show; ++k) {
+      // Spread the rows over the whole front.
+      const size_t i = show == 1 ? 0 : k * (n - 1) / (show - 1);
+      const auto& p = r.memory_front[i];
+      out << "  " << pad(search::describe(p.candidate), 46) << lpad(fmt("%.3f s", p.iteration_s), 11)
+          << lpad(fmt("%.1f GiB", gib(p.peak_memory_bytes)), 11) << "\n";
+    }
+    if (n > show) out << "  (" << n << " plans on the front; --json lists them all)\n";
+  }
+  if (!o.overrides.empty() && baseline) {
+    out << "\nWhat-if: best plan without and with the overrides\n";
+    if (baseline->ok) {
+      const auto& bp = baseline->result.plans.front();
+      const auto& wp = r.plans.front();
+      out << "  baseline  " << pad(search::describe(bp.candidate), 46) << fmt("%.3f s", bp.iteration_s) << "\n";
+      out << "  what-if   " << pad(search::describe(wp.candidate), 46) << fmt("%.3f s", wp.iteration_s) << "\n";
+      out << "  speedup   " << fmt("%.3fx", bp.iteration_s / wp.iteration_s) << "\n";
+    } else {
+      out << "  baseline: " << baseline->why << "\n";
+    }
+  }
+  for (const auto& f : written) out << "wrote " << f << "\n";
+}
+
+void print_sweep(std::ostream& out, const std::vector<SizeResult>& rows, const PlanReportOptions& o) {
+  // Pareto front of time vs GPUs among the sizes that have a plan.
+  std::vector<search::TimeMemory> pts;
+  for (size_t i = 0; i < rows.size(); ++i)
+    if (rows[i].ok) pts.push_back({rows[i].result.plans.front().iteration_s, static_cast<double>(rows[i].gpus), i});
+  const std::vector<size_t> front = search::pareto_time_memory(pts, [](size_t a, size_t b) { return a < b; });
+  auto on_front = [&](size_t i) { return std::find(front.begin(), front.end(), i) != front.end(); };
+  size_t best = rows.size();
+  double best_value = 0;
+  for (size_t i = 0; i < rows.size(); ++i) {
+    if (!rows[i].ok) continue;
+    const double v = objective_value(rows[i].job, rows[i].result.plans.front().iteration_s, o);
+    if (best == rows.size() || v < best_value) {
+      best = i;
+      best_value = v;
+    }
+  }
+  if (o.json) {
+    Json sizes = Json::array();
+    for (size_t i = 0; i < rows.size(); ++i) {
+      const auto& row = rows[i];
+      Json s{{"gpus", row.gpus}};
+      if (row.ok) {
+        s["searched"] = row.result.considered;
+        s["feasible"] = row.result.feasible;
+        s["elapsed_s"] = row.result.estimate_s + row.result.simulate_s;
+        s["plan"] = plan_json(row.result.plans.front(), row.job, 1, o);
+        s["pareto"] = on_front(i);
+      } else {
+        s["error"] = row.why;
+      }
+      sizes.push_back(s);
+    }
+    Json j{{"schema_version", 1}, {"objective", o.objective}, {"sizes", sizes}};
+    if (best < rows.size()) j["best_gpus"] = rows[best].gpus;
+    out << canonical_json(j) << "\n";
+    return;
+  }
+  out << "trainsim plan: cluster sizes, best plan of each (objective: " << o.objective << ")\n";
+  out << lpad("GPUs", 7) << "  " << pad("configuration", 46) << lpad("iter(s)", 9) << lpad("tokens/s", 13)
+      << lpad("MFU", 7) << lpad("GPU-h/Mtok", 12);
+  if (o.tokens > 0) out << lpad("days", 8);
+  out << "  front\n";
+  for (size_t i = 0; i < rows.size(); ++i) {
+    const auto& row = rows[i];
+    out << lpad(std::to_string(row.gpus), 7) << "  ";
+    if (!row.ok) {
+      out << row.why << "\n";
+      continue;
+    }
+    const auto& p = row.result.plans.front();
+    const Json pj = plan_json(p, row.job, 1, o);
+    out << pad(search::describe(p.candidate), 46) << lpad(fmt("%.3f", p.iteration_s), 9)
+        << lpad(grouped(static_cast<int64_t>(pj["tokens_per_s"].get<double>())), 13)
+        << lpad(fmt("%.1f%%", 100.0 * pj["mfu"].get<double>()), 7)
+        << lpad(fmt("%.3f", pj["gpu_hours_per_million_tokens"].get<double>()), 12);
+    if (o.tokens > 0) out << lpad(fmt("%.1f", pj.value("days", 0.0)), 8);
+    out << (on_front(i) ? "  *" : "") << (i == best ? "  <- best " + o.objective : "") << "\n";
+  }
+  out << "  (* on the time-vs-GPUs Pareto front: faster than every smaller size)\n";
+}
+
+}  // namespace trainsim::planner::cli

@@ -1,0 +1,50 @@
+#pragma once
+// What `trainsim plan` prints: the ranked table, why the winner wins (its simulated time breakdown
+// beside the runner-up's), the time vs memory front, the what-if comparison and the cluster-size
+// sweep; or the same as one JSON object (schema_version 1). Timings (how long the search took,
+// processes) are on one line starting "timing:" and in "elapsed_s", the only parts that change
+// between runs.
+
+#include <optional>
+#include <ostream>
+#include <string>
+#include <vector>
+
+#include "models/workload/job.hpp"
+#include "planner/search/search.hpp"
+
+namespace trainsim::planner::cli {
+
+struct PlanReportOptions {
+  bool json = false;
+  std::string objective = "time";  // time | cost | energy
+  double tokens = 0;               // --tokens: days (and cost, energy) to train this many
+  double price_per_gpu_hour = 0;   // --price-per-gpu-hour (0: cost in GPU-hours)
+  int64_t top = 10;
+  double headroom = 0.9;
+  bool require_power = false;  // energy objective: the GPU needs tdp_watts
+  std::vector<std::string> overrides;
+};
+
+struct BaselineResult {
+  bool ok = false;
+  std::string why;
+  search::SearchResult result;
+  models::workload::Job job;
+};
+
+struct SizeResult {
+  int64_t gpus = 0;
+  bool ok = false;
+  std::string why;
+  search::SearchResult result;
+  models::workload::Job job;  // the best plan's
+};
+
+void print_plan(std::ostream& out, const search::SearchResult& r, const models::workload::Job& hardware,
+                const models::workload::JobSpec& spec, const models::workload::Job& winner, const PlanReportOptions& o,
+                const BaselineResult* baseline, const std::vector<std::string>& written);
+
+void print_sweep(std::ostream& out, const std::vector<SizeResult>& rows, const PlanReportOptions& o);
+
+}  // namespace trainsim::planner::cli

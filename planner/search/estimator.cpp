@@ -1,0 +1,390 @@
+#include "planner/search/estimator.hpp"
+
+#include <algorithm>
+#include <cmath>
+
+#include "models/collectives/comm_model.hpp"
+#include "models/llm/layer_kernels.hpp"
+#include "models/memory/footprint.hpp"
+#include "models/workload/stage_memory.hpp"
+#include "planner/search/space.hpp"
+#include "sim/error.hpp"
+
+namespace trainsim::planner::search {
+
+using models::collectives::CollectiveOp;
+using models::collectives::GroupPlacement;
+using models::workload::Job;
+using models::workload::JobSpec;
+
+namespace {
+
+int64_t clamp_per_node(int64_t gpn, int64_t stride, int64_t size) {
+  if (stride >= gpn) return 1;
+  return std::max<int64_t>(1, std::min(size, gpn / stride));
+}
+
+}  // namespace
+
+Estimator::Estimator(const Job& hardware, const JobSpec& base, double headroom)
+    : job_(hardware),
+      spec_(base),
+      cm_(hardware.gpu, hardware.precision),
+      comm_(hardware.cluster),
+      capacity_(std::min(headroom * static_cast<double>(hardware.gpu.memory.count()),
+                         static_cast<double>((hardware.gpu.memory - hardware.gpu.reserved_memory).count()))) {}
+
+const Estimator::LayerTimes& Estimator::layer_times() {
+  const Job& j = job_;
+  const auto key = std::make_tuple(j.tp, j.cp, j.micro_batch, j.sp, j.ep, j.etp, j.recompute == "selective");
+  if (const auto it = layers_.find(key); it != layers_.end()) return it->second;
+  LayerTimes L;
+  const auto& m = j.model;
+  const int64_t gpn = j.cluster.gpus_per_node;
+  const int64_t seq_local = j.seq_len / j.cp;
+  const models::llm::LayerShape shape{j.micro_batch, seq_local, j.tp, j.sp, j.attention == "flash", j.cp};
+  const models::llm::LayerCosts lc = models::llm::layer_costs(m, shape, cm_);
+  const models::llm::EdgeCosts ec = models::llm::edge_costs(m, shape, cm_);
+  auto t = [&](const models::llm::Cost& c) { return c.with_dispatch(j.kernel_dispatch).seconds(); };
+  const GroupPlacement tpg{j.tp, std::min(j.tp, gpn)};
+  auto tpc = [&](CollectiveOp op) { return j.tp > 1 ? comm_.collective(op, lc.tp_comm_bytes, tpg).seconds() : 0.0; };
+  const double ag = tpc(CollectiveOp::kAllGather), rs = tpc(CollectiveOp::kReduceScatter),
+               ar = tpc(CollectiveOp::kAllReduce);
+  // TP overlap (--tp-comm-overlap): the GEMMs run in tp chunks of seq/tp tokens (priced as such
+  // smaller GEMMs) and each chunk's collective overlaps the next chunk's GEMM.
+  const int64_t chunks = j.tp_comm_overlap && j.tp > 1 && j.sp && seq_local % j.tp == 0 ? j.tp : 1;
+  const double nc = static_cast<double>(chunks);
+  models::llm::LayerKernels whole_k, chunk_k;
+  if (chunks > 1) {
+    whole_k = models::llm::layer_kernels(m, shape);
+    models::llm::LayerShape cs = shape;
+    cs.seq_len = seq_local / chunks;
+    chunk_k = models::llm::layer_kernels(m, cs);
+  }
+  // Kernel time of a block part with its GEMMs chunked: non-GEMM kernels whole, GEMMs n times on
+  // 1/n of the tokens. Returns (total, GEMM part).
+  auto chunked = [&](const models::llm::Kernels& whole, const models::llm::Kernels& chunk) {
+    double other = 0, gemm = 0;
+    for (const auto& k : whole)
+      if (k.kind != models::llm::KernelOp::Kind::kGemm) other += models::llm::kernel_cost(k, cm_).time.seconds();
+    for (const auto& k : chunk)
+      if (k.kind == models::llm::KernelOp::Kind::kGemm) gemm += nc * models::llm::kernel_cost(k, cm_).time.seconds();
+    return std::make_pair(other + gemm, gemm);
+  };
+  // Collective `c` split into n chunks, each hidden behind 1/n of `gemm` but the first / last.
+  auto overlapped = [&](double c, double gemm) {
+    return c / nc + std::max(0.0, c * (nc - 1.0) / nc - gemm * (nc - 1.0) / nc);
+  };
+  const bool selective = j.recompute == "selective";
+  for (int b = 0; b < 2; ++b) {
+    const models::llm::BlockCosts& c = b == 0 ? lc.attn : lc.mlp;
+    double fwd = t(c.pre_fwd) + t(c.main_fwd);
+    double dgrad = t(c.main_dgrad) + t(c.pre_bwd) + (selective ? t(c.selective_recompute) : 0.0);
+    const double wgrad = t(c.main_wgrad);
+    double fwd_comm = 0, exposed = 0, hidden = 0;
+    if (j.tp > 1) {
+      if (chunks > 1) {
+        const auto& wb = b == 0 ? whole_k.attn : whole_k.mlp;
+        const auto& cb = b == 0 ? chunk_k.attn : chunk_k.mlp;
+        const auto [f_all, f_gemm] = chunked(wb.main_fwd, cb.main_fwd);
+        const auto [d_all, d_gemm] = chunked(wb.main_dgrad, cb.main_dgrad);
+        fwd = t(c.pre_fwd) + f_all;
+        dgrad = d_all + t(c.pre_bwd) + (selective ? t(c.selective_recompute) : 0.0);
+        fwd_comm = overlapped(ag, f_gemm / 2.0) + overlapped(rs, f_gemm / 2.0);
+        exposed = overlapped(ag, d_gemm / 2.0) + std::max(0.0, ag - d_all);
+        hidden = overlapped(rs, d_gemm / 2.0);
+      } else if (j.sp) {
+        fwd_comm = ag + rs;
+        // Gradient all-gather before the input-gradient GEMMs; the input all-gather for the weight
+        // gradient runs beside them; the reduce-scatter beside the weight-gradient GEMMs.
+        exposed = ag + std::max(0.0, ag - dgrad);
+        hidden = rs;
+      } else {
+        fwd_comm = ar;
+        hidden = ar;
+      }
+    }
+    if (b == 1) {
+      L.dense_mlp_fwd = fwd + fwd_comm;
+      L.dense_mlp_dgrad = dgrad + exposed;
+      L.dense_mlp_wgrad = wgrad;
+    }
+    L.fwd += fwd;
+    L.fwd_comm += fwd_comm;
+    L.dgrad += dgrad;
+    L.wgrad += wgrad;
+    L.bwd_comm_exposed += exposed;
+    L.bwd_comm_hidden += hidden;
+    L.tp += fwd_comm + exposed;
+  }
+  // Context parallelism around the attention core.
+  if (j.cp > 1) {
+    double core_f = 0, core_b = 0;
+    for (const auto& k : models::llm::layer_kernels(m, shape).attn.main_fwd)
+      if (k.kind == models::llm::KernelOp::Kind::kAttentionFwd)
+        core_f += models::llm::kernel_cost(k, cm_).time.seconds();
+    for (const auto& k : models::llm::layer_kernels(m, shape).attn.main_dgrad)
+      if (k.kind == models::llm::KernelOp::Kind::kAttentionBwd)
+        core_b += models::llm::kernel_cost(k, cm_).time.seconds();
+    const int64_t kvd = m.kv_heads_or_heads() * m.head_dim();
+    const int64_t u = j.cp_ulysses, ring = j.cp / u;
+    double cp = 0;
+    if (ring > 1) {
+      const sim::Bytes kv(j.micro_batch * seq_local * 2 * kvd / j.tp * 2);
+      const double hop = comm_.p2p(kv, j.tp * j.cp > gpn).seconds();
+      const double rf = static_cast<double>(ring);
+      cp += (rf - 1.0) * std::max(0.0, hop - core_f / rf);              // forward: K/V ahead of each step
+      cp += (rf - 1.0) * std::max(0.0, 2.0 * hop - core_b / rf) + hop;  // backward: K/V and dK/dV
+    }
+    if (u > 1) {
+      const GroupPlacement ug{u, clamp_per_node(gpn, j.tp, u)};
+      const sim::Bytes qkv(j.micro_batch * seq_local * (m.hidden + 2 * kvd) / j.tp * 2);
+      const sim::Bytes out(j.micro_batch * seq_local * m.hidden / j.tp * 2);
+      cp += 2.0 * (comm_.collective(CollectiveOp::kAllToAll, qkv, ug).seconds() +
+                   comm_.collective(CollectiveOp::kAllToAll, out, ug).seconds());
+    }
+    L.cp = cp;
+  }
+  // MoE layers: the MLP block is the routed block (dispatch / combine all-to-alls exposed; the
+  // shared experts run beside them).
+  if (m.moe) {
+    const int64_t tokens = j.micro_batch * seq_local / (j.sp ? j.tp : 1);
+    const models::llm::MoeBlockCosts mc = models::llm::moe_block_costs(m, shape, j.ep, j.etp, tokens, cm_);
+    const GroupPlacement epg{j.ep, clamp_per_node(gpn, j.tp * j.cp, j.ep)};
+    const GroupPlacement etg{j.etp, std::min(j.etp, gpn)};
+    const double a2a = j.ep > 1 ? comm_.collective(CollectiveOp::kAllToAll, mc.a2a, epg).seconds() : 0.0;
+    const double etp = j.etp > 1 ? comm_.collective(CollectiveOp::kAllGather, mc.etp_rows, etg).seconds() +
+                                       comm_.collective(CollectiveOp::kReduceScatter, mc.etp_rows, etg).seconds()
+                                 : 0.0;
+    const double comm = 2.0 * a2a + etp;  // one direction (forward or backward)
+    L.moe_fwd = t(mc.pre_fwd) + t(mc.router_fwd) + t(mc.experts_fwd) + t(mc.post_fwd) +
+                std::max(comm, t(mc.shared_fwd)) + (j.sp && j.tp > 1 ? ag + rs : 0.0);
+    L.moe_dgrad = t(mc.post_dgrad) + t(mc.experts_dgrad) + t(mc.router_dgrad) + t(mc.pre_bwd) +
+                  std::max(comm, t(mc.shared_dgrad)) + (j.sp && j.tp > 1 ? 2.0 * ag : 0.0);
+    L.moe_wgrad = t(mc.wgrad);
+    L.moe_comm = 2.0 * comm;
+    L.ep = 2.0 * comm;
+  }
+  L.edge_head = t(ec.head_fwd) + t(ec.head_dgrad) + t(ec.head_wgrad);
+  L.edge_embed = t(ec.embed_fwd) + t(ec.embed_bwd);
+  return layers_.emplace(key, L).first->second;
+}
+
+double Estimator::memory(std::string*) {
+  const Job& j = job_;
+  const int p = static_cast<int>(j.pp), v = static_cast<int>(j.vp), m = static_cast<int>(j.microbatches);
+  const auto& sched = models::schedules::ScheduleRegistry::instance().get(j.schedule, "schedule");
+  uint8_t index = 0;
+  const auto& all = models::schedules::ScheduleRegistry::instance().all();
+  for (size_t i = 0; i < all.size(); ++i)
+    if (&all[i] == &sched) index = static_cast<uint8_t>(i);
+  const PipelineShape& sh = pipes_.shape(index, p, m, v);
+  const int64_t V = j.pp * j.vp;
+  const double a_first = static_cast<double>(models::workload::chunk_activation_bytes(j, 0));
+  const double a_last = V > 1 ? static_cast<double>(models::workload::chunk_activation_bytes(j, V - 1)) : a_first;
+  const double a_mid = V > 2 ? static_cast<double>(models::workload::chunk_activation_bytes(j, V - 2)) : a_first;
+  const double largest = std::max({a_first, a_last, a_mid});
+  int64_t stages[3] = {models::workload::embedding_stage(j), models::workload::head_stage(j), sh.busiest_middle_stage};
+  double peak = -1;
+  for (const int64_t s : stages) {
+    if (s < 0) continue;
+    const models::memory::StageMemory sm = models::memory::stage_memory(models::workload::stage_memory_input(j, s));
+    double act = 0;
+    for (const auto& pt : sh.activation_points[static_cast<size_t>(s)]) {
+      const double bytes =
+          V == 1 ? pt[0] * a_first : (pt[0] - pt[1] - pt[2]) * a_mid + pt[1] * a_first + pt[2] * a_last;
+      act = std::max(act, bytes);
+    }
+    if (j.offload_activations) act = std::min(act, 2.0 * largest);
+    const double total =
+        static_cast<double>((sm.weights + sm.gradients + sm.optimizer + sm.buffers).count()) + std::floor(act);
+    if (total > peak) {
+      peak = total;
+      return_stage_ = static_cast<int32_t>(s);
+    }
+  }
+  return peak;
+}
+
+Verdict Estimator::estimate(const Candidate& c, Estimate& out, std::string* why) {
+  apply(c, job_, spec_);
+  try {
+    models::workload::resolve_parallel(spec_, job_);
+  } catch (const ConfigError& e) {
+    if (why) *why = e.path();
+    return Verdict::kInvalid;
+  }
+  out = Estimate{};
+  out.peak_memory_bytes = memory(why);
+  out.worst_memory_stage = return_stage_;
+  if (out.peak_memory_bytes > capacity_) return Verdict::kDoesNotFit;
+
+  const Job& j = job_;
+  const LayerTimes& L = layer_times();
+  const auto& m = j.model;
+  const int64_t gpn = j.cluster.gpus_per_node;
+  const double mbs = static_cast<double>(j.microbatches);
+  const auto& sched = models::schedules::ScheduleRegistry::instance().all()[c.schedule];
+  const bool split = sched.splits_weight_grad;
+
+  // One layer's F, B and W on the critical rank (the MoE share of layers replaces the dense MLP).
+  const double moe_share = m.moe ? static_cast<double>(m.moe_layers()) / static_cast<double>(m.layers) : 0.0;
+  auto mix = [&](double dense, double dense_mlp, double moe) { return dense + moe_share * (moe - dense_mlp); };
+  const double f_layer = mix(L.fwd + L.fwd_comm + L.cp / 2.0, L.dense_mlp_fwd, L.moe_fwd);
+  double dgrad = mix(L.dgrad + L.bwd_comm_exposed + L.cp / 2.0, L.dense_mlp_dgrad, L.moe_dgrad);
+  const double wgrad = mix(L.wgrad, L.dense_mlp_wgrad, L.moe_wgrad);
+  double b_layer = 0, w_layer = 0;
+  if (split) {
+    b_layer = dgrad + L.bwd_comm_hidden;
+    w_layer = wgrad;
+  } else {
+    b_layer = dgrad + std::max(wgrad, L.bwd_comm_hidden);
+  }
+  // ZeRO-3: each layer's weights are gathered (prefetched behind the previous layer) and its
+  // gradients reduce-scattered, per micro-batch (once per chunk pass when the schedule reuses them).
+  double zero3 = 0;
+  const double layer_params = j.rank_layer_params(j.layers.size() > 1 ? 1 : 0);
+  const int grad_elem = j.precision == models::compute::Precision::kFp16 ? 2 : 4;
+  const GroupPlacement shard{j.dp_shard, clamp_per_node(gpn, j.tp, j.dp_shard)};
+  const GroupPlacement grad_group{j.dp_cp(), clamp_per_node(gpn, j.tp, j.dp_cp())};
+  const GroupPlacement replica{j.dp_cp() / j.dp_shard, clamp_per_node(gpn, j.tp * j.dp_shard, j.dp_cp() / j.dp_shard)};
+  if (j.zero >= 3 && j.dp_shard > 1) {
+    const double pbytes = layer_params * (j.fp8_param_gather ? 1.0 : 2.0);
+    const double g =
+        comm_.collective(CollectiveOp::kAllGather, sim::Bytes(static_cast<int64_t>(pbytes)), shard).seconds();
+    const sim::Bytes gb(static_cast<int64_t>(layer_params * grad_elem));
+    double r = comm_.collective(CollectiveOp::kReduceScatter, gb, shard).seconds();
+    if (j.dp_shard < j.dp_cp()) r += comm_.collective(CollectiveOp::kAllReduce, gb / j.dp_shard, replica).seconds();
+    const double amortize = sched.reuses_gathered_weights ? 1.0 / mbs : 1.0;
+    // The backward of a layer (with its recomputed forward under full recompute) hides the next
+    // layer's gather and this layer's reduce-scatter, which share the data-parallel stream.
+    const double recompute_share = j.recompute == "full" ? static_cast<double>(j.recompute_layers) /
+                                                               static_cast<double>(std::max<int64_t>(1, j.layers[0]))
+                                                         : 0.0;
+    const double ef = std::max(0.0, g - f_layer) * amortize;
+    const double eb = std::max(0.0, g * amortize + r - (b_layer + w_layer + recompute_share * f_layer));
+    zero3 = ef + eb;
+  }
+  const double f_layer_z = f_layer + (zero3 > 0 ? zero3 * 0.5 : 0.0);
+  const double b_layer_z = b_layer + (zero3 > 0 ? zero3 * 0.5 : 0.0);
+
+  // Chunk op times: the largest chunk sets the pace; full recompute redoes the forward.
+  const int64_t lc = *std::max_element(j.layers.begin(), j.layers.end());
+  const double recomputed = j.recompute == "full" ? static_cast<double>(std::min(j.recompute_layers, lc)) : 0.0;
+  const double n = static_cast<double>(lc);
+  double f = n * f_layer_z, b = n * b_layer_z + recomputed * f_layer, w = n * w_layer;
+
+  // Stage boundary transfers (split over TP ranks and re-gathered when scatter_gather).
+  const int64_t seq_local = j.seq_len / j.cp;
+  const sim::Bytes act_bytes(j.micro_batch * seq_local * m.hidden * 2);
+  const bool scatter = j.scatter_gather && j.tp > 1;
+  double hop = 0;
+  if (j.pp > 1) {
+    const sim::Bytes wire = scatter ? act_bytes / j.tp : act_bytes;
+    hop = comm_.p2p(wire, j.tp * j.cp * j.dp >= gpn).seconds();
+    if (scatter)
+      hop += comm_.collective(CollectiveOp::kAllGather, act_bytes, GroupPlacement{j.tp, std::min(j.tp, gpn)}).seconds();
+  }
+  if (!j.overlap_p2p) {
+    f += hop;
+    b += hop;
+  }
+  const int p = static_cast<int>(j.pp), v = static_cast<int>(j.vp), mi = static_cast<int>(j.microbatches);
+  const double edge = j.pp == 1 ? L.edge_head + L.edge_embed : std::max(L.edge_head, L.edge_embed);
+  const double pipe = pipes_.makespan(c.schedule, p, mi, v, f, b, w) +
+                      (j.overlap_p2p && j.pp > 1 ? 2.0 * (j.pp - 1) * hop : 0.0) + mbs * edge;
+  const double busy = mbs * static_cast<double>(v) * (f + b + w) + mbs * edge;
+
+  // Data-parallel gradient reduction of the critical stage, bucketed.
+  double params = 0, expert_params = 0;
+  if (!m.moe) {
+    params = static_cast<double>(j.stage_layers(0)) * j.rank_layer_params(0);
+  } else {
+    for (int64_t ch = 0; ch < j.vp; ++ch) {
+      const int64_t vs = j.virtual_stage(0, ch), first = j.first_layer(vs);
+      for (int64_t l = 0; l < j.layers[static_cast<size_t>(vs)]; ++l) {
+        params += j.rank_layer_params(first + l);
+        expert_params += j.expert_layer_params(first + l);
+      }
+    }
+  }
+  params += static_cast<double>(m.vocab) * static_cast<double>(m.hidden) / static_cast<double>(j.tp);
+  const double dense_params = params - expert_params;
+  double dp_total = 0, dp_last = 0;
+  auto bucketed = [&](double bytes, CollectiveOp op, const GroupPlacement& g, int64_t replicas_div) {
+    if (g.size <= 1 || bytes <= 0) return;
+    const double bucket = std::max(1.0, static_cast<double>(j.bucket_size.count()));
+    const double nb = std::max(1.0, std::ceil(bytes / bucket));
+    double one = comm_.collective(op, sim::Bytes(static_cast<int64_t>(bytes / nb)), g).seconds();
+    if (replicas_div > 0)
+      one += comm_
+                 .collective(CollectiveOp::kAllReduce, sim::Bytes(static_cast<int64_t>(bytes / nb / replicas_div)),
+                             replica)
+                 .seconds();
+    dp_total += nb * one;
+    dp_last = std::max(dp_last, one);
+  };
+  if (j.zero < 3) {
+    if (j.zero >= 1)
+      bucketed(dense_params * grad_elem, CollectiveOp::kReduceScatter, shard, j.dp_shard < j.dp_cp() ? j.dp_shard : 0);
+    else
+      bucketed(dense_params * grad_elem, CollectiveOp::kAllReduce, grad_group, 0);
+    if (expert_params > 0) {
+      const int64_t edp = j.expert_dp();
+      const GroupPlacement eg{edp, clamp_per_node(gpn, j.tp * j.cp * j.ep, edp)};
+      bucketed(expert_params * grad_elem, j.zero >= 1 ? CollectiveOp::kReduceScatter : CollectiveOp::kAllReduce, eg, 0);
+    }
+  }
+  double dp_exposed = 0;
+  if (j.zero >= 3) {
+    dp_exposed = 0;
+  } else if (j.overlap_grad_reduce) {
+    const double window = static_cast<double>(v) * (split ? w : b);
+    dp_exposed = std::max(dp_last, dp_total - window);
+  } else {
+    dp_exposed = dp_total;
+  }
+  if (m.tied_embeddings && j.pp > 1)
+    dp_exposed +=
+        comm_
+            .collective(CollectiveOp::kAllReduce,
+                        sim::Bytes(static_cast<int64_t>(static_cast<double>(m.vocab) * m.hidden / j.tp * grad_elem)),
+                        GroupPlacement{2, 1})
+            .seconds();
+
+  // Optimizer step and the distributed optimizer's parameter all-gather.
+  const double shard_params = j.zero >= 1
+                                  ? dense_params / static_cast<double>(j.dp_shard) +
+                                        (expert_params > 0 ? expert_params / static_cast<double>(j.expert_dp()) : 0.0)
+                                  : params;
+  double opt = 0;
+  if (j.offload_optimizer) {
+    const double host_bw = j.cluster.host_link_bandwidth.bytes_per_second();
+    opt =
+        2.0 * (2.0 * shard_params) / host_bw + 30.0 * shard_params / j.cluster.host_memory_bandwidth.bytes_per_second();
+  } else {
+    opt = cm_.vector_math(sim::Flops(12.0 * shard_params), sim::Bytes(static_cast<int64_t>(34.0 * shard_params)), 4)
+              .seconds();
+  }
+  if (j.zero >= 1 && j.zero < 3 && j.dp_shard > 1 && !j.overlap_param_gather)
+    opt += comm_
+               .collective(CollectiveOp::kAllGather,
+                           sim::Bytes(static_cast<int64_t>(dense_params * (j.fp8_param_gather ? 1.0 : 2.0))), shard)
+               .seconds();
+
+  out.iteration_s = pipe + dp_exposed + opt;
+  const double per_layer_ops = mbs * static_cast<double>(v) * n;
+  out.compute_s =
+      per_layer_ops * (mix(L.fwd, L.dense_mlp_fwd, L.moe_fwd) + wgrad + mix(L.dgrad, L.dense_mlp_dgrad, L.moe_dgrad)) +
+      mbs * static_cast<double>(v) * recomputed * f_layer + mbs * edge;
+  out.tp_s = per_layer_ops * (L.tp);
+  out.cp_s = per_layer_ops * L.cp;
+  out.ep_s = per_layer_ops * moe_share * L.ep;
+  out.zero3_s = per_layer_ops * zero3;
+  out.bubble_s = std::max(0.0, pipe - busy);
+  out.dp_s = dp_exposed;
+  out.optimizer_s = opt;
+  return Verdict::kOk;
+}
+
+}  // namespace trainsim::planner::search

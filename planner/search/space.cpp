@@ -1,0 +1,278 @@
+#include "planner/search/space.hpp"
+
+#include <algorithm>
+
+#include "models/schedules/schedule.hpp"
+#include "sim/error.hpp"
+
+namespace trainsim::planner::search {
+
+using models::workload::Job;
+using models::workload::JobSpec;
+using sim::config::Json;
+
+namespace {
+
+std::vector<int64_t> divisors(int64_t n, int64_t limit) {
+  std::vector<int64_t> out;
+  for (int64_t d = 1; d <= std::min(n, limit); ++d)
+    if (n % d == 0) out.push_back(d);
+  return out;
+}
+
+Recompute parse_recompute(const std::string& r) {
+  return r == "selective" ? Recompute::kSelective : r == "full" ? Recompute::kFull : Recompute::kNone;
+}
+
+uint8_t schedule_index(const std::string& name) {
+  const auto& all = models::schedules::ScheduleRegistry::instance().all();
+  for (size_t i = 0; i < all.size(); ++i)
+    if (all[i].name == name) return static_cast<uint8_t>(i);
+  models::schedules::ScheduleRegistry::instance().get(name, "schedule");  // throws with the valid names
+  return 0;
+}
+
+}  // namespace
+
+std::vector<int64_t> uneven_layout(int64_t layers, int64_t vstages) {
+  if (vstages <= 1 || layers % vstages == 0) return {};
+  const int64_t base = (layers + vstages - 1) / vstages;
+  const int64_t deficit = base * vstages - layers;
+  const int64_t first = base - (deficit + 1) / 2, last = base - deficit / 2;
+  if (first < 1 || last < 1 || vstages < 2) return {};
+  std::vector<int64_t> out(static_cast<size_t>(vstages), base);
+  out.front() = first;
+  out.back() = last;
+  return out;
+}
+
+SearchSpace make_space(const JobSpec& spec, const Json& given, const Job& hw, const SpaceOptions& o) {
+  if (given.contains("pp_layout"))
+    throw ConfigError("pp_layout", "the planner chooses the layer split itself",
+                      "drop --pp-layout (plan searches even splits and lighter first/last stages)");
+  const auto& m = hw.model;
+  const int64_t gpn = hw.cluster.gpus_per_node;
+  SearchSpace s;
+  auto pinned = [&](const char* key) { return given.contains(key) && !given.at(key).is_null(); };
+  s.tp = pinned("tp") ? std::vector<int64_t>{spec.tp} : divisors(m.heads, gpn);
+  const int64_t seq = spec.seq_len.value_or(m.seq_len);
+  if (pinned("cp")) {
+    s.cp = {spec.cp};
+  } else {
+    for (int64_t c = 1; c <= o.max_cp; c *= 2)
+      if (c == 1 || seq / c >= o.min_cp_tokens) s.cp.push_back(c);
+  }
+  s.pp = pinned("pp") ? std::vector<int64_t>{spec.pp} : divisors(spec.gpus, m.layers);
+  s.vp = pinned("vp") ? std::vector<int64_t>{spec.vp} : divisors(o.max_vp, o.max_vp);
+  if (!pinned("vp")) {
+    s.vp.clear();
+    for (int64_t v = 1; v <= o.max_vp; ++v) s.vp.push_back(v);
+  }
+  if (pinned("micro_batch")) {
+    s.micro_batch = {spec.micro_batch};
+  } else {
+    for (int64_t b = 1; b <= o.max_micro_batch; ++b) s.micro_batch.push_back(b);
+  }
+  if (pinned("zero")) {
+    s.zero = {spec.zero};
+  } else {
+    s.zero = m.moe ? std::vector<int64_t>{0, 1, 2} : std::vector<int64_t>{0, 1, 2, 3};
+  }
+  if (pinned("recompute")) {
+    s.recompute = {parse_recompute(spec.recompute)};
+  } else {
+    s.recompute = {Recompute::kNone, Recompute::kSelective, Recompute::kFull};
+  }
+  if (pinned("schedule")) {
+    s.schedules = {schedule_index(spec.schedule)};
+  } else {
+    for (size_t i = 0; i < models::schedules::ScheduleRegistry::instance().all().size(); ++i)
+      s.schedules.push_back(static_cast<uint8_t>(i));
+  }
+  s.sp = {pinned("sp") ? spec.sp : true};
+  if (m.moe) {
+    s.ep = pinned("ep") ? std::vector<int64_t>{spec.ep} : divisors(m.moe->experts, m.moe->experts);
+    s.etp = pinned("etp") ? std::vector<int64_t>{*spec.etp} : std::vector<int64_t>{1, 0};
+  } else {
+    s.ep = {1};
+    s.etp = {0};
+  }
+  if (pinned("dp")) {
+    s.pinned_dp = true;
+    s.dp = *spec.dp;
+  }
+  return s;
+}
+
+namespace {
+// (schedule, vp) pairs worth running with `pp` stages: one stage runs 1F1B without chunks; a
+// schedule without chunks runs vp = 1; ZB-V its fixed 2; interleaved schedules 2..max_vp (or the
+// pinned vp).
+std::vector<std::pair<uint8_t, int64_t>> schedule_pairs(const SearchSpace& s, int64_t pp) {
+  const auto& schedules = models::schedules::ScheduleRegistry::instance().all();
+  std::vector<std::pair<uint8_t, int64_t>> out;
+  for (const uint8_t si : s.schedules) {
+    const auto& sched = schedules[si];
+    for (const int64_t vp : s.vp) {
+      bool ok = false;
+      if (pp == 1)
+        ok = vp == 1 && (sched.name == "1f1b" || s.schedules.size() == 1);
+      else if (sched.fixed_virtual_stages > 0)
+        ok = vp == sched.fixed_virtual_stages;
+      else if (sched.interleaved)
+        ok = vp > 1 || s.vp.size() == 1;
+      else
+        ok = vp == 1;
+      if (ok) out.emplace_back(si, vp);
+    }
+  }
+  return out;
+}
+}  // namespace
+
+Enumeration enumerate(const SearchSpace& s, const Job& hw, int64_t gpus, int64_t global_batch, int64_t seq) {
+  Enumeration e;
+  const auto& m = hw.model;
+  const auto& schedules = models::schedules::ScheduleRegistry::instance().all();
+  const int64_t gpn = hw.cluster.gpus_per_node;
+  // Sizes of the loops inside each level, so that a rule failing at an outer level counts every
+  // configuration it removes.
+  const int64_t n_inner_mb = static_cast<int64_t>(s.zero.size() * s.recompute.size() * s.sp.size());
+  const int64_t n_inner_vp = static_cast<int64_t>(s.micro_batch.size()) * n_inner_mb;
+  std::map<int64_t, std::vector<std::pair<uint8_t, int64_t>>> pairs;
+  for (const int64_t pp : s.pp) pairs[pp] = schedule_pairs(s, pp);
+  const int64_t n_ep = static_cast<int64_t>(s.ep.size() * s.etp.size());
+  auto n_inner_pp = [&](int64_t pp) { return n_ep * static_cast<int64_t>(pairs[pp].size()) * n_inner_vp; };
+  int64_t n_inner_cp = 0;
+  for (const int64_t pp : s.pp) n_inner_cp += n_inner_pp(pp);
+  const int64_t n_inner_tp = static_cast<int64_t>(s.cp.size()) * n_inner_cp;
+  auto reject = [&](const char* rule, int64_t n) {
+    if (n <= 0) return;
+    e.rejected[rule] += n;
+    e.considered += n;
+  };
+  // A pinned vp that no searched schedule runs.
+  for (const int64_t pp : s.pp)
+    if (pairs[pp].empty()) reject("schedule and vp do not match", 1);
+  for (const int64_t tp : s.tp) {
+    if (m.heads % tp || m.kv_heads_or_heads() % tp || m.ffn_hidden % tp) {
+      reject("tp must divide heads, kv_heads and ffn_hidden", n_inner_tp);
+      continue;
+    }
+    if (tp > gpn && tp % gpn) {
+      reject("tp beyond a node must be a multiple of gpus_per_node", n_inner_tp);
+      continue;
+    }
+    for (const int64_t cp : s.cp) {
+      if (cp > 1 && (seq % (2 * cp) || hw.attention != "flash")) {
+        reject("cp needs 2*cp to divide seq_len and flash attention", n_inner_cp);
+        continue;
+      }
+      for (const int64_t pp : s.pp) {
+        if (gpus % (tp * cp * pp)) {
+          reject("gpus must be a multiple of tp*cp*pp", n_inner_pp(pp));
+          continue;
+        }
+        const int64_t dp = gpus / (tp * cp * pp);
+        if (s.pinned_dp && dp != s.dp) {
+          reject("dp is pinned", n_inner_pp(pp));
+          continue;
+        }
+        const int64_t n_inner_ep = static_cast<int64_t>(pairs[pp].size()) * n_inner_vp;
+        for (const int64_t ep : s.ep) {
+          for (const int64_t etp_raw : s.etp) {
+            const int64_t etp = etp_raw == 0 ? tp : etp_raw;
+            if (etp_raw == 1 && tp == 1 && s.etp.size() > 1) continue;  // the same as etp = tp
+            if (m.moe && (dp % ep || m.moe->experts % ep)) {
+              reject("ep must divide dp and the experts", n_inner_ep);
+              continue;
+            }
+            if (m.moe && (tp % etp || m.moe->expert_ffn_hidden % etp)) {
+              reject("etp must divide tp and expert_ffn_hidden", n_inner_ep);
+              continue;
+            }
+            for (const auto& [si, vp] : pairs[pp]) {
+              const auto& sched = schedules[si];
+              const int64_t vstages = pp * vp;
+              bool uneven = false;
+              if (m.layers % vstages) {
+                if (uneven_layout(m.layers, vstages).empty() || vp > 1) {
+                  reject("layers cannot be split over pp*vp", n_inner_vp);
+                  continue;
+                }
+                uneven = true;
+              }
+              for (const int64_t mb : s.micro_batch) {
+                if (global_batch % (dp * mb)) {
+                  reject("global_batch must be a multiple of dp*micro_batch", n_inner_mb);
+                  continue;
+                }
+                const int64_t mbs = global_batch / (dp * mb);
+                if (sched.microbatches_multiple_of_stages && pp > 1 && mbs % pp) {
+                  reject("interleaving needs micro-batches to be a multiple of pp", n_inner_mb);
+                  continue;
+                }
+                for (const int64_t zero : s.zero) {
+                  const int64_t n_inner_zero = n_inner_mb / static_cast<int64_t>(s.zero.size());
+                  if (zero > 0 && dp * cp == 1) {
+                    reject("zero needs data-parallel ranks", n_inner_zero);
+                    continue;
+                  }
+                  for (const Recompute rc : s.recompute)
+                    for (const bool sp : s.sp) {
+                      if (m.moe && tp > 1 && !sp) {
+                        reject("MoE with tp > 1 needs sp", 1);
+                        continue;
+                      }
+                      // With fused attention nothing is left for selective recompute to drop: it
+                      // is the same plan as none (same memory, same time).
+                      if (rc == Recompute::kSelective && hw.attention == "flash" && s.recompute.size() > 1) {
+                        reject("selective recompute is a no-op with flash attention", 1);
+                        continue;
+                      }
+                      Candidate c;
+                      c.tp = static_cast<int32_t>(tp);
+                      c.pp = static_cast<int32_t>(pp);
+                      c.dp = static_cast<int32_t>(dp);
+                      c.cp = static_cast<int32_t>(cp);
+                      c.ep = static_cast<int32_t>(ep);
+                      c.etp = static_cast<int32_t>(etp);
+                      c.vp = static_cast<int32_t>(vp);
+                      c.micro_batch = static_cast<int32_t>(mb);
+                      c.zero = static_cast<int32_t>(zero);
+                      c.recompute = rc;
+                      c.schedule = si;
+                      c.sp = sp && tp > 1;
+                      c.uneven = uneven;
+                      e.candidates.push_back(c);
+                      ++e.considered;
+                    }
+                }
+              }
+            }
+          }
+        }
+      }
+    }
+  }
+  return e;
+}
+
+void apply(const Candidate& c, const Job& hw, JobSpec& spec) {
+  spec.tp = c.tp;
+  spec.pp = c.pp;
+  spec.dp = c.dp;
+  spec.cp = c.cp;
+  spec.ep = c.ep;
+  spec.etp = c.etp;
+  spec.vp = c.vp;
+  spec.micro_batch = c.micro_batch;
+  spec.zero = c.zero;
+  spec.recompute = to_string(c.recompute);
+  spec.schedule = schedule_name(c);
+  spec.sp = c.sp;
+  spec.pp_layout =
+      c.uneven ? uneven_layout(hw.model.layers, static_cast<int64_t>(c.pp) * c.vp) : std::vector<int64_t>{};
+}
+
+}  // namespace trainsim::planner::search

@@ -1,0 +1,172 @@
+// The fast estimate against what it stands for: memory exactly equal to `trainsim simulate`'s fit
+// check (for the layouts the planner searches: even, or lighter first / last stages), and
+// iteration time close to the discrete-event simulation on the analytic network.
+#include "planner/search/estimator.hpp"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+
+#include "models/workload/simulate.hpp"
+#include "planner/search/search.hpp"
+#include "planner/search/space.hpp"
+
+namespace trainsim::planner::search {
+namespace {
+
+using models::workload::Job;
+using models::workload::JobSpec;
+using sim::config::Json;
+
+struct Case {
+  Json job;  // the base (model, cluster, gpus, batch, ...) and the parallel configuration
+};
+
+Candidate candidate_of(const Job& j) {
+  Candidate c;
+  c.tp = static_cast<int32_t>(j.tp);
+  c.pp = static_cast<int32_t>(j.pp);
+  c.dp = static_cast<int32_t>(j.dp);
+  c.cp = static_cast<int32_t>(j.cp);
+  c.ep = static_cast<int32_t>(j.ep);
+  c.etp = static_cast<int32_t>(j.etp);
+  c.vp = static_cast<int32_t>(j.vp);
+  c.micro_batch = static_cast<int32_t>(j.micro_batch);
+  c.zero = static_cast<int32_t>(j.zero);
+  c.recompute = j.recompute == "full"        ? Recompute::kFull
+                : j.recompute == "selective" ? Recompute::kSelective
+                                             : Recompute::kNone;
+  const auto& all = models::schedules::ScheduleRegistry::instance().all();
+  for (size_t i = 0; i < all.size(); ++i)
+    if (all[i].name == j.schedule) c.schedule = static_cast<uint8_t>(i);
+  c.sp = j.sp;
+  const auto& L = j.layers;
+  c.uneven = std::adjacent_find(L.begin(), L.end(), std::not_equal_to<>()) != L.end();
+  return c;
+}
+
+std::vector<Json> cases() {
+  const Json h100_70b{
+      {"model", "llama3-70b"}, {"cluster", "dgx-h100"}, {"gpus", 256}, {"global_batch", 256}, {"seq_len", 8192}};
+  auto with = [](Json base, const Json& extra) {
+    for (auto it = extra.begin(); it != extra.end(); ++it) base[it.key()] = it.value();
+    return base;
+  };
+  return {
+      with(h100_70b, {{"tp", 8}, {"pp", 4}, {"recompute", "selective"}, {"zero", 1}}),
+      with(h100_70b, {{"tp", 8}, {"pp", 4}, {"vp", 5}, {"schedule", "interleaved"}, {"zero", 1}}),
+      with(h100_70b, {{"tp", 4}, {"pp", 8}, {"recompute", "full"}, {"schedule", "zb-h1"}}),
+      with(h100_70b, {{"tp", 8}, {"pp", 2}, {"vp", 2}, {"schedule", "zb-v"}, {"recompute", "full"}, {"zero", 1}}),
+      with(h100_70b, {{"tp", 8}, {"pp", 8}, {"micro_batch", 2}, {"recompute", "full"}, {"schedule", "gpipe"}}),
+      with(h100_70b, {{"tp", 8}, {"pp", 4}, {"cp", 2}, {"recompute", "selective"}, {"zero", 1}}),
+      with(h100_70b, {{"tp", 8}, {"zero", 3}, {"recompute", "full"}}),
+      with(h100_70b, {{"tp", 8}, {"pp", 4}, {"vp", 2}, {"schedule", "breadth-first"}, {"recompute", "full"}}),
+      with(h100_70b,
+           {{"gpus", 192}, {"tp", 8}, {"pp", 3}, {"pp_layout", Json::array({26, 27, 27})}, {"recompute", "full"}}),
+      Json{{"model", "llama3-8b"},
+           {"cluster", "dgx-h100"},
+           {"gpus", 64},
+           {"global_batch", 512},
+           {"tp", 2},
+           {"pp", 2},
+           {"micro_batch", 2},
+           {"recompute", "selective"},
+           {"zero", 2}},
+      Json{{"model", "gpt3-175b"},
+           {"cluster", "dgx-a100"},
+           {"gpus", 1024},
+           {"global_batch", 1536},
+           {"tp", 8},
+           {"pp", 8},
+           {"vp", 2},
+           {"schedule", "interleaved"},
+           {"recompute", "full"},
+           {"precision", "fp16"}},
+      with(h100_70b, {{"tp", 8}, {"pp", 4}, {"schedule", "zb-h2"}, {"recompute", "full"}, {"zero", 1}}),
+      with(h100_70b, {{"tp", 8}, {"pp", 2}, {"zero", 3}, {"recompute", "full"}, {"micro_batch", 2}}),
+      with(h100_70b, {{"tp", 8}, {"pp", 4}, {"tp_comm_overlap", true}, {"recompute", "selective"}, {"zero", 1}}),
+      with(h100_70b,
+           {{"tp", 8}, {"pp", 4}, {"overlap_grad_reduce", false}, {"overlap_p2p", false}, {"recompute", "full"}}),
+      with(h100_70b,
+           {{"tp", 4}, {"pp", 4}, {"cp", 2}, {"cp_algo", "ulysses"}, {"recompute", "selective"}, {"zero", 1}}),
+      with(h100_70b, {{"tp", 8}, {"pp", 8}, {"zero", 1}, {"offload_optimizer", true}, {"recompute", "full"}}),
+      Json{{"model", "megatron-1t"},
+           {"cluster", "dgx-a100"},
+           {"gpus", 3072},
+           {"global_batch", 3072},
+           {"tp", 8},
+           {"pp", 64},
+           {"recompute", "full"},
+           {"precision", "fp16"},
+           {"attention", "unfused"},
+           {"sp", false}},
+      Json{{"model", "mixtral-8x7b"},
+           {"cluster", "dgx-h100"},
+           {"gpus", 64},
+           {"global_batch", 256},
+           {"seq_len", 4096},
+           {"tp", 2},
+           {"pp", 4},
+           {"ep", 8},
+           {"zero", 1},
+           {"recompute", "selective"}},
+  };
+}
+
+// Splits a merged job into the base (what plan keeps fixed) and resolves both.
+struct Resolved {
+  JobSpec spec;
+  Job hardware, job;
+};
+Resolved resolve(const Json& j) {
+  Resolved r;
+  r.spec = models::workload::parse_job(j);
+  r.hardware = models::workload::resolve_hardware(r.spec);
+  r.job = models::workload::resolve_job(r.spec);
+  return r;
+}
+
+TEST(Estimator, MemoryEqualsTheSimulatorsFitCheck) {
+  for (const Json& j : cases()) {
+    const Resolved r = resolve(j);
+    Estimator est(r.hardware, r.spec, 1.0);
+    Estimate e;
+    est.estimate(candidate_of(r.job), e);
+    double peak = 0;
+    int32_t worst = 0;
+    for (const auto& st : models::workload::stage_memory_reports(r.job))
+      if (static_cast<double>(st.memory.total().count()) > peak) {
+        peak = static_cast<double>(st.memory.total().count());
+        worst = st.stage;
+      }
+    EXPECT_EQ(e.peak_memory_bytes, peak) << j.dump();
+    EXPECT_EQ(e.worst_memory_stage, worst) << j.dump();
+  }
+}
+
+TEST(Estimator, IterationTimeIsCloseToTheDiscreteEventSimulation) {
+  std::vector<double> errors;
+  for (Json j : cases()) {
+    j["network"] = "analytic";
+    const Resolved r = resolve(j);
+    Estimator est(r.hardware, r.spec, 1.0);
+    Estimate e;
+    ASSERT_EQ(est.estimate(candidate_of(r.job), e), Verdict::kOk) << j.dump();
+    const auto sim = models::workload::simulate(r.job);
+    ASSERT_TRUE(sim.simulated) << j.dump();
+    const double err = (e.iteration_s - sim.iteration.seconds()) / sim.iteration.seconds();
+    std::printf("%-110s est %8.3f s  des %8.3f s  %+6.1f%%\n", describe(candidate_of(r.job)).c_str(), e.iteration_s,
+                sim.iteration.seconds(), 100 * err);
+    errors.push_back(std::abs(err));
+  }
+  std::sort(errors.begin(), errors.end());
+  const double median = errors[errors.size() / 2], worst = errors.back();
+  std::printf("median |error| %.1f%%, max %.1f%%\n", 100 * median, 100 * worst);
+  EXPECT_LT(median, 0.02);
+  EXPECT_LT(worst, 0.08);
+}
+
+}  // namespace
+}  // namespace trainsim::planner::search

@@ -1,0 +1,94 @@
+#include "planner/search/search.hpp"
+
+#include <gtest/gtest.h>
+
+#include <sstream>
+
+#include "sim/error.hpp"
+
+namespace trainsim::planner::search {
+namespace {
+
+using sim::config::Json;
+
+struct Input {
+  models::workload::JobSpec spec;
+  models::workload::Job hw;
+  Json given;
+};
+Input input(const Json& j) {
+  Input in;
+  in.given = j;
+  in.spec = models::workload::parse_job(j);
+  in.hw = models::workload::resolve_hardware(in.spec);
+  return in;
+}
+
+const Json kSmall{{"model", "llama3-8b"}, {"cluster", "dgx-h100"}, {"gpus", 32},
+                  {"global_batch", 128},  {"seq_len", 4096},       {"network", "analytic"}};
+
+// ostringstream, not string + chains (GCC 12's -Wrestrict false positive).
+std::string fingerprint(const SearchResult& r) {
+  std::ostringstream s;
+  s << r.considered << "/" << r.valid << "/" << r.feasible;
+  for (const auto& p : r.plans) s << "|" << describe(p.candidate) << "@" << p.iteration_s;
+  for (const auto& p : r.memory_front) s << "|f:" << describe(p.candidate);
+  return s.str();
+}
+
+TEST(Search, SameResultOnAnyNumberOfThreads) {
+  const Input in = input(kSmall);
+  SearchOptions o;
+  o.keep = 5;
+  o.rerank = 6;
+  o.threads = 1;
+  const SearchResult one = run_search(in.hw, in.spec, in.given, o);
+  o.threads = 3;
+  const SearchResult three = run_search(in.hw, in.spec, in.given, o);
+  EXPECT_EQ(fingerprint(one), fingerprint(three));
+  EXPECT_EQ(one.simulated, 6);
+  ASSERT_EQ(one.plans.size(), 5u);
+}
+
+TEST(Search, SimulatedPlansComeFirstInSimulatedOrderAndAllFit) {
+  const Input in = input(kSmall);
+  SearchOptions o;
+  o.keep = 8;
+  o.rerank = 8;
+  const SearchResult r = run_search(in.hw, in.spec, in.given, o);
+  ASSERT_EQ(r.plans.size(), 8u);  // none dropped: the fast memory check agrees with the simulator's
+  for (size_t i = 0; i < r.plans.size(); ++i) {
+    EXPECT_TRUE(r.plans[i].simulated);
+    if (i > 0) {
+      EXPECT_LE(r.plans[i - 1].iteration_s, r.plans[i].iteration_s);
+    }
+    EXPECT_LE(r.plans[i].peak_memory_bytes, 0.9 * 80.0 * 1024 * 1024 * 1024);
+  }
+  EXPECT_GT(r.feasible, 0);
+  EXPECT_LE(r.feasible, r.valid);
+  EXPECT_LE(r.valid, r.considered);
+  // The time vs memory front is sorted fastest first with memory falling.
+  for (size_t i = 1; i < r.memory_front.size(); ++i) {
+    EXPECT_LE(r.memory_front[i - 1].iteration_s, r.memory_front[i].iteration_s);
+    EXPECT_GT(r.memory_front[i - 1].peak_memory_bytes, r.memory_front[i].peak_memory_bytes);
+  }
+}
+
+TEST(Search, SaysWhenNothingFits) {
+  Json j = kSmall;
+  j["model"] = "llama3-405b";
+  j["gpus"] = 8;
+  j["global_batch"] = 8;
+  const Input in = input(j);
+  EXPECT_THROW(run_search(in.hw, in.spec, in.given, SearchOptions{}), PlanError);
+}
+
+TEST(Search, SaysWhenNoFactorizationPassesTheRules) {
+  Json j = kSmall;
+  j["gpus"] = 97;  // prime: only tp = pp = cp = 1, dp = 97, which does not divide the batch
+  const Input in = input(j);
+  EXPECT_THROW(run_search(in.hw, in.spec, in.given, SearchOptions{}), ConfigError);
+}
+
+}  // namespace
+}  // namespace trainsim::planner::search

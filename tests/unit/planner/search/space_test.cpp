@@ -1,0 +1,104 @@
+#include "planner/search/space.hpp"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+
+#include "sim/error.hpp"
+
+namespace trainsim::planner::search {
+namespace {
+
+using sim::config::Json;
+
+struct Fixture {
+  models::workload::JobSpec spec;
+  models::workload::Job hw;
+  Json given;
+};
+Fixture fixture(const Json& j) {
+  Fixture f;
+  f.given = j;
+  f.spec = models::workload::parse_job(j);
+  f.hw = models::workload::resolve_hardware(f.spec);
+  return f;
+}
+
+Enumeration run(const Fixture& f) {
+  return enumerate(make_space(f.spec, f.given, f.hw, SpaceOptions{}), f.hw, f.spec.gpus, f.spec.global_batch,
+                   f.spec.seq_len.value_or(f.hw.model.seq_len));
+}
+
+TEST(Space, UnevenLayoutsLightenTheFirstAndLastStages) {
+  EXPECT_TRUE(uneven_layout(80, 4).empty());  // even
+  EXPECT_EQ(uneven_layout(126, 16), (std::vector<int64_t>{7, 8, 8, 8, 8, 8, 8, 8, 8, 8, 8, 8, 8, 8, 8, 7}));
+  EXPECT_EQ(uneven_layout(80, 3), (std::vector<int64_t>{26, 27, 27}));
+  EXPECT_TRUE(uneven_layout(3, 4).empty());  // a stage would get no layer
+}
+
+TEST(Space, CountsEveryConfigurationOnceAndHonoursTheRules) {
+  const Fixture f = fixture(
+      Json{{"model", "llama3-70b"}, {"cluster", "dgx-h100"}, {"gpus", 256}, {"global_batch", 512}, {"seq_len", 8192}});
+  const Enumeration e = run(f);
+  int64_t removed = 0;
+  for (const auto& [rule, n] : e.rejected) removed += n;
+  EXPECT_EQ(e.considered, removed + static_cast<int64_t>(e.candidates.size()));
+  ASSERT_FALSE(e.candidates.empty());
+  for (const Candidate& c : e.candidates) {
+    EXPECT_EQ(static_cast<int64_t>(c.tp) * c.pp * c.cp * c.dp, 256);
+    EXPECT_EQ(512 % (c.dp * c.micro_batch), 0);
+    EXPECT_LE(c.tp, 8);
+    EXPECT_EQ(64 % c.tp, 0);
+  }
+  // Sorted keys are unique: no configuration twice.
+  std::vector<Candidate> sorted = e.candidates;
+  std::sort(sorted.begin(), sorted.end());
+  EXPECT_TRUE(std::adjacent_find(sorted.begin(), sorted.end()) == sorted.end());
+  // Megatron's usual choice for this job is in the space.
+  EXPECT_TRUE(std::any_of(e.candidates.begin(), e.candidates.end(), [](const Candidate& c) {
+    return c.tp == 8 && c.pp == 4 && c.vp == 5 && c.micro_batch == 1 && c.zero == 1 &&
+           c.recompute == Recompute::kSelective && schedule_name(c) == "interleaved";
+  }));
+}
+
+TEST(Space, GivenFlagsPinTheirDimension) {
+  const Fixture f = fixture(Json{{"model", "llama3-70b"},
+                                 {"cluster", "dgx-h100"},
+                                 {"gpus", 256},
+                                 {"global_batch", 512},
+                                 {"tp", 8},
+                                 {"schedule", "1f1b"},
+                                 {"recompute", "full"}});
+  const Enumeration e = run(f);
+  ASSERT_FALSE(e.candidates.empty());
+  for (const Candidate& c : e.candidates) {
+    EXPECT_EQ(c.tp, 8);
+    EXPECT_EQ(schedule_name(c), "1f1b");
+    EXPECT_EQ(c.recompute, Recompute::kFull);
+    EXPECT_EQ(c.vp, 1);
+  }
+}
+
+TEST(Space, MixtureOfExpertsSearchesExpertParallelism) {
+  const Fixture f = fixture(
+      Json{{"model", "mixtral-8x7b"}, {"cluster", "dgx-h100"}, {"gpus", 64}, {"global_batch", 256}, {"seq_len", 4096}});
+  const Enumeration e = run(f);
+  EXPECT_TRUE(std::any_of(e.candidates.begin(), e.candidates.end(), [](const Candidate& c) { return c.ep == 8; }));
+  for (const Candidate& c : e.candidates) {
+    EXPECT_EQ(c.dp % c.ep, 0);
+    EXPECT_LT(c.zero, 3);  // ZeRO-3 is not modelled for MoE
+  }
+}
+
+TEST(Space, PipelineLayoutCannotBePinned) {
+  const Fixture f = fixture(Json{{"model", "llama3-8b"},
+                                 {"cluster", "dgx-h100"},
+                                 {"gpus", 16},
+                                 {"global_batch", 64},
+                                 {"pp", 2},
+                                 {"pp_layout", Json::array({16, 16})}});
+  EXPECT_THROW(make_space(f.spec, f.given, f.hw, SpaceOptions{}), ConfigError);
+}
+
+}  // namespace
+}  // namespace trainsim::planner::search
