@@ -17,6 +17,7 @@
 #include "models/workload/simulate.hpp"
 #include "planner/cli/job_input.hpp"
 #include "planner/cli/report.hpp"
+#include "planner/emit/emitter.hpp"
 #include "sim/error.hpp"
 #include "topology/builder.hpp"
 #include "topology/graph.hpp"
@@ -78,10 +79,15 @@ int run_simulate(const Args& args, std::ostream& out) {
 }
 
 int run_list(const Args& args, std::ostream& out) {
-  const std::vector<std::string> kinds = {"models", "gpus", "clusters", "calibrations", "schedules"};
+  const std::vector<std::string> kinds = {"models", "gpus", "clusters", "calibrations", "schedules", "emitters"};
   if (args.positionals.size() != 1)
-    throw ConfigError("list", "say what to list", "trainsim list models|gpus|clusters|calibrations|schedules");
+    throw ConfigError("list", "say what to list", "trainsim list models|gpus|clusters|calibrations|schedules|emitters");
   const std::string kind = sim::config::read_enum(Json(args.positionals[0]), "list", kinds);
+  if (kind == "emitters") {
+    for (const auto& e : emit::EmitterRegistry::instance().all())
+      out << e.name << std::string(e.name.size() < 14 ? 14 - e.name.size() : 1, ' ') << e.description << "\n";
+    return kExitOk;
+  }
   if (kind == "schedules") {
     for (const auto& s : models::schedules::ScheduleRegistry::instance().all())
       out << s.name << std::string(s.name.size() < 14 ? 14 - s.name.size() : 1, ' ') << s.description << "\n";
@@ -306,6 +312,13 @@ void print_help(std::ostream& out) {
          "                    [--json] [--trace FILE.json]\n"
          "                    [--fidelity representative|full] [--network flow|analytic]\n"
          "                    [--link-csv FILE.csv]\n"
+         "  trainsim plan [JOB.json] --model M --cluster C --gpus N|MIN:MAX --global-batch G [--seq-len S]\n"
+         "                    [any parallel flag pins that dimension: --tp 8 --schedule interleaved ...]\n"
+         "                    [--top 10] [--objective time|cost|energy] [--tokens 15T] [--price-per-gpu-hour P]\n"
+         "                    [--headroom 0.9] [--rerank 100] [--rerank-flow 10] [--threads T]\n"
+         "                    [--max-micro-batch 16] [--max-vp 8] [--override cluster.FIELD=V|gpu.FIELD=V ...]\n"
+         "                    [--emit megatron,nemo,deepspeed,torchtitan,slurm --out DIR] [--json]\n"
+         "                    search every parallel configuration; `mpirun -np K trainsim plan ...` shards it\n"
          "  trainsim collective --cluster C --gpus N [--op all_reduce|all_gather|reduce_scatter|all_to_all|\n"
          "                    broadcast|reduce|send_recv] [--sizes 32K:8G]\n"
          "                    [--algo auto|ring|tree|nvls|hierarchical|halving_doubling|...]\n"
@@ -314,10 +327,10 @@ void print_help(std::ostream& out) {
          "  trainsim validate [JOB.json] (job flags) [--reps N] [--save MEASURED.json]\n"
          "                    [--calibration-out CALIBRATION.json] [--json]    measure on this GPU, fit, report\n"
          "  trainsim validate (job flags) --measurements MEASURED.json [...]   fit and report saved measurements\n"
-         "  trainsim list models|gpus|clusters|calibrations|schedules\n"
+         "  trainsim list models|gpus|clusters|calibrations|schedules|emitters\n"
          "  trainsim config explain        print the configuration reference\n\n"
          "Flags override the job file. Every job key is a flag (micro_batch is --micro-batch).\n"
-         "Exit codes: 0 ok, 1 internal error, 2 bad input, 3 configuration does not fit in memory,\n"
+         "Exit codes: 0 ok, 1 internal error, 2 bad input, 3 configuration does not fit in memory (plan: none fits),\n"
          "4 validate found no GPU.\n";
 }
 

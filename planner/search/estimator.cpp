@@ -165,8 +165,12 @@ const Estimator::LayerTimes& Estimator::layer_times() {
     L.moe_comm = 2.0 * comm;
     L.ep = 2.0 * comm;
   }
-  L.edge_head = t(ec.head_fwd) + t(ec.head_dgrad) + t(ec.head_wgrad);
-  L.edge_embed = t(ec.embed_fwd) + t(ec.embed_bwd);
+  L.head_fwd = t(ec.head_fwd);
+  L.head_bwd = t(ec.head_dgrad) + t(ec.head_wgrad);
+  L.embed_fwd = t(ec.embed_fwd);
+  L.embed_bwd = t(ec.embed_bwd);
+  L.edge_head = L.head_fwd + L.head_bwd;
+  L.edge_embed = L.embed_fwd + L.embed_bwd;
   return layers_.emplace(key, L).first->second;
 }
 
@@ -269,10 +273,37 @@ Verdict Estimator::estimate(const Candidate& c, Estimate& out, std::string* why)
   const double b_layer_z = b_layer + (zero3 > 0 ? zero3 * 0.5 : 0.0);
 
   // Chunk op times: the largest chunk sets the pace; full recompute redoes the forward.
-  const int64_t lc = *std::max_element(j.layers.begin(), j.layers.end());
-  const double recomputed = j.recompute == "full" ? static_cast<double>(std::min(j.recompute_layers, lc)) : 0.0;
-  const double n = static_cast<double>(lc);
-  double f = n * f_layer_z, b = n * b_layer_z + recomputed * f_layer, w = n * w_layer;
+  // Op times of the slowest stage, spread over its v chunks: the stage holding the embedding and
+  // the one holding the LM head and loss (lighter by a layer or two in uneven layouts), and a
+  // middle one holding only layers.
+  double f = 0, b = 0, w = 0;
+  const int64_t first_stage = models::workload::embedding_stage(j), last_stage = models::workload::head_stage(j);
+  const int64_t middle = j.pp > 2 ? 1 + (first_stage == 1 || last_stage == 1 ? 1 : 0) : first_stage;
+  const double vv = static_cast<double>(j.vp);
+  for (const int64_t st : {first_stage, last_stage, std::min(middle, j.pp - 1)}) {
+    double fv = 0, bv = 0, wv = 0;
+    for (int64_t ch = 0; ch < j.vp; ++ch) {
+      const int64_t nl = j.layers[static_cast<size_t>(j.virtual_stage(st, ch))];
+      const double recomputed = j.recompute == "full" ? static_cast<double>(std::min(j.recompute_layers, nl)) : 0.0;
+      fv += static_cast<double>(nl) * f_layer_z;
+      bv += static_cast<double>(nl) * b_layer_z + recomputed * f_layer;
+      wv += static_cast<double>(nl) * w_layer;
+    }
+    if (st == first_stage) {
+      fv += L.embed_fwd;
+      bv += L.embed_bwd;
+    }
+    if (st == last_stage) {
+      fv += L.head_fwd;
+      bv += L.head_bwd;
+    }
+    f = std::max(f, fv / vv);
+    b = std::max(b, bv / vv);
+    w = std::max(w, wv / vv);
+  }
+  const double n = static_cast<double>(*std::max_element(j.layers.begin(), j.layers.end()));
+  const double recomputed =
+      j.recompute == "full" ? static_cast<double>(std::min<int64_t>(j.recompute_layers, static_cast<int64_t>(n))) : 0.0;
 
   // Stage boundary transfers (split over TP ranks and re-gathered when scatter_gather).
   const int64_t seq_local = j.seq_len / j.cp;
@@ -291,9 +322,9 @@ Verdict Estimator::estimate(const Candidate& c, Estimate& out, std::string* why)
   }
   const int p = static_cast<int>(j.pp), v = static_cast<int>(j.vp), mi = static_cast<int>(j.microbatches);
   const double edge = j.pp == 1 ? L.edge_head + L.edge_embed : std::max(L.edge_head, L.edge_embed);
-  const double pipe = pipes_.makespan(c.schedule, p, mi, v, f, b, w) +
-                      (j.overlap_p2p && j.pp > 1 ? 2.0 * (j.pp - 1) * hop : 0.0) + mbs * edge;
-  const double busy = mbs * static_cast<double>(v) * (f + b + w) + mbs * edge;
+  const double pipe =
+      pipes_.makespan(c.schedule, p, mi, v, f, b, w) + (j.overlap_p2p && j.pp > 1 ? 2.0 * (j.pp - 1) * hop : 0.0);
+  const double busy = mbs * static_cast<double>(v) * (f + b + w);
 
   // Data-parallel gradient reduction of the critical stage, bucketed.
   double params = 0, expert_params = 0;

@@ -58,13 +58,14 @@ class Estimator {
  private:
   struct LayerTimes {
     // Seconds per layer and micro-batch on one rank.
-    double fwd = 0, fwd_comm = 0;          // forward kernels; exposed TP / CP / EP communication
-    double dgrad = 0, wgrad = 0;           // backward kernels (selective recompute inside dgrad)
-    double bwd_comm_hidden = 0;            // backward TP collectives that overlap the weight-gradient GEMMs
-    double bwd_comm_exposed = 0;           // the rest
-    double tp = 0, cp = 0, ep = 0;         // exposed parts by kind (forward + backward, for the breakdown)
-    double edge_head = 0, edge_embed = 0;  // LM head + loss (fwd+bwd), embedding (fwd+bwd)
-    double moe_fwd = 0, moe_dgrad = 0, moe_wgrad = 0, moe_comm = 0;  // a MoE layer's MLP block instead
+    double fwd = 0, fwd_comm = 0;   // forward kernels; exposed TP / CP / EP communication
+    double dgrad = 0, wgrad = 0;    // backward kernels (selective recompute inside dgrad)
+    double bwd_comm_hidden = 0;     // backward TP collectives that overlap the weight-gradient GEMMs
+    double bwd_comm_exposed = 0;    // the rest
+    double tp = 0, cp = 0, ep = 0;  // exposed parts by kind (forward + backward, for the breakdown)
+    double head_fwd = 0, head_bwd = 0, embed_fwd = 0, embed_bwd = 0;  // LM head + loss, embedding
+    double edge_head = 0, edge_embed = 0;                             // their forward + backward
+    double moe_fwd = 0, moe_dgrad = 0, moe_wgrad = 0, moe_comm = 0;   // a MoE layer's MLP block instead
     double dense_mlp_fwd = 0, dense_mlp_dgrad = 0, dense_mlp_wgrad = 0;
   };
   const LayerTimes& layer_times();

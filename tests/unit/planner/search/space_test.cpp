@@ -54,10 +54,11 @@ TEST(Space, CountsEveryConfigurationOnceAndHonoursTheRules) {
   std::vector<Candidate> sorted = e.candidates;
   std::sort(sorted.begin(), sorted.end());
   EXPECT_TRUE(std::adjacent_find(sorted.begin(), sorted.end()) == sorted.end());
-  // Megatron's usual choice for this job is in the space.
+  // Megatron's usual choice for this job is in the space (selective recompute is the same plan as none
+  // with flash attention, so it is searched as none).
   EXPECT_TRUE(std::any_of(e.candidates.begin(), e.candidates.end(), [](const Candidate& c) {
     return c.tp == 8 && c.pp == 4 && c.vp == 5 && c.micro_batch == 1 && c.zero == 1 &&
-           c.recompute == Recompute::kSelective && schedule_name(c) == "interleaved";
+           c.recompute == Recompute::kNone && schedule_name(c) == "interleaved";
   }));
 }
 
