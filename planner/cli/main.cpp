@@ -28,6 +28,19 @@ int main(int argc, char** argv) {
       print_help(std::cout);
       return args.command.empty() && !args.options.count("help") ? kExitBadInput : kExitOk;
     }
+    if (args.command != "plan") {
+      // Options only the planner reads.
+      for (const char* o : {"top", "objective", "tokens", "price-per-gpu-hour", "emit", "out", "threads", "rerank",
+                            "rerank-flow", "headroom", "max-micro-batch", "max-vp"})
+        if (args.command_options.count(o))
+          throw trainsim::ConfigError(std::string("--") + o, "only applies to `trainsim plan`",
+                                      "drop it, or run `trainsim plan`");
+      if (!args.overrides.empty())
+        throw trainsim::ConfigError("--override", "only applies to `trainsim plan`",
+                                    "change the cluster or GPU in a file instead");
+      if (args.command_options.count("gpus-range"))
+        throw trainsim::ConfigError("--gpus", "a range MIN:MAX only applies to `trainsim plan`", "give one GPU count");
+    }
     if (args.command == "simulate") return run_simulate(args, std::cout);
     if (args.command == "list") return run_list(args, std::cout);
     if (args.command == "config") return run_config(args, std::cout);

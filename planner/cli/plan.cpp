@@ -83,8 +83,8 @@ std::vector<int64_t> parse_range(const std::string& text) {
     return static_cast<int64_t>(v);
   };
   const int64_t lo = num(text.substr(0, colon)), hi = num(text.substr(colon + 1));
-  if (lo < 1 || hi < lo)
-    throw ConfigError("--gpus", "expected a range MIN:MAX with 1 <= MIN <= MAX, got \"" + text + "\"",
+  if (lo < 1 || hi < lo || hi > (int64_t{1} << 30))
+    throw ConfigError("--gpus", "expected a range MIN:MAX with 1 <= MIN <= MAX <= 2^30, got \"" + text + "\"",
                       "e.g. --gpus 1024:16384 (doubling)");
   std::vector<int64_t> out;
   for (int64_t g = lo; g <= hi; g *= 2) out.push_back(g);
@@ -111,7 +111,7 @@ struct Setup {
   models::workload::Job hardware;
 };
 
-Setup setup(const Json& job_json, int64_t gpus) {
+Setup setup(const Json& job_json, int64_t gpus, bool needs_power) {
   Json j = job_json;
   j["gpus"] = gpus;
   Setup s;
@@ -122,6 +122,9 @@ Setup setup(const Json& job_json, int64_t gpus) {
                       std::to_string(gpus) + " GPUs exceed cluster \"" + s.hardware.cluster.name + "\"'s maximum of " +
                           std::to_string(s.hardware.cluster.max_gpus),
                       "use at most " + std::to_string(s.hardware.cluster.max_gpus) + " GPUs");
+  if (needs_power && s.hardware.gpu.tdp_watts <= 0)
+    throw ConfigError("gpu.tdp_watts", "is not set for " + s.hardware.gpu.name + ", so energy cannot be estimated",
+                      "use --objective time or cost, or --override gpu.tdp_watts=700");
   if (s.spec.global_batch <= 0)
     throw ConfigError("--global-batch", "is required", "pass --global-batch N (sequences per iteration)");
   return s;
@@ -187,9 +190,10 @@ int run_plan(const Args& args, std::ostream& out) {
   if (sizes.size() > 1) {
     // Sweep: one search per size, fewer re-simulations each.
     so.rerank = args.command_options.count("rerank") ? so.rerank : std::min<int64_t>(so.rerank, 10);
+    so.rerank_flow = args.command_options.count("rerank-flow") ? so.rerank_flow : std::min<int64_t>(so.rerank_flow, 3);
     std::vector<SizeResult> rows;
     for (const int64_t g : sizes) {
-      Setup s = setup(what_if_json, g);
+      Setup s = setup(what_if_json, g, ro.require_power);
       so.progress = progress_bar(std::to_string(g) + " GPUs");
       SizeResult row;
       row.gpus = g;
@@ -212,12 +216,12 @@ int run_plan(const Args& args, std::ostream& out) {
     return kExitOk;
   }
 
-  Setup s = setup(what_if_json, sizes.front());
+  Setup s = setup(what_if_json, sizes.front(), ro.require_power);
   so.progress = progress_bar("plan");
   const search::SearchResult r = search::run_search(s.hardware, s.spec, given, so);
   std::optional<BaselineResult> baseline;
   if (!args.overrides.empty()) {
-    Setup b = setup(base_json, sizes.front());
+    Setup b = setup(base_json, sizes.front(), false);
     so.progress = progress_bar("baseline");
     BaselineResult br;
     try {
@@ -226,6 +230,9 @@ int run_plan(const Args& args, std::ostream& out) {
       br.ok = true;
     } catch (const PlanError& e) {
       br.why = e.what();
+    } catch (const ConfigError& e) {
+      // The original hardware may reject what the override allows (more GPUs than it has).
+      br.why = (e.path().empty() ? "" : e.path() + ": ") + e.message();
     }
     baseline = std::move(br);
   }

@@ -145,9 +145,6 @@ void print_plan(std::ostream& out, const search::SearchResult& r, const Job& hw,
                 const Job& winner, const PlanReportOptions& o, const BaselineResult* baseline,
                 const std::vector<std::string>& written) {
   (void)winner;
-  if (o.require_power && hw.gpu.tdp_watts <= 0)
-    throw ConfigError("gpu.tdp_watts", "is not set for " + hw.gpu.name + ", so energy cannot be estimated",
-                      "use --objective time or cost, or --override gpu.tdp_watts=700");
   std::vector<Job> jobs;
   for (const auto& p : r.plans) jobs.push_back(search::plan_job(hw, spec, p.candidate));
   const double capacity = std::min(o.headroom * static_cast<double>(hw.gpu.memory.count()),
@@ -239,6 +236,12 @@ void print_plan(std::ostream& out, const search::SearchResult& r, const Job& hw,
   }
   out << "  (iter: the iteration time from the most faithful model that ran (sim: flow network, analytic\n"
          "   network, or the fast estimate); est: the fast estimate that chose what to simulate)\n";
+  bool big_a2a = false;
+  for (const auto& p : r.plans)
+    big_a2a = big_a2a || (p.fidelity == "analytic" && (p.candidate.ep > 64 || p.candidate.cp > 64));
+  if (big_a2a && spec.network == "flow")
+    out << "  (plans with an all-to-all over more than 64 ranks are not re-simulated on the flow network:\n"
+           "   their time leaves out network congestion)\n";
   if (r.plans.size() >= 2 && r.plans[0].simulated && r.plans[1].simulated) print_why(out, r.plans[0], r.plans[1]);
 
   if (!r.memory_front.empty()) {

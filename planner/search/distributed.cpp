@@ -1,6 +1,7 @@
 #include "planner/search/distributed.hpp"
 
 #include <cstdint>
+#include <cstdio>
 #include <cstdlib>
 
 #if TRAINSIM_HAVE_MPI
@@ -87,6 +88,15 @@ std::string Distributed::broadcast(const std::string& from_root) const {
 #else
   return from_root;
 #endif
+}
+
+void Distributed::abort(const std::string& what) const {
+  std::fprintf(stderr, "internal error (rank %d of %d): %s\n", rank_, size_, what.c_str());
+  std::fflush(stderr);
+#if TRAINSIM_HAVE_MPI
+  if (size_ > 1) MPI_Abort(MPI_COMM_WORLD, 1);
+#endif
+  std::exit(1);
 }
 
 void put_string(std::string& out, const std::string& s) {

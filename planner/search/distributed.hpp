@@ -20,6 +20,8 @@ class Distributed {
   std::vector<std::string> gather(const std::string& mine) const;
   // Rank 0's bytes on every rank.
   std::string broadcast(const std::string& from_root) const;
+  // An internal error on this rank: print it and stop every rank (exit code 1).
+  [[noreturn]] void abort(const std::string& what) const;
   ~Distributed();
 
  private:

@@ -174,38 +174,47 @@ const Estimator::LayerTimes& Estimator::layer_times() {
   return layers_.emplace(key, L).first->second;
 }
 
-double Estimator::memory(std::string*) {
+double Estimator::memory() {
   const Job& j = job_;
   const int p = static_cast<int>(j.pp), v = static_cast<int>(j.vp), m = static_cast<int>(j.microbatches);
-  const auto& sched = models::schedules::ScheduleRegistry::instance().get(j.schedule, "schedule");
-  uint8_t index = 0;
-  const auto& all = models::schedules::ScheduleRegistry::instance().all();
-  for (size_t i = 0; i < all.size(); ++i)
-    if (&all[i] == &sched) index = static_cast<uint8_t>(i);
-  const PipelineShape& sh = pipes_.shape(index, p, m, v);
+  const PipelineShape& sh = pipes_.shape(schedule_, p, m, v);
   const int64_t V = j.pp * j.vp;
-  const double a_first = static_cast<double>(models::workload::chunk_activation_bytes(j, 0));
-  const double a_last = V > 1 ? static_cast<double>(models::workload::chunk_activation_bytes(j, V - 1)) : a_first;
-  const double a_mid = V > 2 ? static_cast<double>(models::workload::chunk_activation_bytes(j, V - 2)) : a_first;
-  const double largest = std::max({a_first, a_last, a_mid});
-  int64_t stages[3] = {models::workload::embedding_stage(j), models::workload::head_stage(j), sh.busiest_middle_stage};
+  const int64_t first = models::workload::embedding_stage(j), last = models::workload::head_stage(j);
   double peak = -1;
-  for (const int64_t s : stages) {
-    if (s < 0) continue;
+  auto consider = [&](int64_t s, double act) {
     const models::memory::StageMemory sm = models::memory::stage_memory(models::workload::stage_memory_input(j, s));
-    double act = 0;
-    for (const auto& pt : sh.activation_points[static_cast<size_t>(s)]) {
-      const double bytes =
-          V == 1 ? pt[0] * a_first : (pt[0] - pt[1] - pt[2]) * a_mid + pt[1] * a_first + pt[2] * a_last;
-      act = std::max(act, bytes);
-    }
-    if (j.offload_activations) act = std::min(act, 2.0 * largest);
-    const double total =
-        static_cast<double>((sm.weights + sm.gradients + sm.optimizer + sm.buffers).count()) + std::floor(act);
+    const double total = static_cast<double>((sm.weights + sm.gradients + sm.optimizer + sm.buffers).count()) + act;
     if (total > peak) {
       peak = total;
       return_stage_ = static_cast<int32_t>(s);
     }
+  };
+  // MoE models with dense first layers or MoE every other layer: stages differ in weights and
+  // chunks in activations; every stage is checked with its own op order (the simulator's count).
+  const bool uniform = !j.model.moe || (j.model.moe->first_dense_layers == 0 && j.model.moe->layer_freq == 1);
+  if (!uniform) {
+    for (int64_t s = 0; s < j.pp; ++s)
+      consider(s,
+               static_cast<double>(models::workload::activation_peak(j, s, sh.orders[static_cast<size_t>(s)]).bytes));
+    return peak;
+  }
+  // Otherwise only the first and last virtual stages differ (embedding output, lighter uneven
+  // ends), and the stages holding neither are alike but for how many chunks they keep alive.
+  const double a_first = static_cast<double>(models::workload::chunk_activation_bytes(j, 0));
+  const double a_last = V > 1 ? static_cast<double>(models::workload::chunk_activation_bytes(j, V - 1)) : 0.0;
+  const double a_mid = V > 2 ? static_cast<double>(models::workload::chunk_activation_bytes(j, V / 2)) : 0.0;
+  for (const int64_t s : {first, last, static_cast<int64_t>(sh.busiest_middle_stage)}) {
+    if (s < 0) continue;
+    double act = 0;
+    for (const auto& pt : sh.activation_points[static_cast<size_t>(s)])
+      act = std::max(act, pt[0] * a_mid + pt[1] * a_first + pt[2] * a_last);
+    if (j.offload_activations) {
+      // The chunk being computed and the one prefetched: twice this stage's largest chunk.
+      const int64_t ends = (s == first ? 1 : 0) + (s == last && V > 1 ? 1 : 0);
+      const double largest = std::max({s == first ? a_first : 0.0, s == last ? a_last : 0.0, v > ends ? a_mid : 0.0});
+      act = std::min(act, 2.0 * largest);
+    }
+    consider(s, act);
   }
   return peak;
 }
@@ -219,7 +228,8 @@ Verdict Estimator::estimate(const Candidate& c, Estimate& out, std::string* why)
     return Verdict::kInvalid;
   }
   out = Estimate{};
-  out.peak_memory_bytes = memory(why);
+  schedule_ = c.schedule;
+  out.peak_memory_bytes = memory();
   out.worst_memory_stage = return_stage_;
   if (out.peak_memory_bytes > capacity_) return Verdict::kDoesNotFit;
 
@@ -339,7 +349,11 @@ Verdict Estimator::estimate(const Candidate& c, Estimate& out, std::string* why)
       }
     }
   }
-  params += static_cast<double>(m.vocab) * static_cast<double>(m.hidden) / static_cast<double>(j.tp);
+  // Stage 0 holds the embedding; the LM head too when it is also the last stage (pp = 1, ZB-V),
+  // counted once if tied (the builder's stage_parameters).
+  const double emb = static_cast<double>(m.vocab) * static_cast<double>(m.hidden) / static_cast<double>(j.tp);
+  if (first_stage == 0) params += emb;
+  if (last_stage == 0 && (!m.tied_embeddings || first_stage != last_stage)) params += emb;
   const double dense_params = params - expert_params;
   double dp_total = 0, dp_last = 0;
   auto bucketed = [&](double bytes, CollectiveOp op, const GroupPlacement& g, int64_t replicas_div) {
@@ -375,7 +389,7 @@ Verdict Estimator::estimate(const Candidate& c, Estimate& out, std::string* why)
   } else {
     dp_exposed = dp_total;
   }
-  if (m.tied_embeddings && j.pp > 1)
+  if (m.tied_embeddings && first_stage != last_stage)
     dp_exposed +=
         comm_
             .collective(CollectiveOp::kAllReduce,
@@ -402,6 +416,15 @@ Verdict Estimator::estimate(const Candidate& c, Estimate& out, std::string* why)
                .collective(CollectiveOp::kAllGather,
                            sim::Bytes(static_cast<int64_t>(dense_params * (j.fp8_param_gather ? 1.0 : 2.0))), shard)
                .seconds();
+  // Routed experts' updated parameters, gathered over the ranks holding the same experts.
+  if (j.zero >= 1 && j.zero < 3 && expert_params > 0 && j.expert_dp() > 1) {
+    const int64_t edp = j.expert_dp();
+    opt += comm_
+               .collective(CollectiveOp::kAllGather,
+                           sim::Bytes(static_cast<int64_t>(expert_params * (j.fp8_param_gather ? 1.0 : 2.0))),
+                           GroupPlacement{edp, clamp_per_node(gpn, j.tp * j.cp * j.ep, edp)})
+               .seconds();
+  }
 
   out.iteration_s = pipe + dp_exposed + opt;
   const double per_layer_ops = mbs * static_cast<double>(v) * n;

@@ -69,7 +69,7 @@ class Estimator {
     double dense_mlp_fwd = 0, dense_mlp_dgrad = 0, dense_mlp_wgrad = 0;
   };
   const LayerTimes& layer_times();
-  double memory(std::string* why);
+  double memory();
 
   models::workload::Job job_;
   models::workload::JobSpec spec_;
@@ -78,6 +78,7 @@ class Estimator {
   PipelineCache pipes_;
   double capacity_ = 0;
   int32_t return_stage_ = 0;  // worst memory stage of the last memory()
+  uint8_t schedule_ = 0;      // the candidate's schedule (registry index)
   std::map<std::tuple<int64_t, int64_t, int64_t, bool, int64_t, int64_t, bool>, LayerTimes> layers_;
 };
 

@@ -53,15 +53,17 @@ const PipelineShape& PipelineCache::shape(uint8_t schedule, int p, int m, int v)
       const int32_t d = op.type == sch::OpType::kF ? 1 : op.type == frees ? -1 : 0;
       if (d == 0) continue;
       all += d;
-      if (vs == 0) first += d;
-      if (vs == last_vs) last += d;
+      if (vs == 0)
+        first += d;
+      else if (vs == last_vs)
+        last += d;
       holds_end = holds_end || vs == 0 || vs == last_vs;
-      if (d > 0) pts.push_back({all, first, last});
+      if (d > 0) pts.push_back({all - first - last, first, last});
     }
     s->activation_points[static_cast<size_t>(st)] = pareto(pts);
     if (!holds_end) {
       int32_t peak = 0;
-      for (const auto& pt : s->activation_points[static_cast<size_t>(st)]) peak = std::max(peak, pt[0]);
+      for (const auto& pt : s->activation_points[static_cast<size_t>(st)]) peak = std::max(peak, pt[0] + pt[1] + pt[2]);
       if (s->busiest_middle_stage < 0 || peak > best) {
         best = peak;
         s->busiest_middle_stage = st;

@@ -1,10 +1,10 @@
 #pragma once
 // What the fast estimate needs from a pipeline schedule, computed once per shape (schedule,
 // stages, micro-batches, chunks) and reused by every candidate of that shape:
-//  - activation peaks: per stage, the Pareto-maximal counts (all chunks alive, those of the
-//    chunk holding the first virtual stage, those of the chunk holding the last) over the
-//    stage's order, so that the peak bytes for any per-chunk sizes are an exact maximum over a
-//    handful of points (the first and last virtual stages are the only ones whose size differs);
+//  - activation peaks: per stage, the Pareto-maximal counts (chunks alive of the middle virtual
+//    stages, of the first virtual stage, of the last) over the stage's order, so that the peak
+//    bytes for any non-negative per-chunk sizes are an exact maximum over a handful of points when
+//    the middle virtual stages all have the same size (dense models with the planner's layouts);
 //  - the makespan for given F, B and W op times, replayed (models/schedules/replay.hpp) with the
 //    ratios B/F and W/F rounded to 1/32 and cached.
 
@@ -22,7 +22,7 @@ namespace trainsim::planner::search {
 
 struct PipelineShape {
   models::schedules::StageOrders orders;
-  // [stage] -> points (alive chunks, alive chunks of the first virtual stage, of the last).
+  // [stage] -> points (alive chunks of middle virtual stages, of the first virtual stage, of the last).
   std::vector<std::vector<std::array<int32_t, 3>>> activation_points;
   int32_t busiest_middle_stage = -1;  // stage holding neither end with the most chunks alive (-1: none)
 };

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
+#include <exception>
 #include <thread>
 
 #include "planner/search/distributed.hpp"
@@ -18,6 +19,40 @@ using sim::config::Json;
 namespace {
 
 double now_s() { return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count(); }
+
+// Largest all-to-all group re-simulated on the flow network (see the flow re-rank below).
+constexpr int64_t kMaxFlowAllToAll = 64;
+
+// Runs f(0..threads-1) on `threads` threads and rethrows the first failure (lowest thread index).
+// Under MPI a failure on one rank would leave the others waiting in a collective: it aborts the
+// job instead (an internal error: simulate() and the estimator throw nothing for valid plans).
+template <typename F>
+void run_threads(int threads, F f) {
+  std::vector<std::exception_ptr> errors(static_cast<size_t>(threads));
+  auto guarded = [&](int t) {
+    try {
+      f(t);
+    } catch (...) {
+      errors[static_cast<size_t>(t)] = std::current_exception();
+    }
+  };
+  std::vector<std::thread> pool;
+  for (int t = 1; t < threads; ++t) pool.emplace_back(guarded, t);
+  guarded(0);
+  for (auto& th : pool) th.join();
+  for (const auto& e : errors)
+    if (e) {
+      const Distributed& dist = Distributed::instance();
+      if (dist.size() > 1) {
+        try {
+          std::rethrow_exception(e);
+        } catch (const std::exception& x) {
+          dist.abort(x.what());
+        }
+      }
+      std::rethrow_exception(e);
+    }
+}
 
 struct Entry {
   Candidate c;
@@ -157,7 +192,7 @@ void deserialize(const std::string& in, std::map<int64_t, Simulated>& out) {
 // Simulates `plans` (each on `network`) over all ranks and threads; every rank gets every result,
 // in the order of `plans`.
 std::vector<Simulated> simulate_all(const Job& hw, const JobSpec& base, const std::vector<Candidate>& plans,
-                                    const std::string& network, int threads) {
+                                    const std::string& network, int threads, double capacity) {
   const Distributed& dist = Distributed::instance();
   const size_t ranks = static_cast<size_t>(dist.size()), me = static_cast<size_t>(dist.rank());
   std::vector<std::vector<std::pair<int64_t, Simulated>>> sims(static_cast<size_t>(threads));
@@ -167,8 +202,9 @@ std::vector<Simulated> simulate_all(const Job& hw, const JobSpec& base, const st
       job.network = network;
       const models::workload::SimulationResult r = models::workload::simulate(job);
       Simulated s;
-      s.fits = r.fits && r.simulated;
       s.peak = static_cast<double>(r.peak_memory().count());
+      // The simulator's own fit check uses all usable memory; the plan must also keep the headroom.
+      s.fits = r.fits && r.simulated && s.peak <= capacity;
       if (s.fits) {
         s.iteration_s = r.iteration.seconds();
         s.tokens_per_s = r.tokens_per_s;
@@ -179,10 +215,7 @@ std::vector<Simulated> simulate_all(const Job& hw, const JobSpec& base, const st
       sims[static_cast<size_t>(t)].emplace_back(static_cast<int64_t>(k), std::move(s));
     }
   };
-  std::vector<std::thread> pool;
-  for (int t = 1; t < threads; ++t) pool.emplace_back(some, t);
-  some(0);
-  for (auto& th : pool) th.join();
+  run_threads(threads, some);
   std::vector<std::pair<int64_t, Simulated>> mine;
   for (auto& v : sims) mine.insert(mine.end(), v.begin(), v.end());
   std::map<int64_t, Simulated> got;
@@ -256,10 +289,7 @@ SearchResult run_search(const Job& hw, const JobSpec& base, const Json& given, c
     keep_best(feasible, keep);
     p.best = std::move(feasible);
   };
-  std::vector<std::thread> pool;
-  for (int t = 1; t < threads; ++t) pool.emplace_back(work, t);
-  work(0);
-  for (auto& th : pool) th.join();
+  run_threads(threads, work);
   Partial local;
   for (auto& p : parts) merge(local, std::move(p), keep);
   if (opt.progress && me == 0) opt.progress(static_cast<int64_t>(total), static_cast<int64_t>(total));
@@ -311,10 +341,11 @@ SearchResult run_search(const Job& hw, const JobSpec& base, const Json& given, c
   // schedule, overlaps and memory timeline exactly; collectives as alpha-beta formulas), then the
   // best of those on the job's own network (flow-level: contention and routing).
   const double t1 = now_s();
+  const double capacity = Estimator(hw, base, opt.headroom).capacity_bytes();
   const size_t n_sim = std::min(all.best.size(), static_cast<size_t>(std::max<int64_t>(opt.rerank, 0)));
   std::vector<Candidate> first_round;
   for (size_t k = 0; k < n_sim; ++k) first_round.push_back(all.best[k].c);
-  const std::vector<Simulated> analytic = simulate_all(hw, base, first_round, "analytic", threads);
+  const std::vector<Simulated> analytic = simulate_all(hw, base, first_round, "analytic", threads, capacity);
   res.simulated = static_cast<int64_t>(n_sim);
 
   const double tokens_per_iter = static_cast<double>(base.global_batch) * static_cast<double>(seq);
@@ -352,24 +383,57 @@ SearchResult run_search(const Job& hw, const JobSpec& base, const Json& given, c
     }
   }
   std::sort(sim_plans.begin(), sim_plans.end(), by_time);
-  if (base.network == "flow") {
-    const size_t n_flow = std::min(sim_plans.size(), static_cast<size_t>(std::max<int64_t>(opt.rerank_flow, 0)));
-    std::vector<Candidate> second_round;
-    for (size_t k = 0; k < n_flow; ++k) second_round.push_back(sim_plans[k].candidate);
-    const std::vector<Simulated> flow = simulate_all(hw, base, second_round, "flow", threads);
-    std::vector<Plan> flow_plans;
-    for (size_t k = 0; k < n_flow; ++k)
-      if (flow[k].fits)
-        flow_plans.push_back(to_plan(Entry{sim_plans[k].candidate, sim_plans[k].estimate}, &flow[k], "flow"));
-    std::sort(flow_plans.begin(), flow_plans.end(), by_time);
-    sim_plans.erase(sim_plans.begin(), sim_plans.begin() + static_cast<std::ptrdiff_t>(n_flow));
-    flow_plans.insert(flow_plans.end(), sim_plans.begin(), sim_plans.end());
-    sim_plans = std::move(flow_plans);
-    res.simulated_flow = static_cast<int64_t>(n_flow);
+  if (base.network == "flow" && opt.rerank_flow > 0) {
+    // Simulate the best plans again on the flow network until the best rerank_flow plans by their
+    // most faithful time all have a flow time (a plan the flow network slows down makes way for
+    // the next), within 3 x rerank_flow flow simulations. Plans with an all-to-all over more than
+    // kMaxFlowAllToAll ranks stay at analytic fidelity: the flow network solves the n^2 concurrent
+    // flows of such an all-to-all, minutes per iteration at 256 ranks.
+    const size_t want = static_cast<size_t>(opt.rerank_flow), budget = 3 * want;
+    auto flow_ok = [&](const Plan& p) {
+      const Candidate& c = p.candidate;
+      const int64_t a2a = std::max<int64_t>(hw.model.moe ? c.ep : 1, c.cp);  // EP and (at most) the Ulysses group
+      return a2a <= kMaxFlowAllToAll;
+    };
+    size_t done = 0;
+    while (done < budget) {
+      // The best `want` plans the flow network can take; those without a flow time yet.
+      std::vector<size_t> todo;
+      size_t eligible = 0;
+      for (size_t k = 0; k < sim_plans.size() && eligible < want; ++k) {
+        if (!flow_ok(sim_plans[k])) continue;
+        ++eligible;
+        if (sim_plans[k].fidelity != "flow") todo.push_back(k);
+      }
+      if (todo.empty()) break;
+      if (done + todo.size() > budget) todo.resize(budget - done);
+      std::vector<Candidate> round;
+      for (const size_t k : todo) round.push_back(sim_plans[k].candidate);
+      const std::vector<Simulated> flow = simulate_all(hw, base, round, "flow", threads, capacity);
+      done += todo.size();
+      std::vector<Plan> next;
+      for (size_t k = 0; k < sim_plans.size(); ++k) {
+        const auto it = std::find(todo.begin(), todo.end(), k);
+        if (it == todo.end()) {
+          next.push_back(std::move(sim_plans[k]));
+          continue;
+        }
+        const Simulated& f = flow[static_cast<size_t>(it - todo.begin())];
+        if (f.fits) next.push_back(to_plan(Entry{sim_plans[k].candidate, sim_plans[k].estimate}, &f, "flow"));
+      }
+      sim_plans = std::move(next);
+      std::sort(sim_plans.begin(), sim_plans.end(), by_time);
+    }
+    res.simulated_flow = static_cast<int64_t>(done);
   }
   res.simulate_s = now_s() - t1;
   res.plans = std::move(sim_plans);
   res.plans.insert(res.plans.end(), est_plans.begin(), est_plans.end());
+  if (res.plans.empty())
+    throw PlanError("plan",
+                    "the discrete-event simulation found none of the " + std::to_string(n_sim) +
+                        " best estimated plans fitting in memory (the estimate and the simulator disagree)",
+                    "run with a larger --rerank, or report it: it is a bug in the planner's memory estimate");
   if (res.plans.size() > static_cast<size_t>(opt.keep)) res.plans.resize(static_cast<size_t>(opt.keep));
   for (const Entry& e : all.front) {
     Plan p;

@@ -51,10 +51,10 @@ SearchSpace make_space(const JobSpec& spec, const Json& given, const Job& hw, co
     throw ConfigError("pp_layout", "the planner chooses the layer split itself",
                       "drop --pp-layout (plan searches even splits and lighter first/last stages)");
   const auto& m = hw.model;
-  const int64_t gpn = hw.cluster.gpus_per_node;
   SearchSpace s;
   auto pinned = [&](const char* key) { return given.contains(key) && !given.at(key).is_null(); };
-  s.tp = pinned("tp") ? std::vector<int64_t>{spec.tp} : divisors(m.heads, gpn);
+  // Beyond one node only multiples of gpus_per_node (resolve_job's rule, counted when it removes).
+  s.tp = pinned("tp") ? std::vector<int64_t>{spec.tp} : divisors(m.heads, m.heads);
   const int64_t seq = spec.seq_len.value_or(m.seq_len);
   if (pinned("cp")) {
     s.cp = {spec.cp};
@@ -115,8 +115,9 @@ std::vector<std::pair<uint8_t, int64_t>> schedule_pairs(const SearchSpace& s, in
     const auto& sched = schedules[si];
     for (const int64_t vp : s.vp) {
       bool ok = false;
-      if (pp == 1)
-        ok = vp == 1 && (sched.name == "1f1b" || s.schedules.size() == 1);
+      // One stage: the schedule does not matter, so only 1F1B unless the schedule is pinned.
+      if (pp == 1 && s.schedules.size() > 1)
+        ok = vp == 1 && sched.name == "1f1b";
       else if (sched.fixed_virtual_stages > 0)
         ok = vp == sched.fixed_virtual_stages;
       else if (sched.interleaved)
@@ -141,44 +142,54 @@ Enumeration enumerate(const SearchSpace& s, const Job& hw, int64_t gpus, int64_t
   const int64_t n_inner_vp = static_cast<int64_t>(s.micro_batch.size()) * n_inner_mb;
   std::map<int64_t, std::vector<std::pair<uint8_t, int64_t>>> pairs;
   for (const int64_t pp : s.pp) pairs[pp] = schedule_pairs(s, pp);
-  const int64_t n_ep = static_cast<int64_t>(s.ep.size() * s.etp.size());
-  auto n_inner_pp = [&](int64_t pp) { return n_ep * static_cast<int64_t>(pairs[pp].size()) * n_inner_vp; };
-  int64_t n_inner_cp = 0;
-  for (const int64_t pp : s.pp) n_inner_cp += n_inner_pp(pp);
-  const int64_t n_inner_tp = static_cast<int64_t>(s.cp.size()) * n_inner_cp;
+  // Expert-TP values: etp = 1 is the same as etp = tp when tp = 1.
+  auto n_ep = [&](int64_t tp) {
+    const bool dup = tp == 1 && s.etp.size() == 2 && s.etp[0] == 1 && s.etp[1] == 0;
+    return static_cast<int64_t>(s.ep.size() * (dup ? 1 : s.etp.size()));
+  };
+  // (schedule, vp) pairs per pp; none (a pinned vp no pinned schedule runs) counts as one.
+  auto n_pairs = [&](int64_t pp) { return std::max<int64_t>(1, static_cast<int64_t>(pairs[pp].size())); };
+  auto n_inner_pp = [&](int64_t tp, int64_t pp) { return n_ep(tp) * n_pairs(pp) * n_inner_vp; };
+  auto n_inner_cp = [&](int64_t tp) {
+    int64_t n = 0;
+    for (const int64_t pp : s.pp) n += n_inner_pp(tp, pp);
+    return n;
+  };
+  auto n_inner_tp = [&](int64_t tp) { return static_cast<int64_t>(s.cp.size()) * n_inner_cp(tp); };
   auto reject = [&](const char* rule, int64_t n) {
     if (n <= 0) return;
     e.rejected[rule] += n;
     e.considered += n;
   };
-  // A pinned vp that no searched schedule runs.
-  for (const int64_t pp : s.pp)
-    if (pairs[pp].empty()) reject("schedule and vp do not match", 1);
   for (const int64_t tp : s.tp) {
     if (m.heads % tp || m.kv_heads_or_heads() % tp || m.ffn_hidden % tp) {
-      reject("tp must divide heads, kv_heads and ffn_hidden", n_inner_tp);
+      reject("tp must divide heads, kv_heads and ffn_hidden", n_inner_tp(tp));
       continue;
     }
     if (tp > gpn && tp % gpn) {
-      reject("tp beyond a node must be a multiple of gpus_per_node", n_inner_tp);
+      reject("tp beyond a node must be a multiple of gpus_per_node", n_inner_tp(tp));
       continue;
     }
     for (const int64_t cp : s.cp) {
       if (cp > 1 && (seq % (2 * cp) || hw.attention != "flash")) {
-        reject("cp needs 2*cp to divide seq_len and flash attention", n_inner_cp);
+        reject("cp needs 2*cp to divide seq_len and flash attention", n_inner_cp(tp));
         continue;
       }
       for (const int64_t pp : s.pp) {
         if (gpus % (tp * cp * pp)) {
-          reject("gpus must be a multiple of tp*cp*pp", n_inner_pp(pp));
+          reject("gpus must be a multiple of tp*cp*pp", n_inner_pp(tp, pp));
           continue;
         }
         const int64_t dp = gpus / (tp * cp * pp);
         if (s.pinned_dp && dp != s.dp) {
-          reject("dp is pinned", n_inner_pp(pp));
+          reject("dp is pinned", n_inner_pp(tp, pp));
           continue;
         }
-        const int64_t n_inner_ep = static_cast<int64_t>(pairs[pp].size()) * n_inner_vp;
+        if (pairs[pp].empty()) {
+          reject("schedule and vp do not match", n_inner_pp(tp, pp));
+          continue;
+        }
+        const int64_t n_inner_ep = n_pairs(pp) * n_inner_vp;
         for (const int64_t ep : s.ep) {
           for (const int64_t etp_raw : s.etp) {
             const int64_t etp = etp_raw == 0 ? tp : etp_raw;
@@ -214,7 +225,10 @@ Enumeration enumerate(const SearchSpace& s, const Job& hw, int64_t gpus, int64_t
                 }
                 for (const int64_t zero : s.zero) {
                   const int64_t n_inner_zero = n_inner_mb / static_cast<int64_t>(s.zero.size());
-                  if (zero > 0 && dp * cp == 1) {
+                  // ZeRO needs ranks to shard over: data-parallel ones, or for MoE experts the
+                  // ranks holding the same experts (tp / etp of them when etp < tp).
+                  const int64_t shard_ranks = m.moe ? std::max(dp * cp, dp * cp * tp / (ep * etp)) : dp * cp;
+                  if (zero > 0 && shard_ranks == 1) {
                     reject("zero needs data-parallel ranks", n_inner_zero);
                     continue;
                   }

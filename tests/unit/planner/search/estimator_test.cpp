@@ -9,6 +9,7 @@
 #include <cmath>
 #include <cstdio>
 
+#include "models/presets/catalog.hpp"
 #include "models/workload/simulate.hpp"
 #include "planner/search/search.hpp"
 #include "planner/search/space.hpp"
@@ -164,6 +165,76 @@ TEST(Estimator, MemoryEqualsTheSimulatorsFitCheck) {
       }
     EXPECT_EQ(e.peak_memory_bytes, peak) << j.dump();
     EXPECT_EQ(e.worst_memory_stage, worst) << j.dump();
+  }
+}
+
+// Every enumerated candidate (a sample of every `stride`-th) of a search: the estimate's peak
+// memory equals the simulator's fit check to the byte. Dense and MoE models, dense first layers
+// and MoE every other layer, uneven end stages, activation offload.
+TEST(Estimator, MemoryEqualsTheFitCheckOverWholeSearchSpaces) {
+  Json mixtral_dense_first = models::presets::find("models", "mixtral-8x7b", "model");
+  mixtral_dense_first["moe"]["first_dense_layers"] = 1;
+  Json mixtral_alternate = models::presets::find("models", "mixtral-8x7b", "model");
+  mixtral_alternate["moe"]["layer_freq"] = 2;
+  const std::vector<std::pair<Json, int>> spaces = {
+      {Json{{"model", "llama3-70b"}, {"cluster", "dgx-h100"}, {"gpus", 192}, {"global_batch", 384}, {"seq_len", 8192}},
+       7},
+      {Json{{"model", "llama3-405b"},
+            {"cluster", "dgx-h100"},
+            {"gpus", 2048},
+            {"global_batch", 1024},
+            {"seq_len", 8192}},
+       11},
+      {Json{{"model", "gpt3-175b"},
+            {"cluster", "dgx-a100"},
+            {"gpus", 512},
+            {"global_batch", 1536},
+            {"offload_activations", true},
+            {"attention", "unfused"}},
+       13},
+      {Json{{"model", "deepseek-v3"},
+            {"cluster", "dgx-h100"},
+            {"gpus", 1024},
+            {"global_batch", 1024},
+            {"seq_len", 4096}},
+       29},
+      {Json{{"model", mixtral_dense_first},
+            {"cluster", "dgx-h100"},
+            {"gpus", 64},
+            {"global_batch", 256},
+            {"seq_len", 4096}},
+       5},
+      {Json{{"model", mixtral_alternate},
+            {"cluster", "dgx-h100"},
+            {"gpus", 64},
+            {"global_batch", 256},
+            {"seq_len", 4096}},
+       5},
+  };
+  for (const auto& [j, stride] : spaces) {
+    const JobSpec spec = models::workload::parse_job(j);
+    const Job hw = models::workload::resolve_hardware(spec);
+    const Enumeration en = enumerate(make_space(spec, j, hw, SpaceOptions{}), hw, spec.gpus, spec.global_batch,
+                                     spec.seq_len.value_or(hw.model.seq_len));
+    Estimator est(hw, spec, 1.0);
+    int checked = 0, mismatched = 0;
+    for (size_t i = 0; i < en.candidates.size(); i += static_cast<size_t>(stride)) {
+      Estimate e;
+      if (est.estimate(en.candidates[i], e) == Verdict::kInvalid) continue;
+      const Job job = plan_job(hw, spec, en.candidates[i]);
+      double peak = 0;
+      for (const auto& st : models::workload::stage_memory_reports(job))
+        peak = std::max(peak, static_cast<double>(st.memory.total().count()));
+      ++checked;
+      if (e.peak_memory_bytes != peak) {
+        ++mismatched;
+        if (mismatched <= 3)
+          ADD_FAILURE() << describe(en.candidates[i]) << ": estimate " << e.peak_memory_bytes << " B, simulator "
+                        << peak << " B";
+      }
+    }
+    EXPECT_GT(checked, 50) << j.dump();
+    EXPECT_EQ(mismatched, 0) << "of " << checked << " in " << j.dump().substr(0, 120);
   }
 }
 

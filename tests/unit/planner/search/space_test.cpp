@@ -91,6 +91,46 @@ TEST(Space, MixtureOfExpertsSearchesExpertParallelism) {
   }
 }
 
+TEST(Space, APinnedScheduleRunsOnOneStageToo) {
+  // ZB-V on one stage is a valid job (two chunks on the same rank): a pinned schedule is not
+  // replaced by 1F1B when pp = 1.
+  const Fixture f = fixture(Json{{"model", "llama3-8b"},
+                                 {"cluster", "dgx-h100"},
+                                 {"gpus", 8},
+                                 {"global_batch", 64},
+                                 {"tp", 8},
+                                 {"pp", 1},
+                                 {"schedule", "zb-v"}});
+  const Enumeration e = run(f);
+  ASSERT_FALSE(e.candidates.empty());
+  for (const Candidate& c : e.candidates) EXPECT_EQ(c.vp, 2);
+}
+
+TEST(Space, ExpertStatesShardWithoutDataParallelism) {
+  // tp 8 with expert-TP 1: the eight TP ranks hold the same experts whole, so ZeRO shards their
+  // states even at dp = 1.
+  const Fixture f = fixture(Json{{"model", "mixtral-8x7b"},
+                                 {"cluster", "dgx-h100"},
+                                 {"gpus", 16},
+                                 {"global_batch", 16},
+                                 {"seq_len", 4096},
+                                 {"tp", 8},
+                                 {"pp", 2},
+                                 {"etp", 1}});
+  const Enumeration e = run(f);
+  EXPECT_TRUE(std::any_of(e.candidates.begin(), e.candidates.end(),
+                          [](const Candidate& c) { return c.dp == 1 && c.zero == 1; }));
+}
+
+TEST(Space, TensorParallelismBeyondANodeOnlyInWholeNodes) {
+  const Fixture f =
+      fixture(Json{{"model", "gpt3-175b"}, {"cluster", "dgx-a100"}, {"gpus", 1536}, {"global_batch", 1536}});
+  const Enumeration e = run(f);
+  EXPECT_TRUE(std::any_of(e.candidates.begin(), e.candidates.end(), [](const Candidate& c) { return c.tp == 16; }));
+  for (const Candidate& c : e.candidates) EXPECT_TRUE(c.tp <= 8 || c.tp % 8 == 0) << describe(c);
+  EXPECT_GT(e.rejected.at("tp beyond a node must be a multiple of gpus_per_node"), 0);
+}
+
 TEST(Space, PipelineLayoutCannotBePinned) {
   const Fixture f = fixture(Json{{"model", "llama3-8b"},
                                  {"cluster", "dgx-h100"},
