@@ -16,6 +16,8 @@ Replay replay(const StageOrders& orders, int p, int m, int v, const OpDurations&
   r.busy.assign(static_cast<size_t>(p), 0.0);
   r.start.assign(static_cast<size_t>(p), -1.0);
   r.end.assign(static_cast<size_t>(p), 0.0);
+  r.op_end.resize(static_cast<size_t>(p));
+  for (int s = 0; s < p; ++s) r.op_end[static_cast<size_t>(s)].assign(orders[static_cast<size_t>(s)].size(), 0.0);
   const int vstages = p * v, last = vstages - 1;
   // End time of each op that has run, [type][virtual stage][micro-batch]; < 0: not yet.
   const size_t per_type = static_cast<size_t>(vstages) * static_cast<size_t>(m);
@@ -54,6 +56,7 @@ Replay replay(const StageOrders& orders, int p, int m, int v, const OpDurations&
         const double start = std::max(r.end[static_cast<size_t>(s)], ready);
         if (i == 0) r.start[static_cast<size_t>(s)] = start;
         r.end[static_cast<size_t>(s)] = start + dur;
+        r.op_end[static_cast<size_t>(s)][i] = start + dur;
         r.busy[static_cast<size_t>(s)] += dur;
         done[slot(op.type, vs, op.microbatch)] = start + dur;
         ++i;

@@ -20,12 +20,13 @@ struct OpDurations {
 };
 
 struct Replay {
-  bool deadlock = false;      // some op could never start (a cross-stage cycle)
-  std::string stuck;          // the ops at the head of each stage when it deadlocked
-  double makespan = 0;        // end of the last op
-  std::vector<double> busy;   // per stage: time spent running ops
-  std::vector<double> start;  // per stage: start of its first op (-1: no ops)
-  std::vector<double> end;    // per stage: end of its last op
+  bool deadlock = false;                    // some op could never start (a cross-stage cycle)
+  std::string stuck;                        // the ops at the head of each stage when it deadlocked
+  double makespan = 0;                      // end of the last op
+  std::vector<double> busy;                 // per stage: time spent running ops
+  std::vector<double> start;                // per stage: start of its first op (-1: no ops)
+  std::vector<double> end;                  // per stage: end of its last op
+  std::vector<std::vector<double>> op_end;  // [stage][position in its order]: when each op ends
 };
 
 Replay replay(const StageOrders& orders, int stages, int microbatches, int virtual_stages, const OpDurations& d,

@@ -332,8 +332,9 @@ Verdict Estimator::estimate(const Candidate& c, Estimate& out, std::string* why)
   }
   const int p = static_cast<int>(j.pp), v = static_cast<int>(j.vp), mi = static_cast<int>(j.microbatches);
   const double edge = j.pp == 1 ? L.edge_head + L.edge_embed : std::max(L.edge_head, L.edge_embed);
-  const double pipe =
-      pipes_.makespan(c.schedule, p, mi, v, f, b, w) + (j.overlap_p2p && j.pp > 1 ? 2.0 * (j.pp - 1) * hop : 0.0);
+  const PipelineCache::Timing timing = pipes_.timing(c.schedule, p, mi, v, f, b, w);
+  const double fill = j.overlap_p2p && j.pp > 1 ? 2.0 * (j.pp - 1) * hop : 0.0;
+  const double pipe = timing.makespan + fill;
   const double busy = mbs * static_cast<double>(v) * (f + b + w);
 
   // Data-parallel gradient reduction of the critical stage, bucketed.
@@ -384,8 +385,16 @@ Verdict Estimator::estimate(const Candidate& c, Estimate& out, std::string* why)
   if (j.zero >= 3) {
     dp_exposed = 0;
   } else if (j.overlap_grad_reduce) {
-    const double window = static_cast<double>(v) * (split ? w : b);
-    dp_exposed = std::max(dp_last, dp_total - window);
+    // Stage 0 reduces each chunk's gradients once its last gradient op (B, or W) has produced
+    // them, bucket by bucket during that op: a queue on the data-parallel stream, chunk by chunk
+    // in the order they finish. What runs past the pipeline's end is exposed.
+    const double g = split ? w : b;
+    const double per_chunk = dp_total / static_cast<double>(v);
+    const double buckets = std::max(1.0, per_chunk / std::max(dp_last, 1e-12));
+    double queue = 0;
+    for (const double ready : timing.grads_ready)
+      queue = std::max(queue, fill + ready - g * (1.0 - 1.0 / buckets)) + per_chunk;
+    dp_exposed = std::max(dp_last, queue - pipe);
   } else {
     dp_exposed = dp_total;
   }

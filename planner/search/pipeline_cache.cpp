@@ -74,18 +74,35 @@ const PipelineShape& PipelineCache::shape(uint8_t schedule, int p, int m, int v)
   return *slot;
 }
 
-double PipelineCache::makespan(uint8_t schedule, int p, int m, int v, double f, double b, double w) {
-  if (f <= 0.0) return 0.0;
+PipelineCache::Timing PipelineCache::timing(uint8_t schedule, int p, int m, int v, double f, double b, double w) {
+  if (f <= 0.0) return {};
   constexpr double kSteps = 32.0;
   const int rb = static_cast<int>(std::lround(b / f * kSteps));
   const int rw = static_cast<int>(std::lround(w / f * kSteps));
   const auto key = std::make_tuple(schedule, p, m, v, rb, rw);
-  if (const auto it = makespans_.find(key); it != makespans_.end()) return it->second * f;
-  const PipelineShape& s = shape(schedule, p, m, v);
-  const sch::ScheduleInfo& info = sch::ScheduleRegistry::instance().all()[schedule];
-  const sch::Replay r = sch::replay(s.orders, p, m, v, sch::OpDurations{1.0, rb / kSteps, rw / kSteps}, info.placement);
-  makespans_[key] = r.makespan;
-  return r.makespan * f;
+  auto it = timings_.find(key);
+  if (it == timings_.end()) {
+    const PipelineShape& s = shape(schedule, p, m, v);
+    const sch::ScheduleInfo& info = sch::ScheduleRegistry::instance().all()[schedule];
+    const sch::Replay r =
+        sch::replay(s.orders, p, m, v, sch::OpDurations{1.0, rb / kSteps, rw / kSteps}, info.placement);
+    Timing t;
+    t.makespan = r.makespan;
+    t.stage0_end = r.end[0];
+    const sch::OpType grads = info.splits_weight_grad ? sch::OpType::kW : sch::OpType::kB;
+    std::vector<double> ready(static_cast<size_t>(v), 0.0);
+    const auto& order = s.orders[0];
+    for (size_t i = 0; i < order.size(); ++i)
+      if (order[i].type == grads) ready[static_cast<size_t>(order[i].chunk)] = r.op_end[0][i];
+    std::sort(ready.begin(), ready.end());
+    t.grads_ready = std::move(ready);
+    it = timings_.emplace(key, std::move(t)).first;
+  }
+  Timing out = it->second;
+  out.makespan *= f;
+  out.stage0_end *= f;
+  for (double& x : out.grads_ready) x *= f;
+  return out;
 }
 
 }  // namespace trainsim::planner::search

@@ -30,13 +30,19 @@ struct PipelineShape {
 class PipelineCache {
  public:
   const PipelineShape& shape(uint8_t schedule, int p, int m, int v);
-  // Makespan of one iteration's ops in seconds for op times f, b, w (w = 0 unless the schedule
-  // splits weight gradients).
-  double makespan(uint8_t schedule, int p, int m, int v, double f, double b, double w);
+  // One iteration's pipeline for op times f, b, w (w = 0 unless the schedule splits weight
+  // gradients), in seconds: the makespan, and on stage 0 (the embedding side, last to finish its
+  // backward) when its compute ends and when each chunk's gradients are final (its last B, or W
+  // for split schedules), earliest first: when their data-parallel reduction can start.
+  struct Timing {
+    double makespan = 0, stage0_end = 0;
+    std::vector<double> grads_ready;  // one per chunk, ascending
+  };
+  Timing timing(uint8_t schedule, int p, int m, int v, double f, double b, double w);
 
  private:
   std::map<std::tuple<uint8_t, int, int, int>, std::unique_ptr<PipelineShape>> shapes_;
-  std::map<std::tuple<uint8_t, int, int, int, int, int>, double> makespans_;  // in units of f
+  std::map<std::tuple<uint8_t, int, int, int, int, int>, Timing> timings_;  // in units of f
 };
 
 }  // namespace trainsim::planner::search

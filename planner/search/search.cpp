@@ -318,11 +318,18 @@ SearchResult run_search(const Job& hw, const JobSpec& base, const Json& given, c
         most = n;
         worst = k;
       }
+    // The fix for the rule that removed the most.
+    std::string hint = "unpin dimensions (drop --tp, --pp, --vp, --schedule, ...)";
+    if (worst.find("tp*cp*pp") != std::string::npos)
+      hint = "use a GPU count with more divisors (a multiple of gpus_per_node), or unpin --tp / --pp / --cp";
+    else if (worst.find("global_batch") != std::string::npos)
+      hint = "use a global batch with more divisors (a multiple of the GPU count's data-parallel sizes)";
+    else if (worst.find("layers") != std::string::npos)
+      hint = "choose --pp (and --vp) dividing the layers, or unpin them";
     throw ConfigError("gpus",
                       "no parallel configuration of " + std::to_string(base.gpus) + " GPUs passes the rules (" +
                           std::to_string(res.considered) + " considered; most removed by \"" + worst + "\")",
-                      "use a GPU count with more divisors (a multiple of gpus_per_node and of the batch), or "
-                      "unpin dimensions");
+                      hint);
   }
   if (all.feasible == 0) {
     const Estimator probe(hw, base, opt.headroom);

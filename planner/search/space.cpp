@@ -207,7 +207,7 @@ Enumeration enumerate(const SearchSpace& s, const Job& hw, int64_t gpus, int64_t
               const int64_t vstages = pp * vp;
               bool uneven = false;
               if (m.layers % vstages) {
-                if (uneven_layout(m.layers, vstages).empty() || vp > 1) {
+                if (uneven_layout(m.layers, vstages).empty()) {
                   reject("layers cannot be split over pp*vp", n_inner_vp);
                   continue;
                 }

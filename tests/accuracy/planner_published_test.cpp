@@ -242,7 +242,7 @@ TEST(PlannerPublished, PublishedConfigurationsAreFeasibleAndRankedHigh) {
   EXPECT_EQ(n, 26u);  // 10 + 6 + 6 Narayanan rows, 4 vTrain groups
   // Observed 2026-11-23 (docs/planner.md): 24 of 26 published configurations feasible (529B ZeRO-3 on
   // 640 GPUs does not fit trainsim's memory model at all; vTrain's 3.6B t1 p1 mb8 needs more than
-  // the 90% headroom). Within the run's framework the published configuration ranks 1st to 139th
+  // the 90% headroom). Within the run's framework the published configuration ranks 1st to 120th
   // (median speedup of trainsim's choice 1.02x, max 1.10x); with every feature, ZeRO-3 and
   // selective recomputation promise 1.2x to 1.8x, where trainsim's ZeRO-3 is known to be optimistic
   // against DeepSpeed 2021 (narayanan21_test.cpp). Bounds pin today's results.

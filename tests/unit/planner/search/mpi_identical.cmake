@@ -1,8 +1,8 @@
 # `mpirun --oversubscribe -np 4 trainsim plan ...` prints the same bytes as one process: the JSON
 # report and the text report, after removing what is meant to differ (elapsed_s, the "timing:"
 # line). Inputs: -DTRAINSIM=<binary> -DMPIRUN=<mpirun>.
-set(args plan --model llama3-8b --cluster dgx-h100 --gpus 64 --global-batch 256 --seq-len 8192 --top 5
-         --rerank 12 --rerank-flow 3)
+set(args plan --model llama3-8b --cluster dgx-h100 --gpus 32 --global-batch 128 --seq-len 4096 --top 5
+         --rerank 8 --rerank-flow 2)
 function(run out_var)
   execute_process(COMMAND ${ARGN} OUTPUT_VARIABLE out ERROR_VARIABLE err RESULT_VARIABLE rc)
   if(NOT rc EQUAL 0)
