@@ -8,6 +8,7 @@
 #include "models/llm/moe.hpp"
 #include "planner/cli/report.hpp"
 #include "planner/search/distributed.hpp"
+#include "planner/search/estimator.hpp"
 #include "planner/search/pareto.hpp"
 #include "sim/error.hpp"
 
@@ -17,12 +18,6 @@ using models::workload::Job;
 using sim::config::Json;
 
 namespace {
-
-std::string fmt(const char* f, double v) {
-  char buf[96];
-  std::snprintf(buf, sizeof buf, f, v);
-  return buf;
-}
 
 // 1234567 -> "1,234,567".
 std::string grouped(int64_t v) {
@@ -147,8 +142,7 @@ void print_plan(std::ostream& out, const search::SearchResult& r, const Job& hw,
   (void)winner;
   std::vector<Job> jobs;
   for (const auto& p : r.plans) jobs.push_back(search::plan_job(hw, spec, p.candidate));
-  const double capacity = std::min(o.headroom * static_cast<double>(hw.gpu.memory.count()),
-                                   static_cast<double>((hw.gpu.memory - hw.gpu.reserved_memory).count()));
+  const double capacity = search::usable_memory_bytes(hw, o.headroom);
   const double total_s = r.estimate_s + r.simulate_s;
   const auto& dist = search::Distributed::instance();
   if (o.json) {

@@ -8,12 +8,13 @@ namespace trainsim::planner::cli {
 
 using sim::config::Json;
 
-namespace {
 std::string fmt(const char* f, double v) {
-  char buf[64];
+  char buf[96];
   std::snprintf(buf, sizeof buf, f, v);
   return buf;
 }
+
+namespace {
 std::string gib(sim::Bytes b) { return fmt("%.2f", b.gib()); }
 std::string secs(sim::Time t) { return fmt("%.4f", t.seconds()); }
 std::string pct(sim::Time part, sim::Time whole) {

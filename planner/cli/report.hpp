@@ -8,6 +8,8 @@
 namespace trainsim::planner::cli {
 
 void print_report(std::ostream& out, const models::workload::SimulationResult& r);
+// One number through a printf format ("%.2f").
+std::string fmt(const char* format, double v);
 // Canonical JSON text: fixed key order (sorted), floats rounded to 9 significant digits.
 std::string canonical_json(const sim::config::Json& j);
 

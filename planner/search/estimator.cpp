@@ -26,13 +26,17 @@ int64_t clamp_per_node(int64_t gpn, int64_t stride, int64_t size) {
 
 }  // namespace
 
+double usable_memory_bytes(const Job& hardware, double headroom) {
+  return std::min(headroom * static_cast<double>(hardware.gpu.memory.count()),
+                  static_cast<double>((hardware.gpu.memory - hardware.gpu.reserved_memory).count()));
+}
+
 Estimator::Estimator(const Job& hardware, const JobSpec& base, double headroom)
     : job_(hardware),
       spec_(base),
       cm_(hardware.gpu, hardware.precision),
       comm_(hardware.cluster),
-      capacity_(std::min(headroom * static_cast<double>(hardware.gpu.memory.count()),
-                         static_cast<double>((hardware.gpu.memory - hardware.gpu.reserved_memory).count()))) {}
+      capacity_(usable_memory_bytes(hardware, headroom)) {}
 
 const Estimator::LayerTimes& Estimator::layer_times() {
   const Job& j = job_;

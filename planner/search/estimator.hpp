@@ -40,6 +40,10 @@ struct Estimate {
 
 enum class Verdict : uint8_t { kOk, kInvalid, kDoesNotFit };
 
+// Memory a plan may use per GPU: headroom x device memory, and at most the usable memory
+// (capacity - reserved) the simulator's own fit check allows.
+double usable_memory_bytes(const models::workload::Job& hardware, double headroom);
+
 class Estimator {
  public:
   // `hardware` holds the resolved model, cluster and GPU; `base` the job's fixed fields
@@ -53,7 +57,6 @@ class Estimator {
 
   // The job of the last candidate estimated (resolved).
   const models::workload::Job& job() const { return job_; }
-  double capacity_bytes() const { return capacity_; }
 
  private:
   struct LayerTimes {

@@ -332,11 +332,10 @@ SearchResult run_search(const Job& hw, const JobSpec& base, const Json& given, c
                       hint);
   }
   if (all.feasible == 0) {
-    const Estimator probe(hw, base, opt.headroom);
     char need[160];
     std::snprintf(need, sizeof need, "the smallest (%s) needs %.1f GiB per GPU, %.1f GiB usable",
                   describe(all.smallest.c).c_str(), all.smallest.e.peak_memory_bytes / 1073741824.0,
-                  probe.capacity_bytes() / 1073741824.0);
+                  usable_memory_bytes(hw, opt.headroom) / 1073741824.0);
     throw PlanError("plan",
                     "none of the " + std::to_string(all.valid) + " valid configurations of " +
                         std::to_string(base.gpus) + " GPUs fits in memory: " + need,
@@ -348,7 +347,7 @@ SearchResult run_search(const Job& hw, const JobSpec& base, const Json& given, c
   // schedule, overlaps and memory timeline exactly; collectives as alpha-beta formulas), then the
   // best of those on the job's own network (flow-level: contention and routing).
   const double t1 = now_s();
-  const double capacity = Estimator(hw, base, opt.headroom).capacity_bytes();
+  const double capacity = usable_memory_bytes(hw, opt.headroom);
   const size_t n_sim = std::min(all.best.size(), static_cast<size_t>(std::max<int64_t>(opt.rerank, 0)));
   std::vector<Candidate> first_round;
   for (size_t k = 0; k < n_sim; ++k) first_round.push_back(all.best[k].c);

@@ -28,6 +28,25 @@ Json gpt_model(const Json& m) {
               {"tied_embeddings", true},  {"dropout", true}};
 }
 
+std::string preset_for(const Json& m) {
+  const int layers = m.at("layers").get<int>();
+  const int hidden = m.at("hidden").get<int>();
+  if (layers == 96 && hidden == 12288) return "gpt3-175b";
+  switch (layers) {
+    case 24: return "megatron-1.7b";
+    case 30: return "megatron-3.6b";
+    case 36: return "megatron-7.5b";
+    case 40: return "megatron-18.4b";
+    case 48: return "megatron-39.1b";
+    case 60: return "megatron-76.1b";
+    case 80: return "megatron-145.6b";
+    case 96: return "megatron-310.1b";
+    case 105: return "megatron-529.6b";
+    case 128: return "megatron-1t";
+  }
+  return "";
+}
+
 std::optional<models::workload::SimulationResult> run(const Json& job) {
   // The suites run on the default (flow) network; TRAINSIM_ACCURACY_NETWORK=analytic reruns them
   // on the alpha-beta model for before/after comparisons (docs/accuracy.md).

@@ -21,6 +21,9 @@ std::optional<Json> load_shared(const std::string& file);
 // positions, biases, dropout as in Megatron's GPT).
 Json gpt_model(const Json& row_model);
 
+// The built-in preset of a Narayanan et al. SC'21 model row (layers, hidden), "" if none.
+std::string preset_for(const Json& row_model);
+
 // Concatenates with operator<< (avoids GCC 12's -Wrestrict false positive on string + chains).
 template <typename... Args>
 std::string cat(const Args&... args) {

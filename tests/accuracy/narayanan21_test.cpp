@@ -33,25 +33,6 @@ double eq3_flops(const Json& m, double batch) {
   return 96.0 * batch * s * l * h * h * (1.0 + s / (6.0 * h) + V / (16.0 * l * h));
 }
 
-std::string preset_for(const Json& m) {
-  const int layers = m.at("layers").get<int>();
-  const int hidden = m.at("hidden").get<int>();
-  if (layers == 96 && hidden == 12288) return "gpt3-175b";
-  switch (layers) {
-    case 24: return "megatron-1.7b";
-    case 30: return "megatron-3.6b";
-    case 36: return "megatron-7.5b";
-    case 40: return "megatron-18.4b";
-    case 48: return "megatron-39.1b";
-    case 60: return "megatron-76.1b";
-    case 80: return "megatron-145.6b";
-    case 96: return "megatron-310.1b";
-    case 105: return "megatron-529.6b";
-    case 128: return "megatron-1t";
-  }
-  return "";
-}
-
 Json stack_2021() {
   return Json{
       {"cluster", "dgx-a100"}, {"precision", "fp16"},          {"attention", "unfused"}, {"sp", false},

@@ -28,24 +28,6 @@ using planner::search::Candidate;
 using planner::search::Estimate;
 using planner::search::Recompute;
 
-std::string preset_for(const Json& m) {
-  const int layers = m.at("layers").get<int>();
-  if (layers == 96 && m.at("hidden").get<int>() == 12288) return "gpt3-175b";
-  switch (layers) {
-    case 24: return "megatron-1.7b";
-    case 30: return "megatron-3.6b";
-    case 36: return "megatron-7.5b";
-    case 40: return "megatron-18.4b";
-    case 48: return "megatron-39.1b";
-    case 60: return "megatron-76.1b";
-    case 80: return "megatron-145.6b";
-    case 96: return "megatron-310.1b";
-    case 105: return "megatron-529.6b";
-    case 128: return "megatron-1t";
-  }
-  return "";
-}
-
 // What the published run fixes; `matches` says whether a candidate is (one of) it.
 struct Published {
   std::string id;
