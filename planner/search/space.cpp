@@ -1,6 +1,7 @@
 #include "planner/search/space.hpp"
 
 #include <algorithm>
+#include <numeric>
 
 #include "models/schedules/schedule.hpp"
 #include "sim/error.hpp"
@@ -53,8 +54,10 @@ SearchSpace make_space(const JobSpec& spec, const Json& given, const Job& hw, co
   const auto& m = hw.model;
   SearchSpace s;
   auto pinned = [&](const char* key) { return given.contains(key) && !given.at(key).is_null(); };
-  // Beyond one node only multiples of gpus_per_node (resolve_job's rule, counted when it removes).
-  s.tp = pinned("tp") ? std::vector<int64_t>{spec.tp} : divisors(m.heads, m.heads);
+  // tp divides the heads, the KV heads and the MLP width (their common divisors); beyond one node
+  // only multiples of gpus_per_node (resolve_job's rule, counted when it removes).
+  const int64_t tp_max = std::gcd(std::gcd(m.heads, m.kv_heads_or_heads()), m.ffn_hidden);
+  s.tp = pinned("tp") ? std::vector<int64_t>{spec.tp} : divisors(tp_max, tp_max);
   const int64_t seq = spec.seq_len.value_or(m.seq_len);
   if (pinned("cp")) {
     s.cp = {spec.cp};
