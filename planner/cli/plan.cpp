@@ -188,23 +188,25 @@ int run_plan(const Args& args, std::ostream& out) {
   ro.overrides = args.overrides;
 
   if (sizes.size() > 1) {
+    if (!emitters.empty())
+      throw ConfigError("--emit", "writes the launch configs of one plan, not of a sweep", "give one --gpus count");
     // Sweep: one search per size, fewer re-simulations each.
     so.rerank = args.command_options.count("rerank") ? so.rerank : std::min<int64_t>(so.rerank, 10);
     so.rerank_flow = args.command_options.count("rerank-flow") ? so.rerank_flow : std::min<int64_t>(so.rerank_flow, 3);
     std::vector<SizeResult> rows;
     for (const int64_t g : sizes) {
-      Setup s = setup(what_if_json, g, ro.require_power);
       so.progress = progress_bar(std::to_string(g) + " GPUs");
       SizeResult row;
       row.gpus = g;
       try {
+        const Setup s = setup(what_if_json, g, ro.require_power);
         row.result = search::run_search(s.hardware, s.spec, given, so);
         row.job = search::plan_job(s.hardware, s.spec, row.result.plans.front().candidate);
         row.ok = true;
       } catch (const PlanError& e) {
         row.why = e.what();
       } catch (const ConfigError& e) {
-        row.why = e.message();
+        row.why = (e.path().empty() ? "" : e.path() + ": ") + e.message();
       }
       rows.push_back(std::move(row));
     }
@@ -221,10 +223,10 @@ int run_plan(const Args& args, std::ostream& out) {
   const search::SearchResult r = search::run_search(s.hardware, s.spec, given, so);
   std::optional<BaselineResult> baseline;
   if (!args.overrides.empty()) {
-    Setup b = setup(base_json, sizes.front(), false);
     so.progress = progress_bar("baseline");
     BaselineResult br;
     try {
+      const Setup b = setup(base_json, sizes.front(), false);
       br.result = search::run_search(b.hardware, b.spec, given, so);
       br.job = search::plan_job(b.hardware, b.spec, br.result.plans.front().candidate);
       br.ok = true;
