@@ -90,13 +90,15 @@ std::string Distributed::broadcast(const std::string& from_root) const {
 #endif
 }
 
-void Distributed::abort(const std::string& what) const {
+void Distributed::abort_others(const std::string& what) const {
+  if (size_ <= 1) return;
+#if TRAINSIM_HAVE_MPI
   std::fprintf(stderr, "internal error (rank %d of %d): %s\n", rank_, size_, what.c_str());
   std::fflush(stderr);
-#if TRAINSIM_HAVE_MPI
-  if (size_ > 1) MPI_Abort(MPI_COMM_WORLD, 1);
+  MPI_Abort(MPI_COMM_WORLD, 1);
+#else
+  (void)what;
 #endif
-  std::exit(1);
 }
 
 void put_string(std::string& out, const std::string& s) {

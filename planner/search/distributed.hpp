@@ -20,8 +20,10 @@ class Distributed {
   std::vector<std::string> gather(const std::string& mine) const;
   // Rank 0's bytes on every rank.
   std::string broadcast(const std::string& from_root) const;
-  // An internal error on this rank: print it and stop every rank (exit code 1).
-  [[noreturn]] void abort(const std::string& what) const;
+  // An internal error on this rank while other ranks may wait in a collective: under MPI with
+  // several ranks, print it and abort the whole job (MPI_Abort, exit code 1); otherwise return
+  // and let the caller throw.
+  void abort_others(const std::string& what) const;
   ~Distributed();
 
  private:

@@ -42,12 +42,11 @@ void run_threads(int threads, F f) {
   for (auto& th : pool) th.join();
   for (const auto& e : errors)
     if (e) {
-      const Distributed& dist = Distributed::instance();
-      if (dist.size() > 1) {
+      if (Distributed::instance().size() > 1) {
         try {
           std::rethrow_exception(e);
         } catch (const std::exception& x) {
-          dist.abort(x.what());
+          Distributed::instance().abort_others(x.what());
         }
       }
       std::rethrow_exception(e);
