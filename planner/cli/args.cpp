@@ -74,7 +74,21 @@ const std::vector<std::string>& output_flags() {
                                                  "--max-micro-batch",
                                                  "--max-vp",
                                                  "--override",
-                                                 "--rerank-flow"};
+                                                 "--rerank-flow",
+                                                 "--fault",
+                                                 "--iterations",
+                                                 "--runs",
+                                                 "--days",
+                                                 "--checkpoint",
+                                                 "--checkpoint-interval",
+                                                 "--spares",
+                                                 "--failures",
+                                                 "--failure-scale",
+                                                 "--storage-write",
+                                                 "--storage-read",
+                                                 "--rate",
+                                                 "--elastic",
+                                                 "--broadcast-restore"};
   return flags;
 }
 }  // namespace
@@ -133,12 +147,27 @@ Args parse_args(int argc, const char* const* argv) {
                arg == "--save" || arg == "--calibration-out" || arg == "--reps" || arg == "--top" ||
                arg == "--objective" || arg == "--tokens" || arg == "--price-per-gpu-hour" || arg == "--emit" ||
                arg == "--out" || arg == "--threads" || arg == "--rerank" || arg == "--headroom" ||
-               arg == "--max-micro-batch" || arg == "--max-vp" || arg == "--rerank-flow") {
+               arg == "--max-micro-batch" || arg == "--max-vp" || arg == "--rerank-flow" || arg == "--iterations" ||
+               arg == "--runs" || arg == "--days" || arg == "--checkpoint" || arg == "--checkpoint-interval" ||
+               arg == "--spares" || arg == "--failures" || arg == "--failure-scale" || arg == "--storage-write" ||
+               arg == "--storage-read") {
       next_value(false);
       a.command_options[arg.substr(2)] = value;
     } else if (arg == "--override") {
       next_value(false);
       a.overrides.push_back(value);
+    } else if (arg == "--fault") {
+      next_value(false);
+      a.faults.push_back(value);
+    } else if (arg == "--rate") {
+      next_value(false);
+      a.rates.push_back(value);
+    } else if (arg == "--elastic" || arg == "--broadcast-restore") {
+      // Switches: alone, or with true / false.
+      if (next_value(true) ? sim::config::read_bool(scalar(value), arg) : true)
+        a.options.insert(arg.substr(2));
+      else
+        a.options.erase(arg.substr(2));
     } else if (arg == "--gpus" && (has_value || i + 1 < argc) &&
                (has_value ? value : std::string(argv[i + 1])).find(':') != std::string::npos) {
       // A range of cluster sizes (`trainsim plan --gpus 1024:16384`).

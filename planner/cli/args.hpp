@@ -16,15 +16,19 @@ struct Args {
   std::string command;
   std::vector<std::string> positionals;
   sim::config::Json job_flags = sim::config::Json::object();  // job keys given as flags
-  std::set<std::string> options;                              // output switches given (json, ...)
+  std::set<std::string> options;                              // switches given (help, elastic, broadcast-restore)
   std::string trace_file;
   std::string link_csv;  // --link-csv: per-link utilization over time (flow network)
   std::string fidelity = "representative";
   std::map<std::string, std::string>
       command_options;  // --op, --sizes, --algo, --dot, --measurements, --save, --calibration-out, --reps, and plan's
                         // --top, --objective, --tokens, --price-per-gpu-hour, --emit, --out, --threads, --rerank,
-                        // --headroom, --max-micro-batch, --max-vp, --gpus-range
+                        // --headroom, --max-micro-batch, --max-vp, --gpus-range; simulate's --iterations;
+                        // reliability's --runs, --days, --checkpoint, --checkpoint-interval, --spares,
+                        // --failures, --failure-scale, --storage-write, --storage-read
   std::vector<std::string> overrides;  // --override cluster.KEY=VALUE / gpu.KEY=VALUE (repeatable)
+  std::vector<std::string> faults;     // simulate --fault SPEC (repeatable): faults inside the simulation
+  std::vector<std::string> rates;      // reliability / plan --rate KIND=RATE (repeatable)
   bool json = false;
 };
 

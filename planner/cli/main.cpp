@@ -1,7 +1,10 @@
 // The `trainsim` executable: the only place that catches errors, prints them (one line on
 // stderr) and chooses the exit code.
+#include <algorithm>
 #include <iostream>
 #include <sstream>
+#include <string>
+#include <vector>
 
 #include "planner/cli/args.hpp"
 #include "planner/cli/commands.hpp"
@@ -17,6 +20,64 @@ std::ostream& err() {
   if (trainsim::planner::search::Distributed::instance().root()) return std::cerr;
   return sink;
 }
+
+// Options that only some commands read: given to another command they are an error, never
+// silently ignored.
+void check_command_options(const trainsim::planner::cli::Args& args) {
+  using trainsim::ConfigError;
+  struct Rule {
+    const char* option;
+    std::vector<std::string> commands;
+    const char* hint;
+  };
+  const std::vector<std::string> plan{"plan"}, sim{"simulate"}, rel{"reliability"}, plan_rel{"plan", "reliability"};
+  const std::vector<Rule> rules = {
+      {"top", plan, "drop it, or run `trainsim plan`"},
+      {"objective", plan, "drop it, or run `trainsim plan`"},
+      {"price-per-gpu-hour", plan, "drop it, or run `trainsim plan`"},
+      {"emit", plan, "drop it, or run `trainsim plan`"},
+      {"out", plan, "drop it, or run `trainsim plan`"},
+      {"threads", plan, "drop it, or run `trainsim plan`"},
+      {"rerank", plan, "drop it, or run `trainsim plan`"},
+      {"rerank-flow", plan, "drop it, or run `trainsim plan`"},
+      {"headroom", plan, "drop it, or run `trainsim plan`"},
+      {"max-micro-batch", plan, "drop it, or run `trainsim plan`"},
+      {"max-vp", plan, "drop it, or run `trainsim plan`"},
+      {"tokens", plan_rel, "drop it, or run `trainsim plan` or `trainsim reliability`"},
+      {"iterations", sim, "drop it, or run `trainsim simulate`"},
+      {"days", rel, "drop it, or run `trainsim reliability`"},
+      {"runs", plan_rel, "drop it, or run `trainsim reliability`"},
+      {"checkpoint", plan_rel, "drop it, or run `trainsim reliability`"},
+      {"checkpoint-interval", plan_rel, "drop it, or run `trainsim reliability`"},
+      {"spares", plan_rel, "drop it, or run `trainsim reliability`"},
+      {"failures", plan_rel, "drop it, or run `trainsim reliability`"},
+      {"failure-scale", plan_rel, "drop it, or run `trainsim reliability`"},
+      {"storage-write", plan_rel, "drop it, or run `trainsim reliability`"},
+      {"storage-read", plan_rel, "drop it, or run `trainsim reliability`"},
+  };
+  auto allowed = [&](const std::vector<std::string>& cmds) {
+    return std::find(cmds.begin(), cmds.end(), args.command) != cmds.end();
+  };
+  auto reject = [&](const std::string& flag, const std::vector<std::string>& cmds, const std::string& hint) {
+    std::string which;
+    for (size_t i = 0; i < cmds.size(); ++i)
+      which += (i ? (i + 1 == cmds.size() ? " and " : ", ") : "") + ("`trainsim " + cmds[i] + "`");
+    throw ConfigError(flag, "only applies to " + which, hint);
+  };
+  for (const Rule& r : rules)
+    if (args.command_options.count(r.option) && !allowed(r.commands))
+      reject(std::string("--") + r.option, r.commands, r.hint);
+  for (const char* s : {"elastic", "broadcast-restore"})
+    if (args.options.count(s) && !allowed(plan_rel))
+      reject(std::string("--") + s, plan_rel, "drop it, or run `trainsim reliability`");
+  if (!args.rates.empty() && !allowed(plan_rel)) reject("--rate", plan_rel, "drop it, or run `trainsim reliability`");
+  if (!args.faults.empty() && !allowed(sim)) reject("--fault", sim, "drop it, or run `trainsim simulate`");
+  if (!args.overrides.empty() && !allowed(plan))
+    throw ConfigError("--override", "only applies to `trainsim plan`", "change the cluster or GPU in a file instead");
+  if (args.command_options.count("gpus-range") && !allowed(plan))
+    throw ConfigError("--gpus", "a range MIN:MAX only applies to `trainsim plan`", "give one GPU count");
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -28,19 +89,7 @@ int main(int argc, char** argv) {
       print_help(std::cout);
       return args.command.empty() && !args.options.count("help") ? kExitBadInput : kExitOk;
     }
-    if (args.command != "plan") {
-      // Options only the planner reads.
-      for (const char* o : {"top", "objective", "tokens", "price-per-gpu-hour", "emit", "out", "threads", "rerank",
-                            "rerank-flow", "headroom", "max-micro-batch", "max-vp"})
-        if (args.command_options.count(o))
-          throw trainsim::ConfigError(std::string("--") + o, "only applies to `trainsim plan`",
-                                      "drop it, or run `trainsim plan`");
-      if (!args.overrides.empty())
-        throw trainsim::ConfigError("--override", "only applies to `trainsim plan`",
-                                    "change the cluster or GPU in a file instead");
-      if (args.command_options.count("gpus-range"))
-        throw trainsim::ConfigError("--gpus", "a range MIN:MAX only applies to `trainsim plan`", "give one GPU count");
-    }
+    check_command_options(args);
     if (args.command == "simulate") return run_simulate(args, std::cout);
     if (args.command == "list") return run_list(args, std::cout);
     if (args.command == "config") return run_config(args, std::cout);
