@@ -16,6 +16,7 @@ const char* singular(const std::string& kind) {
          : kind == "gpus"         ? "GPU"
          : kind == "clusters"     ? "cluster"
          : kind == "calibrations" ? "calibration"
+         : kind == "failures"     ? "failure profile"
                                   : "preset";
 }
 }  // namespace
