@@ -21,13 +21,15 @@ void Engine::step() {
 
 uint64_t Engine::run() {
   const uint64_t before = executed_;
-  while (queue_.has_next()) step();
+  while (!stop_ && queue_.has_next()) step();
+  stop_ = false;
   return executed_ - before;
 }
 
 uint64_t Engine::run_until(Time limit) {
   const uint64_t before = executed_;
-  while (queue_.has_next() && queue_.next_time() <= limit) step();
+  while (!stop_ && queue_.has_next() && queue_.next_time() <= limit) step();
+  stop_ = false;
   return executed_ - before;
 }
 

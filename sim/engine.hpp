@@ -36,6 +36,9 @@ class Engine {
   uint64_t run();
   // Runs events with time <= limit; the clock ends at the last event run.
   uint64_t run_until(Time limit);
+  // Makes the running run() / run_until() return after the current event, leaving the queue as
+  // it is (ns-3's Simulator::Stop): a simulated failure that ends the job at this instant.
+  void stop() { stop_ = true; }
 
   Rng& rng(uint64_t stream);
   EngineSignals& signals() { return signals_; }
@@ -49,6 +52,7 @@ class Engine {
   std::map<uint64_t, Rng> rngs_;
   EngineSignals signals_;
   uint64_t executed_ = 0;
+  bool stop_ = false;
 };
 
 }  // namespace trainsim::sim

@@ -87,6 +87,7 @@ FlowId FlowNetwork::start_impl(Bytes bytes, Time latency, Callback done, double 
   f.rate = 0.0;
   f.weight = weight;
   f.bytes = bytes;
+  f.carried_before = 0;
   f.updated = engine_.now();
   f.finish_at = Time::infinite();
   f.phase = Phase::kLatency;
@@ -138,7 +139,9 @@ Bytes FlowNetwork::bytes_carried(LinkId link) const {
   double partial = 0.0;
   for (const Member& m : l.members) {
     const Flow& f = flows_[m.slot];
-    partial += (static_cast<double>(f.bytes.count()) - remaining_now(f)) * f.route[m.hop].usage;
+    // Bytes moved on its current route (what it carried on routes it left is counted there).
+    const double moved = static_cast<double>(f.bytes.count() - f.carried_before) - remaining_now(f);
+    partial += std::max(moved, 0.0) * f.route[m.hop].usage;
   }
   return Bytes(l.completed_bytes + static_cast<int64_t>(std::floor(partial)));
 }
@@ -153,6 +156,11 @@ void FlowNetwork::activate(uint32_t slot) {
   f.phase = Phase::kBandwidth;
   f.updated = engine_.now();
   f.rate = -1.0;  // differs from any solved rate: the first solve schedules its completion
+  join_links(slot);
+}
+
+void FlowNetwork::join_links(uint32_t slot) {
+  Flow& f = flows_[slot];
   for (uint32_t h = 0; h < f.route.size(); ++h) {
     Link& l = links_[f.route[h].link];
     f.route[h].pos = static_cast<uint32_t>(l.members.size());
@@ -161,22 +169,70 @@ void FlowNetwork::activate(uint32_t slot) {
   }
 }
 
+void FlowNetwork::leave_links(uint32_t slot) {
+  Flow& f = flows_[slot];
+  for (uint32_t h = 0; h < f.route.size(); ++h) {
+    const LinkId link = f.route[h].link;
+    Link& l = links_[link];
+    // Swap-remove (pos is read now: an earlier removal may have moved this entry).
+    const uint32_t pos = f.route[h].pos;
+    const Member moved = l.members.back();
+    l.members[pos] = moved;
+    flows_[moved.slot].route[moved.hop].pos = pos;
+    l.members.pop_back();
+    mark_dirty(link);
+  }
+}
+
+bool FlowNetwork::reroute(FlowId flow, std::span<const LinkId> links, std::span<const double> usage) {
+  TRAINSIM_ASSERT(links.size() == usage.size(), "reroute: ", links.size(), " links but ", usage.size(),
+                  " usage coefficients");
+  TRAINSIM_ASSERT(!links.empty(), "reroute: a flow needs at least one link");
+  for (size_t k = 0; k < links.size(); ++k) {
+    TRAINSIM_ASSERT(links[k] < links_.size(), "unknown link ", links[k]);
+    TRAINSIM_ASSERT(usage[k] > 0.0 && std::isfinite(usage[k]), "usage must be positive, got ", usage[k]);
+  }
+  if (find(flow) == nullptr) return false;
+  const auto slot = static_cast<uint32_t>(flow & 0xffffffffu);
+  Flow& f = flows_[slot];
+  const auto set_route = [&] {
+    f.route.clear();
+    for (size_t k = 0; k < links.size(); ++k) f.route.push_back({links[k], 0, usage[k]});
+  };
+  if (f.phase == Phase::kLatency) {  // no bandwidth used yet: only the route changes
+    set_route();
+    return true;
+  }
+  const Time now = engine_.now();
+  if (f.rate > 0.0 && now >= f.finish_at) return false;  // its completion event is due now
+  bool same = f.route.size() == links.size();
+  for (size_t k = 0; same && k < links.size(); ++k) same = f.route[k].link == links[k] && f.route[k].usage == usage[k];
+  if (same) return true;
+  // The old links keep what crossed them (whole bytes: old plus new add up to the flow's size).
+  const double left = remaining_now(f);
+  const int64_t moved =
+      std::llround(static_cast<double>(f.bytes.count()) - left) - f.carried_before;  // on the route it leaves
+  for (const Hop& h : f.route) links_[h.link].completed_bytes += std::llround(static_cast<double>(moved) * h.usage);
+  f.carried_before += moved;
+  leave_links(slot);
+  f.remaining = left;
+  f.updated = now;
+  f.rate = -1.0;  // re-solved on the new links: the solve schedules its completion
+  engine_.cancel(f.event);
+  f.event = EventId{};
+  f.finish_at = Time::infinite();
+  set_route();
+  join_links(slot);
+  return true;
+}
+
 void FlowNetwork::complete(uint32_t slot) {
   Flow& f = flows_[slot];
   const FlowId id = id_of(slot, f.generation);
   if (f.phase == Phase::kBandwidth) {
-    for (uint32_t h = 0; h < f.route.size(); ++h) {
-      const LinkId link = f.route[h].link;
-      Link& l = links_[link];
-      l.completed_bytes += static_cast<int64_t>(std::llround(static_cast<double>(f.bytes.count()) * f.route[h].usage));
-      // Swap-remove (pos is read now: an earlier removal may have moved this entry).
-      const uint32_t pos = f.route[h].pos;
-      const Member moved = l.members.back();
-      l.members[pos] = moved;
-      flows_[moved.slot].route[moved.hop].pos = pos;
-      l.members.pop_back();
-      mark_dirty(link);
-    }
+    const auto carried = static_cast<double>(f.bytes.count() - f.carried_before);  // on this route
+    for (const Hop& h : f.route) links_[h.link].completed_bytes += std::llround(carried * h.usage);
+    leave_links(slot);
   }
   Callback done = std::move(f.done);
   f.done = nullptr;

@@ -68,12 +68,19 @@ class FlowNetwork {
   FlowId start_shared(Bytes bytes, std::span<const LinkId> links, std::span<const double> usage, Time latency,
                       Callback done, double weight = 1.0);
 
+  // Moves a running flow onto new links (a reroute around a failed link): the bytes it has moved
+  // so far stay counted on its old links, the rest crosses the new ones, with `usage` as in
+  // start_shared. A flow in its latency phase keeps its activation time. False (and nothing
+  // changes) when the flow is no longer running or its last byte arrives at this instant.
+  bool reroute(FlowId flow, std::span<const LinkId> links, std::span<const double> usage);
   // The links of a running flow and its usage of each (1 for ordinary flows), appended to the
   // vectors; nothing once the flow has finished.
   void route_of(FlowId flow, std::vector<LinkId>& links, std::vector<double>& usage) const;
   // Current rate; zero outside the bandwidth phase, while stalled, or once finished.
   Bandwidth rate(FlowId flow) const;
   bool is_running(FlowId flow) const;
+  // A dense index of a flow, reused once it has finished (for callers' side tables).
+  static uint32_t slot_of(FlowId flow) { return static_cast<uint32_t>(flow & 0xffffffffu); }
   // Bytes that have crossed `link` so far (completed flows exactly, running ones up to now).
   Bytes bytes_carried(LinkId link) const;
   size_t running_flows() const { return running_; }
@@ -107,6 +114,7 @@ class FlowNetwork {
     double rate = 0;       // bytes/s; < 0 while waiting for its first solve
     double weight = 1;
     Bytes bytes;
+    int64_t carried_before = 0;  // whole bytes moved on routes it left (reroute)
     Time updated, finish_at;
     EventId event;  // activation (latency phase) or completion (bandwidth phase)
     uint32_t generation = 0;
@@ -131,6 +139,9 @@ class FlowNetwork {
   double remaining_now(const Flow& f) const;
   void activate(uint32_t slot);
   void complete(uint32_t slot);
+  // Adds / removes a bandwidth-phase flow to / from its links' member lists (marks them dirty).
+  void join_links(uint32_t slot);
+  void leave_links(uint32_t slot);
   void mark_dirty(LinkId link);
   void resolve();
   void reschedule(uint32_t slot);

@@ -24,12 +24,13 @@ Time TaskExecutor::run() {
   start_.assign(n, Time::infinite());
   end_.assign(n, Time::infinite());
   done_ = 0;
+  stopped_ = false;
   const Time t0 = engine_.now();
   // Seed: the head task of every stream may be startable.
   for (StreamId s = 0; s < graph_.stream_count(); ++s)
     if (!graph_.stream_tasks(s).empty()) try_start(graph_.stream_tasks(s).front());
   engine_.run();
-  if (done_ != n) {
+  if (done_ != n && !stopped_) {
     std::string stuck;
     int listed = 0;
     for (size_t i = 0; i < n && listed < 5; ++i) {
@@ -45,6 +46,11 @@ Time TaskExecutor::run() {
                         " tasks can never run; first: " + stuck);
   }
   return engine_.now() - t0;
+}
+
+void TaskExecutor::stop() {
+  stopped_ = true;
+  engine_.stop();
 }
 
 void TaskExecutor::try_start(TaskIndex i) {

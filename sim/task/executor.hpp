@@ -39,6 +39,11 @@ class TaskExecutor {
   Time run();
   // Called by runners when task i is done.
   void complete(TaskIndex i);
+  // Ends the run at this instant (a simulated failure: a GPU died): run() returns the time so
+  // far, tasks not yet done stay unfinished (end_time infinite) and no deadlock is reported.
+  void stop();
+  bool stopped() const { return stopped_; }
+  size_t completed() const { return done_; }
 
   Engine& engine() { return engine_; }
   const TaskGraph& graph() const { return graph_; }
@@ -58,6 +63,7 @@ class TaskExecutor {
   std::vector<uint8_t> busy_;   // per stream
   BigVector<Time> start_, end_;
   size_t done_ = 0;
+  bool stopped_ = false;
 };
 
 }  // namespace trainsim::sim::task

@@ -156,5 +156,21 @@ TEST(EngineTest, SignalsFireInConnectionOrder) {
   EXPECT_EQ(log, (std::vector<std::string>{"first 4@12", "second 4"}));
 }
 
+TEST(EngineTest, StopEndsTheRunAfterTheCurrentEvent) {
+  Engine engine;
+  std::vector<int64_t> ran;
+  for (int64_t t : {1, 2, 3})
+    engine.schedule_at(Time::ns(t), [&, t] {
+      ran.push_back(t);
+      if (t == 2) engine.stop();
+    });
+  EXPECT_EQ(engine.run(), 2u);
+  EXPECT_EQ(engine.now(), 2_ns);
+  EXPECT_EQ(ran, (std::vector<int64_t>{1, 2}));
+  // The queue is left as it was: a later run() goes on (the stop request does not linger).
+  EXPECT_EQ(engine.run(), 1u);
+  EXPECT_EQ(ran, (std::vector<int64_t>{1, 2, 3}));
+}
+
 }  // namespace
 }  // namespace trainsim::sim

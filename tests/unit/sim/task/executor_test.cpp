@@ -354,5 +354,25 @@ TEST(TaskExecutorTest, TwoEnginesGiveIdenticalSchedules) {
   }
 }
 
+TEST(TaskExecutorTest, StopEndsTheRunWithoutADeadlock) {
+  // A simulated failure at 6 ns: a (0-5) is done, b (5-8) is cut short, c never starts.
+  TaskGraph g;
+  const StreamId s = g.add_stream(0, "compute");
+  const TaskIndex a = g.add(timed(g, "a", 5_ns), s);
+  const TaskIndex b = g.add(timed(g, "b", 3_ns), s);
+  const TaskIndex c = g.add(timed(g, "c", 2_ns), s);
+  g.finalize();
+  Engine engine;
+  TaskExecutor exec(engine, g);
+  engine.schedule_at(6_ns, [&] { exec.stop(); });
+  EXPECT_EQ(exec.run(), 6_ns);
+  EXPECT_TRUE(exec.stopped());
+  EXPECT_EQ(exec.completed(), 1u);
+  EXPECT_EQ(exec.end_time(a), 5_ns);
+  EXPECT_EQ(exec.start_time(b), 5_ns);
+  EXPECT_TRUE(exec.end_time(b).is_infinite());
+  EXPECT_TRUE(exec.start_time(c).is_infinite());
+}
+
 }  // namespace
 }  // namespace trainsim::sim::task
