@@ -1,10 +1,12 @@
 #include "topology/graph.hpp"
 
+#include <algorithm>
 #include <array>
 #include <sstream>
 
 #include <boost/range/iterator_range.hpp>
 
+#include "sim/config/schema.hpp"
 #include "sim/error.hpp"
 
 namespace trainsim::topology {
@@ -155,6 +157,29 @@ void Topology::check_connected(const std::string& path) const {
           << g_[gpus_[i]].name << "\")";
     throw ConfigError(path, msg.str(), "check the links of the network description and its faults");
   }
+}
+
+std::optional<size_t> Topology::disconnected_gpu(size_t gpus) const {
+  gpus = std::min(gpus, gpus_.size());
+  if (gpus < 2) return std::nullopt;
+  const auto from0 = reachable(g_, gpus_[0], true);
+  const auto to0 = reachable(g_, gpus_[0], false);
+  for (size_t i = 1; i < gpus; ++i)
+    if (!from0[gpus_[i]] || !to0[gpus_[i]]) return i;
+  return std::nullopt;
+}
+
+Vertex node_named(const Topology& t, std::string_view name, const std::string& path) {
+  if (const auto v = t.find_node(name)) return *v;
+  std::vector<std::string> names;
+  names.reserve(t.node_count());
+  for (const Vertex v : boost::make_iterator_range(boost::vertices(t.graph()))) names.push_back(t.node(v).name);
+  const std::string near = sim::config::did_you_mean(std::string(name), names);
+  std::string msg = "no node named \"";
+  msg += name;
+  msg += "\"";
+  throw ConfigError(
+      path, msg, near.empty() ? "see the node names with `trainsim topology --dot`" : "did you mean \"" + near + "\"?");
 }
 
 }  // namespace trainsim::topology

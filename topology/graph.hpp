@@ -99,6 +99,9 @@ class Topology {
   // Throws ConfigError at `path` when some GPU cannot reach, or be reached from, GPU 0 over
   // working links (factor > 0).
   void check_connected(const std::string& path) const;
+  // The first of GPUs 1 .. gpus - 1 that cannot reach GPU 0, or be reached from it, over working
+  // links; nullopt when they are all connected (a fault that cuts a job in two).
+  std::optional<size_t> disconnected_gpu(size_t gpus) const;
 
  private:
   void reindex_links();
@@ -112,5 +115,8 @@ class Topology {
   std::string builder_;
   std::vector<int64_t> torus_shape_;
 };
+
+// The node named `name`; throws ConfigError at `path` with a did-you-mean when there is none.
+Vertex node_named(const Topology& t, std::string_view name, const std::string& path);
 
 }  // namespace trainsim::topology

@@ -32,17 +32,6 @@ const sim::config::Schema<Fault>& fault_schema() {
   return schema;
 }
 
-Vertex named(const Topology& t, const std::string& name, const std::string& path) {
-  if (const auto v = t.find_node(name)) return *v;
-  std::vector<std::string> names;
-  names.reserve(t.node_count());
-  for (const Vertex v : boost::make_iterator_range(boost::vertices(t.graph()))) names.push_back(t.node(v).name);
-  const std::string near = sim::config::did_you_mean(name, names);
-  throw ConfigError(
-      path, "no node named \"" + name + "\"",
-      near.empty() ? "see the node names with `trainsim topology --dot`" : "did you mean \"" + near + "\"?");
-}
-
 void apply_faults(Topology& t, const Json& faults, const std::string& path) {
   if (!faults.is_array())
     throw ConfigError(path, "expected a list of faults, got " + sim::config::json_type_name(faults),
@@ -52,7 +41,7 @@ void apply_faults(Topology& t, const Json& faults, const std::string& path) {
     p << path << "[" << i << "]";
     Fault f;
     fault_schema().parse(faults[i], p.str(), f);
-    const Vertex a = named(t, f.a, p.str() + ".a"), b = named(t, f.b, p.str() + ".b");
+    const Vertex a = node_named(t, f.a, p.str() + ".a"), b = node_named(t, f.b, p.str() + ".b");
     bool found = false;
     for (const Edge e : boost::make_iterator_range(boost::out_edges(a, t.graph()))) {
       if (boost::target(e, t.graph()) != b) continue;

@@ -86,6 +86,21 @@ TEST(Graph, ConnectivityIsCheckedInBothDirections) {
             "links of the network description and its faults)");
 }
 
+TEST(Graph, DisconnectedGpuNamesTheFirstCutOffOne) {
+  Topology t = line();
+  EXPECT_FALSE(t.disconnected_gpu(2).has_value());
+  t.degrade(2, 0.0);  // sw -> gpu1 fails
+  EXPECT_EQ(t.disconnected_gpu(2), std::optional<size_t>(1));
+  EXPECT_FALSE(t.disconnected_gpu(1).has_value());  // a one-GPU job is never cut
+}
+
+TEST(Graph, NodeNamedSuggestsTheNearestName) {
+  const Topology t = line();
+  EXPECT_EQ(t.node(node_named(t, "gpu1", "x")).name, "gpu1");
+  EXPECT_EQ(config_error([&] { node_named(t, "gpu7", "--fault"); }),
+            "--fault: no node named \"gpu7\" (did you mean \"gpu0\"?)");
+}
+
 TEST(Graph, NodeKindNamesRoundTrip) {
   const auto names = node_kind_names();
   ASSERT_EQ(names.size(), 9u);
