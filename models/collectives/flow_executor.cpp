@@ -30,8 +30,8 @@ Group group_on(const topology::Topology& t, const std::vector<int32_t>& gpus) {
 
 FlowExecutor::FlowExecutor(sim::Engine& engine, sim::flow::FlowNetwork& net, const topology::Router& router,
                            ExecOptions options)
-    : engine_(engine), net_(net), router_(router), options_(options) {
-  const topology::Topology& t = router_.topology();
+    : engine_(engine), net_(net), router_(&router), options_(options) {
+  const topology::Topology& t = router_->topology();
   for (topology::LinkId l = 0; l < t.link_count() && !degraded_; ++l) degraded_ = t.link(l).factor < 1.0;
   uplink_.assign(t.gpu_count(), -1);
   for (size_t gpu = 0; gpu < t.gpu_count(); ++gpu) {
@@ -162,13 +162,13 @@ const FlowExecutor::Routes& FlowExecutor::routes(int32_t src, int32_t dst, uint3
   const auto key = std::make_tuple(src, dst, offsets_id);
   if (auto it = routes_.find(key); it != routes_.end()) return it->second;
   Routes out;  // inserted into the cache once complete
-  const topology::Topology& t = router_.topology();
+  const topology::Topology& t = router_->topology();
   const auto n = static_cast<uint64_t>(t.gpu_count());
   // The connection's flow id is its (src, dst) pair: a persistent connection hashes the same way
   // every time (NCCL keeps its queue pairs), and each copy hashes as its own pair.
   const auto flow_id = [n](int64_t s, int64_t d) { return static_cast<uint64_t>(s) * n + static_cast<uint64_t>(d); };
   scratch_.clear();
-  router_.routes(static_cast<uint32_t>(src), static_cast<uint32_t>(dst), flow_id(src, dst), scratch_);
+  router_->routes(static_cast<uint32_t>(src), static_cast<uint32_t>(dst), flow_id(src, dst), scratch_);
   ++stats_.routes_computed;
   for (const topology::Route& r : scratch_) {
     SharedRoute sr;
@@ -207,7 +207,7 @@ const FlowExecutor::Routes& FlowExecutor::routes(int32_t src, int32_t dst, uint3
     if (intra && t.server_of(static_cast<size_t>(s)) != server && t.server_of(static_cast<size_t>(d)) != server)
       continue;
     scratch_.clear();
-    router_.routes(static_cast<uint32_t>(s), static_cast<uint32_t>(d), flow_id(s, d), scratch_);
+    router_->routes(static_cast<uint32_t>(s), static_cast<uint32_t>(d), flow_id(s, d), scratch_);
     ++stats_.routes_computed;
     for (size_t k = 0; k < scratch_.size(); ++k)
       for (const auto l : scratch_[k].links) cross(k % routes_n, l);
@@ -253,6 +253,7 @@ void FlowExecutor::run(const CollectivePlan& plan, const std::vector<int32_t>& g
   const auto& bound = bind(c, gpus, offsets);
   r.routes = &bound.second;
   r.gpus = &bound.first.second;
+  r.offsets_id = bound.first.first;
   // Slices: as many as the largest transfer needs at slice_bytes each, within max_slices.
   r.slices = 1;
   if (options_.slice_bytes.count() > 0) {
@@ -285,7 +286,10 @@ const std::pair<const std::pair<uint32_t, std::vector<int32_t>>, std::vector<con
 FlowExecutor::bind(Compiled& c, const std::vector<int32_t>& gpus, const std::vector<int32_t>& offsets) {
   // Every item's routes for this communicator and its copies, computed on its first run.
   auto oit = offsets_ids_.find(offsets);
-  if (oit == offsets_ids_.end()) oit = offsets_ids_.emplace(offsets, static_cast<uint32_t>(offsets_ids_.size())).first;
+  if (oit == offsets_ids_.end()) {
+    oit = offsets_ids_.emplace(offsets, static_cast<uint32_t>(offsets_ids_.size())).first;
+    offsets_of_id_.push_back(&oit->first);
+  }
   auto bit = c.bound.find({oit->second, gpus});
   if (bit == c.bound.end()) {
     std::vector<const Routes*> bound(c.items.size(), nullptr);
@@ -346,9 +350,45 @@ void FlowExecutor::start_slice(uint32_t run, uint32_t index) {
   }
   r.flows_left[index] = static_cast<uint32_t>(rs.size());
   stats_.flows += rs.size();
-  for (const SharedRoute& sr : rs)
-    net_.start_shared(rs.size() == 1 ? bytes : bytes.scaled(sr.fraction), sr.links, sr.usage,
-                      slice == 0 ? sr.latency * it.merged : sim::Time::zero(), on_arrival, r.weight);
+  for (uint32_t k = 0; k < rs.size(); ++k) {
+    const SharedRoute& sr = rs[k];
+    const sim::flow::FlowId id =
+        net_.start_shared(rs.size() == 1 ? bytes : bytes.scaled(sr.fraction), sr.links, sr.usage,
+                          slice == 0 ? sr.latency * it.merged : sim::Time::zero(), on_arrival, r.weight);
+    const uint32_t slot = sim::flow::FlowNetwork::slot_of(id);
+    if (slot >= tracked_.size()) tracked_.resize(slot + 1);
+    tracked_[slot] = Tracked{id, run, item, k};
+  }
+}
+
+void FlowExecutor::reroute(const topology::Router& router) {
+  router_ = &router;
+  const topology::Topology& t = router.topology();
+  degraded_ = false;
+  for (topology::LinkId l = 0; l < t.link_count() && !degraded_; ++l) degraded_ = t.link(l).factor < 1.0;
+  // The communicators of the runs in flight, kept before the route caches go.
+  std::vector<uint8_t> idle(runs_.size(), 0);
+  for (const uint32_t id : free_runs_) idle[id] = 1;
+  std::vector<std::vector<int32_t>> gpus(runs_.size());
+  for (size_t id = 0; id < runs_.size(); ++id)
+    if (!idle[id] && runs_[id].gpus != nullptr) gpus[id] = *runs_[id].gpus;
+  for (auto& [plan, slot] : compiled_) slot.compiled->bound.clear();
+  routes_.clear();
+  for (size_t id = 0; id < runs_.size(); ++id) {
+    Run& r = runs_[id];
+    if (idle[id] || r.gpus == nullptr) continue;
+    const auto& bound = bind(*r.plan, gpus[id], *offsets_of_id_[r.offsets_id]);
+    r.routes = &bound.second;
+    r.gpus = &bound.first.second;
+  }
+  // Flows in flight (in flow-slot order: deterministic) move onto their transfer's new routes.
+  for (const Tracked& tr : tracked_) {
+    if (!net_.is_running(tr.id)) continue;
+    const Routes& rs = *(*runs_[tr.run].routes)[tr.item];
+    TRAINSIM_ASSERT(!rs.empty(), "a transfer in flight has no route left");
+    const SharedRoute& sr = rs[tr.route % rs.size()];
+    net_.reroute(tr.id, sr.links, sr.usage);
+  }
 }
 
 void FlowExecutor::finish_slice(uint32_t run, uint32_t index) {

@@ -89,6 +89,12 @@ class FlowExecutor {
   // routes run() uses, computed and cached now); links may repeat.
   void links_of(const CollectivePlan& plan, const std::vector<int32_t>& gpus, const std::vector<int32_t>& offsets,
                 std::vector<sim::flow::LinkId>& out);
+  // The topology's links changed (a fault): from now on routes come from `router` (built over
+  // the working links, or the old one when only capacities changed). Runs in flight continue on
+  // the new routes, and their flows move their remaining bytes onto them (FlowNetwork::reroute;
+  // sub-route k of a transfer onto new sub-route k). Faulty links any copy crosses join the
+  // shared routes from now on (see "Symmetric copies"). `router` must outlive its use.
+  void reroute(const topology::Router& router);
   const FlowExecutorStats& stats() const { return stats_; }
 
  private:
@@ -114,7 +120,8 @@ class FlowExecutor {
     std::map<std::pair<uint32_t, std::vector<int32_t>>, std::vector<const Routes*>> bound;
   };
   struct Run {
-    const Compiled* plan = nullptr;
+    Compiled* plan = nullptr;
+    uint32_t offsets_id = 0;
     const std::vector<const Routes*>* routes = nullptr;
     const std::vector<int32_t>* gpus = nullptr;  // the key of `routes` in plan->bound
     int32_t slices = 1;
@@ -140,7 +147,7 @@ class FlowExecutor {
 
   sim::Engine& engine_;
   sim::flow::FlowNetwork& net_;
-  const topology::Router& router_;
+  const topology::Router* router_;
   ExecOptions options_;
   std::vector<int64_t> uplink_;  // per GPU: its link into an NVSwitch, or -1
   bool degraded_ = false;        // some link has a fault (factor < 1): copies are not all mirror images
@@ -158,6 +165,14 @@ class FlowExecutor {
   };
   std::map<const CollectivePlan*, CompiledSlot> compiled_;
   std::map<std::vector<int32_t>, uint32_t> offsets_ids_;
+  std::vector<const std::vector<int32_t>*> offsets_of_id_;  // keys of offsets_ids_ by id
+  // Per flow slot (FlowNetwork::slot_of): which run, item and sub-route a flow carries, so that a
+  // reroute can move it (entries of finished flows are stale: their ids no longer run).
+  struct Tracked {
+    sim::flow::FlowId id = 0;
+    uint32_t run = 0, item = 0, route = 0;
+  };
+  std::vector<Tracked> tracked_;
   // (src GPU, dst GPU, offsets id) -> routes.
   std::map<std::tuple<int32_t, int32_t, uint32_t>, Routes> routes_;
   std::vector<Run> runs_;  // runs in flight and recycled ones (callbacks name them by index)
