@@ -23,6 +23,8 @@ int run_collective(const Args& args, std::ostream& out);
 int run_topology(const Args& args, std::ostream& out);
 // `trainsim plan` (plan.cpp); under mpirun every rank searches its share and rank 0 prints.
 int run_plan(const Args& args, std::ostream& out);
+// `trainsim reliability` (reliability.cpp): failures, checkpoints and goodput over a whole run.
+int run_reliability(const Args& args, std::ostream& out);
 // `command_line` is recorded in the measurements' provenance.
 int run_validate(const Args& args, std::ostream& out, const std::string& command_line);
 void print_help(std::ostream& out);

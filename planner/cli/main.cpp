@@ -96,6 +96,7 @@ int main(int argc, char** argv) {
     if (args.command == "collective") return run_collective(args, std::cout);
     if (args.command == "topology") return run_topology(args, std::cout);
     if (args.command == "plan") return run_plan(args, std::cout);
+    if (args.command == "reliability") return run_reliability(args, std::cout);
     if (args.command == "validate") {
       std::string line = "trainsim";
       for (int i = 1; i < argc; ++i) line += std::string(" ") + argv[i];
@@ -103,7 +104,7 @@ int main(int argc, char** argv) {
     }
     throw trainsim::ConfigError(
         args.command, "unknown command",
-        "use simulate, plan, collective, topology, validate, list or config; see `trainsim help`");
+        "use simulate, plan, reliability, collective, topology, validate, list or config; see `trainsim help`");
   } catch (const trainsim::ConfigError& e) {
     std::cout.flush();
     const std::string path = display_path(e.path(), args);

@@ -5,15 +5,24 @@
 #include <cmath>
 #include <cstdio>
 #include <fstream>
+#include <functional>
 #include <iostream>
+#include <memory>
+#include <optional>
 #include <sstream>
 #include <thread>
 
+#include "models/failure/goodput.hpp"
+#include "models/failure/inventory.hpp"
+#include "models/failure/stragglers.hpp"
 #include "models/workload/job.hpp"
+#include "models/workload/simulate.hpp"
 #include "planner/cli/commands.hpp"
 #include "planner/cli/job_input.hpp"
+#include "planner/cli/options.hpp"
 #include "planner/cli/overrides.hpp"
 #include "planner/cli/plan_report.hpp"
+#include "planner/cli/reliability_options.hpp"
 #include "planner/emit/emitter.hpp"
 #include "planner/search/distributed.hpp"
 #include "planner/search/pareto.hpp"
@@ -25,53 +34,6 @@ namespace trainsim::planner::cli {
 using sim::config::Json;
 
 namespace {
-
-std::string option(const Args& args, const std::string& key, const std::string& fallback) {
-  const auto it = args.command_options.find(key);
-  return it == args.command_options.end() ? fallback : it->second;
-}
-
-int64_t int_option(const Args& args, const std::string& key, int64_t fallback, int64_t lo, int64_t hi) {
-  const auto it = args.command_options.find(key);
-  if (it == args.command_options.end()) return fallback;
-  char* end = nullptr;
-  const long long v = std::strtoll(it->second.c_str(), &end, 10);
-  if (it->second.empty() || *end != '\0' || v < lo || v > hi)
-    throw ConfigError("--" + key, "expected an integer in [" + std::to_string(lo) + ", " + std::to_string(hi) +
-                                      "], got \"" + it->second + "\"");
-  return v;
-}
-
-double number_option(const Args& args, const std::string& key, double fallback, double lo, double hi) {
-  const auto it = args.command_options.find(key);
-  if (it == args.command_options.end()) return fallback;
-  char* end = nullptr;
-  const double v = std::strtod(it->second.c_str(), &end);
-  if (it->second.empty() || *end != '\0' || !(v >= lo && v <= hi)) {
-    char range[96];
-    std::snprintf(range, sizeof range, "[%g, %g]", lo, hi);
-    throw ConfigError("--" + key, "expected a number in " + std::string(range) + ", got \"" + it->second + "\"");
-  }
-  return v;
-}
-
-// "15T", "2.5e12", "300B" tokens.
-double parse_tokens(const std::string& text) {
-  char* end = nullptr;
-  double v = std::strtod(text.c_str(), &end);
-  const std::string suffix(end);
-  if (suffix == "T")
-    v *= 1e12;
-  else if (suffix == "B" || suffix == "G")
-    v *= 1e9;
-  else if (suffix == "M")
-    v *= 1e6;
-  else if (!suffix.empty())
-    v = -1;
-  if (text.empty() || end == text.c_str() || !(v > 0))
-    throw ConfigError("--tokens", "expected a positive token count such as 15T, 300B or 2e12, got \"" + text + "\"");
-  return v;
-}
 
 // "1024:16384": powers of two from the first to the last.
 std::vector<int64_t> parse_range(const std::string& text) {
@@ -136,8 +98,8 @@ int run_plan(const Args& args, std::ostream& out) {
   auto& dist = search::Distributed::instance();
   PlanReportOptions ro;
   ro.json = args.json;
-  ro.objective =
-      sim::config::read_enum(Json(option(args, "objective", "time")), "--objective", {"time", "cost", "energy"});
+  ro.objective = sim::config::read_enum(Json(option(args, "objective", "time")), "--objective",
+                                        {"time", "cost", "energy", "goodput"});
   if (args.command_options.count("tokens")) ro.tokens = parse_tokens(args.command_options.at("tokens"));
   ro.price_per_gpu_hour = number_option(args, "price-per-gpu-hour", 0.0, 0.0, 1e6);
   ro.top = int_option(args, "top", 10, 1, 1000);
@@ -167,6 +129,41 @@ int run_plan(const Args& args, std::ostream& out) {
   Json given = base_json;
   given.erase("gpus");
   if (ro.objective == "energy") ro.require_power = true;
+  // Goodput: the reliability options of `trainsim reliability`, read once.
+  std::optional<ReliabilitySetup> rel;
+  if (ro.objective == "goodput") {
+    if (ro.tokens <= 0)
+      throw ConfigError("--tokens", "is required with --objective goodput (the run's length)", "pass --tokens 15T");
+    rel = reliability_setup(args, base_json.value("seed", int64_t{0}));
+  } else {
+    for (const char* o : {"runs", "checkpoint", "checkpoint-interval", "spares", "failures", "failure-scale",
+                          "storage-write", "storage-read"})
+      if (args.command_options.count(o))
+        throw ConfigError(std::string("--") + o, "only applies to `trainsim plan` with --objective goodput",
+                          "add --objective goodput, or run `trainsim reliability`");
+    if (!args.rates.empty() || args.options.count("elastic") || args.options.count("broadcast-restore"))
+      throw ConfigError(!args.rates.empty()             ? "--rate"
+                        : args.options.count("elastic") ? "--elastic"
+                                                        : "--broadcast-restore",
+                        "only applies to `trainsim plan` with --objective goodput",
+                        "add --objective goodput, or run `trainsim reliability`");
+  }
+  // The goodput model of one cluster size (its components and failure processes); the search
+  // ranks by its expected wall clock.
+  auto goodput_for = [&](const Setup& st, int64_t g) -> std::unique_ptr<models::failure::GoodputModel> {
+    if (!rel) return nullptr;
+    models::workload::Job j = st.hardware;
+    j.gpus = g;
+    j.global_batch = st.spec.global_batch;
+    j.seq_len = st.spec.seq_len.value_or(j.model.seq_len);
+    j.network = st.spec.network;
+    return std::make_unique<models::failure::GoodputModel>(j, rel->profile, rel->options);
+  };
+  auto score_of =
+      [](const models::failure::GoodputModel* gm) -> std::function<double(const search::Candidate&, double)> {
+    if (!gm) return {};
+    return [gm](const search::Candidate& c, double it) { return gm->expected_seconds(c.dp, c.cp, c.zero, it); };
+  };
 
   // Launch configs: names and folder checked before the search runs.
   std::vector<std::string> emitters;
@@ -200,6 +197,8 @@ int run_plan(const Args& args, std::ostream& out) {
       row.gpus = g;
       try {
         const Setup s = setup(what_if_json, g, ro.require_power);
+        const auto gm = goodput_for(s, g);
+        so.score = score_of(gm.get());
         row.result = search::run_search(s.hardware, s.spec, given, so);
         row.job = search::plan_job(s.hardware, s.spec, row.result.plans.front().candidate);
         row.ok = true;
@@ -220,6 +219,8 @@ int run_plan(const Args& args, std::ostream& out) {
 
   Setup s = setup(what_if_json, sizes.front(), ro.require_power);
   so.progress = progress_bar("plan");
+  const auto gm = goodput_for(s, sizes.front());
+  so.score = score_of(gm.get());
   const search::SearchResult r = search::run_search(s.hardware, s.spec, given, so);
   std::optional<BaselineResult> baseline;
   if (!args.overrides.empty()) {
@@ -227,6 +228,8 @@ int run_plan(const Args& args, std::ostream& out) {
     BaselineResult br;
     try {
       const Setup b = setup(base_json, sizes.front(), false);
+      const auto bgm = goodput_for(b, sizes.front());
+      so.score = score_of(bgm.get());
       br.result = search::run_search(b.hardware, b.spec, given, so);
       br.job = search::plan_job(b.hardware, b.spec, br.result.plans.front().candidate);
       br.ok = true;
@@ -243,7 +246,18 @@ int run_plan(const Args& args, std::ostream& out) {
   std::vector<std::string> written;
   for (const auto& name : emitters)
     for (const auto& f : emit::write_files(option(args, "out", ""), emit::emit(name, winner))) written.push_back(f);
-  print_plan(out, r, s.hardware, s.spec, winner, ro, baseline ? &*baseline : nullptr, written);
+  // Goodput: the Monte Carlo of the winner, stragglers re-simulated.
+  std::optional<models::failure::ReliabilityReport> study;
+  if (rel) {
+    const models::workload::SimulationResult sim = models::workload::simulate(winner);
+    const models::failure::StragglerSlowdowns slow = models::failure::straggler_slowdowns(winner, sim, rel->profile);
+    study =
+        models::failure::run_study(models::failure::reliability_model(winner, models::failure::count_components(winner),
+                                                                      sim.iteration, rel->profile, rel->options, slow),
+                                   rel->options);
+  }
+  print_plan(out, r, s.hardware, s.spec, winner, ro, baseline ? &*baseline : nullptr, written,
+             study ? &*study : nullptr);
   return kExitOk;
 }
 

@@ -61,8 +61,11 @@ Economics economics(const Job& j, double iteration_s, const PlanReportOptions& o
   return e;
 }
 
-// The quantity --objective minimises, per token (so sizes compare).
-double objective_value(const Job& j, double iteration_s, const PlanReportOptions& o) {
+// The quantity --objective minimises, per token (so sizes compare); goodput: the expected wall
+// clock to train including failures (the search's score).
+double objective_value(const Job& j, const search::Plan& p, const PlanReportOptions& o) {
+  const double iteration_s = p.iteration_s;
+  if (o.objective == "goodput") return p.score;
   const Economics e = economics(j, iteration_s, o);
   if (o.objective == "cost") return e.gpu_hours_per_mtok * (o.price_per_gpu_hour > 0 ? o.price_per_gpu_hour : 1.0);
   if (o.objective == "energy") return e.gpu_hours_per_mtok * j.gpu.tdp_watts;
@@ -89,6 +92,10 @@ Json plan_json(const search::Plan& p, const Job& j, int rank, const PlanReportOp
   if (e.gpu_hours >= 0) out["gpu_hours"] = e.gpu_hours;
   if (e.cost >= 0) out["cost"] = e.cost;
   if (e.energy_mwh >= 0) out["energy_mwh"] = e.energy_mwh;
+  if (o.objective == "goodput") {
+    out["expected_days_with_failures"] = p.score / 86400.0;
+    if (e.days > 0) out["goodput"] = e.days * 86400.0 / p.score;
+  }
   return out;
 }
 
@@ -138,7 +145,7 @@ void print_why(std::ostream& out, const search::Plan& a, const search::Plan& b) 
 
 void print_plan(std::ostream& out, const search::SearchResult& r, const Job& hw, const models::workload::JobSpec& spec,
                 const Job& winner, const PlanReportOptions& o, const BaselineResult* baseline,
-                const std::vector<std::string>& written) {
+                const std::vector<std::string>& written, const models::failure::ReliabilityReport* reliability) {
   (void)winner;
   std::vector<Job> jobs;
   for (const auto& p : r.plans) jobs.push_back(search::plan_job(hw, spec, p.candidate));
@@ -182,6 +189,7 @@ void print_plan(std::ostream& out, const search::SearchResult& r, const Job& hw,
       j["what_if"] = w;
     }
     if (!written.empty()) j["written"] = written;
+    if (reliability) j["reliability"] = reliability->to_json();
     out << canonical_json(j) << "\n";
     return;
   }
@@ -210,10 +218,11 @@ void print_plan(std::ostream& out, const search::SearchResult& r, const Job& hw,
   out << "timing: enumeration and fast estimate " << fmt("%.2f", r.estimate_s) << " s, re-simulation "
       << fmt("%.2f", r.simulate_s) << " s (" << dist.size() << " process" << (dist.size() == 1 ? "" : "es") << ")\n\n";
 
-  const bool days = o.tokens > 0;
+  const bool days = o.tokens > 0, goodput = o.objective == "goodput";
   out << " #  " << pad("configuration", 46) << lpad("iter(s)", 9) << lpad("sim", 9) << lpad("est(s)", 9)
       << lpad("tokens/s", 12) << lpad("MFU", 7) << lpad("mem GiB", 9);
   if (days) out << lpad("days", 8) << lpad(o.price_per_gpu_hour > 0 ? "cost $" : "GPU-h", 14);
+  if (goodput) out << lpad("+failures", 10);
   out << "\n";
   for (size_t i = 0; i < r.plans.size(); ++i) {
     const auto& p = r.plans[i];
@@ -226,8 +235,12 @@ void print_plan(std::ostream& out, const search::SearchResult& r, const Job& hw,
       out << lpad(fmt("%.1f", pj.value("days", 0.0)), 8);
       out << lpad(grouped(static_cast<int64_t>(pj.value(o.price_per_gpu_hour > 0 ? "cost" : "gpu_hours", 0.0))), 14);
     }
+    if (goodput) out << lpad(fmt("%.1f", pj.value("expected_days_with_failures", 0.0)), 10);
     out << "\n";
   }
+  if (goodput)
+    out << "  (+failures: expected days to train with failures, recoveries and checkpoints, closed form; the\n"
+           "   ranking's objective)\n";
   out << "  (iter: the iteration time from the most faithful model that ran (sim: flow network, analytic\n"
          "   network, or the fast estimate); est: the fast estimate that chose what to simulate)\n";
   bool big_a2a = false;
@@ -263,6 +276,19 @@ void print_plan(std::ostream& out, const search::SearchResult& r, const Job& hw,
       out << "  baseline: " << baseline->why << "\n";
     }
   }
+  if (reliability) {
+    const auto& rr = *reliability;
+    const auto& sm = rr.summary;
+    out << "\nReliability of #1 (Monte Carlo, " << sm.runs << " runs, checkpoint " << rr.model.checkpoint_strategy
+        << "; `trainsim reliability` has the details)\n";
+    out << "  expected " << fmt("%.2f", sm.wall_s.mean / 86400.0) << " days (p10 "
+        << fmt("%.2f", sm.wall_s.p10 / 86400.0) << ", p90 " << fmt("%.2f", sm.wall_s.p90 / 86400.0) << ") for "
+        << fmt("%.2f", rr.model.config.work->seconds() / 86400.0) << " days of compute; ETTR " << fmt("%.3f", sm.ettr)
+        << "; " << fmt("%.0f", sm.interruptions.mean) << " interruptions; job MTBF "
+        << fmt("%.2f h", rr.model.mtbf.seconds() / 3600.0) << "\n";
+    out << "  best checkpoint interval " << fmt("%.1f min", rr.best_interval.seconds() / 60.0) << " (Young/Daly "
+        << fmt("%.1f min", rr.daly_interval.seconds() / 60.0) << ")\n";
+  }
   for (const auto& f : written) out << "wrote " << f << "\n";
 }
 
@@ -277,7 +303,7 @@ void print_sweep(std::ostream& out, const std::vector<SizeResult>& rows, const P
   double best_value = 0;
   for (size_t i = 0; i < rows.size(); ++i) {
     if (!rows[i].ok) continue;
-    const double v = objective_value(rows[i].job, rows[i].result.plans.front().iteration_s, o);
+    const double v = objective_value(rows[i].job, rows[i].result.plans.front(), o);
     if (best == rows.size() || v < best_value) {
       best = i;
       best_value = v;
@@ -308,6 +334,7 @@ void print_sweep(std::ostream& out, const std::vector<SizeResult>& rows, const P
   out << lpad("GPUs", 7) << "  " << pad("configuration", 46) << lpad("iter(s)", 9) << lpad("tokens/s", 13)
       << lpad("MFU", 7) << lpad("GPU-h/Mtok", 12);
   if (o.tokens > 0) out << lpad("days", 8);
+  if (o.objective == "goodput") out << lpad("+failures", 10);
   out << "  front\n";
   for (size_t i = 0; i < rows.size(); ++i) {
     const auto& row = rows[i];
@@ -323,6 +350,7 @@ void print_sweep(std::ostream& out, const std::vector<SizeResult>& rows, const P
         << lpad(fmt("%.1f%%", 100.0 * pj["mfu"].get<double>()), 7)
         << lpad(fmt("%.3f", pj["gpu_hours_per_million_tokens"].get<double>()), 12);
     if (o.tokens > 0) out << lpad(fmt("%.1f", pj.value("days", 0.0)), 8);
+    if (o.objective == "goodput") out << lpad(fmt("%.1f", pj.value("expected_days_with_failures", 0.0)), 10);
     out << (on_front(i) ? "  *" : "") << (i == best ? "  <- best " + o.objective : "") << "\n";
   }
   out << "  (* on the time-vs-GPUs Pareto front: faster than every smaller size)\n";

@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "models/failure/study.hpp"
 #include "models/workload/job.hpp"
 #include "planner/search/search.hpp"
 
@@ -17,7 +18,7 @@ namespace trainsim::planner::cli {
 
 struct PlanReportOptions {
   bool json = false;
-  std::string objective = "time";  // time | cost | energy
+  std::string objective = "time";  // time | cost | energy | goodput
   double tokens = 0;               // --tokens: days (and cost, energy) to train this many
   double price_per_gpu_hour = 0;   // --price-per-gpu-hour (0: cost in GPU-hours)
   int64_t top = 10;
@@ -43,7 +44,8 @@ struct SizeResult {
 
 void print_plan(std::ostream& out, const search::SearchResult& r, const models::workload::Job& hardware,
                 const models::workload::JobSpec& spec, const models::workload::Job& winner, const PlanReportOptions& o,
-                const BaselineResult* baseline, const std::vector<std::string>& written);
+                const BaselineResult* baseline, const std::vector<std::string>& written,
+                const models::failure::ReliabilityReport* reliability = nullptr);
 
 void print_sweep(std::ostream& out, const std::vector<SizeResult>& rows, const PlanReportOptions& o);
 

@@ -56,11 +56,12 @@ void run_threads(int threads, F f) {
 struct Entry {
   Candidate c;
   Estimate e;
+  double score = 0;  // what the ranking minimises: the estimated iteration time, or SearchOptions::score
 };
 
-// Best first: estimated iteration time, then the candidate's key (a total order).
+// Best first: score, then the candidate's key (a total order).
 bool faster(const Entry& a, const Entry& b) {
-  if (a.e.iteration_s != b.e.iteration_s) return a.e.iteration_s < b.e.iteration_s;
+  if (a.score != b.score) return a.score < b.score;
   return a.c < b.c;
 }
 
@@ -279,6 +280,7 @@ SearchResult run_search(const Job& hw, const JobSpec& base, const Json& given, c
       } else {
         ++p.valid;
         ++p.feasible;
+        e.score = opt.score ? opt.score(e.c, e.e.iteration_s) : e.e.iteration_s;
         feasible.push_back(e);
       }
       if (t == 0 && me == 0 && opt.progress && (++step & 4095) == 0)
@@ -372,10 +374,11 @@ SearchResult run_search(const Job& hw, const JobSpec& base, const Json& given, c
       p.iteration_s = e.e.iteration_s;
       p.tokens_per_s = tokens_per_iter / p.iteration_s;
     }
+    p.score = opt.score ? opt.score(p.candidate, p.iteration_s) : p.iteration_s;
     return p;
   };
   auto by_time = [](const Plan& a, const Plan& b) {
-    if (a.iteration_s != b.iteration_s) return a.iteration_s < b.iteration_s;
+    if (a.score != b.score) return a.score < b.score;
     return a.candidate < b.candidate;
   };
   std::vector<Plan> sim_plans, est_plans;
@@ -424,7 +427,7 @@ SearchResult run_search(const Job& hw, const JobSpec& base, const Json& given, c
           continue;
         }
         const Simulated& f = flow[static_cast<size_t>(it - todo.begin())];
-        if (f.fits) next.push_back(to_plan(Entry{sim_plans[k].candidate, sim_plans[k].estimate}, &f, "flow"));
+        if (f.fits) next.push_back(to_plan(Entry{sim_plans[k].candidate, sim_plans[k].estimate, 0.0}, &f, "flow"));
       }
       sim_plans = std::move(next);
       std::sort(sim_plans.begin(), sim_plans.end(), by_time);
@@ -445,6 +448,7 @@ SearchResult run_search(const Job& hw, const JobSpec& base, const Json& given, c
     p.candidate = e.c;
     p.estimate = e.e;
     p.iteration_s = e.e.iteration_s;
+    p.score = e.score;
     p.tokens_per_s = tokens_per_iter / p.iteration_s;
     p.peak_memory_bytes = e.e.peak_memory_bytes;
     res.memory_front.push_back(std::move(p));

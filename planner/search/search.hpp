@@ -29,6 +29,9 @@ struct SearchOptions {
   int64_t rerank = 100;      // best plans re-simulated by the discrete-event simulation, analytic network
   int64_t rerank_flow = 10;  // the best of those simulated again on the flow-level network (network = flow)
   int threads = 1;           // per process
+  // What the ranking minimises, from a plan and its (estimated or simulated) iteration time; empty:
+  // the iteration time. Must be a pure function (called from every thread and rank).
+  std::function<double(const Candidate&, double iteration_s)> score;
   // Called with (done, total) candidates from rank 0's first thread; may be empty.
   std::function<void(int64_t, int64_t)> progress;
 };
@@ -40,6 +43,7 @@ struct Plan {
   bool simulated = false;
   std::string fidelity;    // "flow", "analytic" (discrete-event, alpha-beta network) or "estimate"
   double iteration_s = 0;  // simulated when `simulated`, else estimated
+  double score = 0;        // SearchOptions::score of it (the iteration time by default)
   double tokens_per_s = 0, mfu = 0, model_tflops_per_gpu = 0;
   double peak_memory_bytes = 0;
   sim::config::Json breakdown;  // simulated time breakdown of the critical stage (null if not simulated)
@@ -54,8 +58,8 @@ struct SearchResult {
   double estimate_s = 0, simulate_s = 0;    // wall time of each phase (rank 0)
   int64_t simulated = 0;                    // plans re-simulated on the analytic network
   int64_t simulated_flow = 0;               // of which also on the flow network
-  std::vector<Plan> plans;         // best first: flow-simulated by flow time, analytic-simulated, then estimates
-  std::vector<Plan> memory_front;  // estimated time vs peak memory Pareto front, fastest first
+  std::vector<Plan> plans;                  // best first: flow-simulated by score, analytic-simulated, then estimates
+  std::vector<Plan> memory_front;           // estimated time vs peak memory Pareto front, fastest first
 };
 
 // `hardware` has the resolved model, cluster, GPU; `base` the job spec (file + flags) with
