@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <memory>
+#include <sstream>
 
 #include "models/collectives/flow_collective.hpp"
 #include "models/hardware/cluster_spec.hpp"
@@ -12,11 +13,15 @@ namespace trainsim::models::workload {
 
 namespace col = collectives;
 
-NetworkCommRunner::NetworkCommRunner(const Job& job, const Workload& w, Fidelity fidelity, sim::Engine& engine)
+NetworkCommRunner::NetworkCommRunner(const Job& job, const Workload& w, Fidelity fidelity, sim::Engine& engine,
+                                     const std::vector<Fault>& static_faults)
     : job_(job), w_(w), fidelity_(fidelity), engine_(engine), net_(engine) {
   const sim::config::Json spec = hardware::network_spec(job.cluster);
   topo_ = std::make_unique<topology::Topology>(
       topology::build_topology(spec, hardware::network_gpus(job.cluster, job.gpus), "cluster.network"));
+  for (const Fault& f : static_faults)
+    if (f.is_link())
+      for (const auto l : fault_links(f, *topo_)) topo_->degrade(l, f.kind == Fault::Kind::kLinkDown ? 0.0 : f.factor);
   router_ = std::make_unique<topology::Router>(*topo_, topology::routing_params(spec, *topo_, "cluster.network"));
   col::add_topology_links(*topo_, net_);
   // Step fusion past 16 steps (FlowExecutor): a 128-rank data-parallel ring runs in 16 super-steps.
@@ -32,6 +37,9 @@ NetworkCommRunner::NetworkCommRunner(const Job& job, const Workload& w, Fidelity
   memo_.resize(w.comms.size());
   in_flight_.assign(w.groups.size(), 0);
   group_starts_.assign(w.groups.size(), 0);
+  // A static fault that cuts the job in two: it stops before it starts (simulate.cpp), so no
+  // routes are computed.
+  if (!disconnected().empty()) return;
   // Which communicator's routes touch each link (kShared once two different ones do).
   constexpr uint32_t kNone = 0xffffffffu, kShared = 0xfffffffeu;
   std::vector<uint32_t> owner(net_.link_count(), kNone);
@@ -144,6 +152,47 @@ void NetworkCommRunner::start(sim::task::TaskIndex i, const sim::task::Task& t, 
           if (--*left == 0) finish(comm, i, exec, started, ticket, record);
         },
         offsets(comm), weight);
+}
+
+void NetworkCommRunner::fail_link(const Fault& f) {
+  for (const auto l : fault_links(f, *topo_)) {
+    topo_->degrade(l, f.kind == Fault::Kind::kLinkDown ? 0.0 : f.factor);
+    net_.set_capacity(l, topo_->capacity(l));
+  }
+  // A private collective's measured duration no longer holds on the changed links (one in
+  // flight on them finishes at its measured time: a private link is inside a server).
+  reuse_private_ = false;
+  // Same routes (the router's snapshot still has the link), but the faulty link now joins the
+  // shared route of every transfer whose copies cross it.
+  exec_->reroute(*router_);
+}
+
+int32_t NetworkCommRunner::nvswitch_gpu(const Fault& f) const {
+  for (const auto l : fault_links(f, *topo_)) {
+    const auto& a = topo_->node(topo_->link_src(l));
+    const auto& b = topo_->node(topo_->link_dst(l));
+    if (a.kind == topology::NodeKind::kGpu && b.kind == topology::NodeKind::kNvSwitch)
+      for (size_t g = 0; g < topo_->gpu_count(); ++g)
+        if (topo_->gpu_node(g) == topo_->link_src(l)) return static_cast<int32_t>(g);
+  }
+  return -1;
+}
+
+std::string NetworkCommRunner::disconnected() const {
+  const auto gpu = topo_->disconnected_gpu(static_cast<size_t>(job_.gpus));
+  if (!gpu) return "";
+  std::ostringstream why;
+  why << "no working route between GPU " << *gpu << " and GPU 0";
+  return why.str();
+}
+
+bool NetworkCommRunner::reroute(std::string& why) {
+  why = disconnected();
+  if (!why.empty()) return false;
+  auto router = std::make_unique<topology::Router>(*topo_, router_->params());
+  exec_->reroute(*router);
+  router_ = std::move(router);
+  return true;
 }
 
 void NetworkCommRunner::finish(uint32_t comm, sim::task::TaskIndex i, sim::task::TaskExecutor& exec, sim::Time started,

@@ -28,6 +28,7 @@
 #include "models/collectives/collective.hpp"
 #include "models/collectives/flow_executor.hpp"
 #include "models/workload/builder.hpp"
+#include "models/workload/fault.hpp"
 #include "models/workload/job.hpp"
 #include "sim/flow/network.hpp"
 #include "sim/task/executor.hpp"
@@ -41,13 +42,30 @@ class NetworkCommRunner final : public sim::task::TaskRunner {
   static constexpr int32_t kMaxSteps = 16;  // ExecOptions::max_steps of the simulation
 
   // Builds the cluster's topology for job.gpus GPUs (ConfigError at "cluster.network" when it
-  // cannot be built) and a flow network on `engine`.
-  NetworkCommRunner(const Job& job, const Workload& w, Fidelity fidelity, sim::Engine& engine);
+  // cannot be built) and a flow network on `engine`. `static_faults` are link faults present from
+  // the start (fault.hpp; others are ignored): routes avoid their dead links from the outset.
+  NetworkCommRunner(const Job& job, const Workload& w, Fidelity fidelity, sim::Engine& engine,
+                    const std::vector<Fault>& static_faults = {});
   // Off: every collective runs as flows, so recorders (traces, link CSV) see all traffic.
   void set_reuse_private_durations(bool on) { reuse_private_ = on; }
   ~NetworkCommRunner() override;
 
   void start(sim::task::TaskIndex i, const sim::task::Task& t, sim::task::TaskExecutor& exec) override;
+
+  // A link fault strikes now (fault.hpp): the links' capacity drops to factor x nominal (0: dead)
+  // in the topology and the flow network, and the shared routes of every transfer take in the
+  // faulty links (their flows stall or slow); collectives stop reusing measured durations.
+  void fail_link(const Fault& f);
+  // Traffic reroutes around dead links now: a Router over the working links, and every transfer
+  // in flight moves onto its new routes. False when some GPU of the job can no longer reach the
+  // others (nothing rerouted then); `why` says which.
+  bool reroute(std::string& why);
+  // The GPU whose cable into its server's NVSwitch the link fault names, or -1. Such a cable
+  // dying takes its GPU out of the job: NVLink fatal errors need a GPU reset, and in-network
+  // reductions (NVLS) cannot go around it.
+  int32_t nvswitch_gpu(const Fault& f) const;
+  // A GPU of the job that cannot reach the others over working links, described (or "").
+  std::string disconnected() const;
 
   const topology::Topology& topology() const { return *topo_; }
   sim::flow::FlowNetwork& network() { return net_; }

@@ -7,6 +7,7 @@
 #include "models/llm/moe.hpp"
 #include "models/schedules/schedule.hpp"
 #include "models/workload/network_runner.hpp"
+#include "models/workload/slow_compute.hpp"
 #include "models/workload/stage_memory.hpp"
 #include "sim/task/executor.hpp"
 
@@ -35,6 +36,7 @@ std::vector<StageReport> stage_memory_reports(const Job& job) {
 }
 
 SimulationResult simulate(const Job& job, const SimulateOptions& options) {
+  if (!options.faults.empty()) check_faults(job, options.faults);
   SimulationResult res;
   res.job = job;
   res.capacity = job.gpu.memory - job.gpu.reserved_memory;
@@ -55,11 +57,23 @@ SimulationResult simulate(const Job& job, const SimulateOptions& options) {
   sim::task::TaskExecutor exec(engine, w.graph);
   std::unique_ptr<NetworkCommRunner> network;
   if (job.network == "flow") {
-    network = std::make_unique<NetworkCommRunner>(job, w, options.fidelity, engine);
+    // Link faults at time 0 are there from the start: the network is built with them.
+    std::vector<Fault> from_start;
+    for (const Fault& f : options.faults)
+      if (f.is_link() && f.at == sim::Time::zero()) from_start.push_back(f);
+    network = std::make_unique<NetworkCommRunner>(job, w, options.fidelity, engine, from_start);
     network->set_reuse_private_durations(options.reuse_private_durations);
     exec.set_runner(sim::task::TaskKind::kCollective, *network);
     exec.set_runner(sim::task::TaskKind::kP2P, *network);
     if (options.on_network) options.on_network(network->network(), network->topology());
+  }
+  std::unique_ptr<SlowComputeRunner> slow;
+  std::unique_ptr<FaultInjector> injector;
+  if (!options.faults.empty()) {
+    slow = std::make_unique<SlowComputeRunner>(w);
+    exec.set_runner(sim::task::TaskKind::kCompute, *slow);
+    injector = std::make_unique<FaultInjector>(exec, w, job, options.faults, network.get(), slow.get());
+    injector->arm();
   }
   res.iteration = exec.run();
   if (network) {
@@ -79,6 +93,14 @@ SimulationResult simulate(const Job& job, const SimulateOptions& options) {
   res.tasks = w.graph.size();
   res.events = engine.events_executed();
   res.simulated_ranks = w.ranks.size();
+  if (injector) {
+    res.faults = injector->report();
+    // Stopped part-way: no breakdown, throughput or activation peak of a whole iteration.
+    if (!res.faults->completed) {
+      if (options.after_run) options.after_run(w, exec);
+      return res;
+    }
+  }
 
   // Per stage: the first simulated rank of the stage is its representative in reports; the
   // activation peak comes from the timeline (it must equal the schedule count).
@@ -138,6 +160,12 @@ Json SimulationResult::to_json() const {
       "Narayanan et al. Eq. 3 without the recompute term) / (iteration time x GPUs x dense BF16 peak)";
   if (!simulated) {
     out["iteration_time_s"] = nullptr;
+    return out;
+  }
+  if (faults) out["faults"] = faults->to_json();
+  if (!completed()) {
+    out["iteration_time_s"] = nullptr;
+    out["simulation"] = Json{{"tasks", tasks}, {"events", events}, {"simulated_ranks", simulated_ranks}};
     return out;
   }
   const StageReport& crit = stages[static_cast<size_t>(critical_stage)];

@@ -10,6 +10,8 @@
 #include "models/memory/footprint.hpp"
 #include "models/workload/breakdown.hpp"
 #include "models/workload/builder.hpp"
+#include "models/workload/fault.hpp"
+#include "models/workload/fault_injector.hpp"
 #include "models/workload/job.hpp"
 #include "sim/flow/network.hpp"
 #include "topology/fwd.hpp"
@@ -44,6 +46,11 @@ struct SimulationResult {
   double tokens_per_s = 0, model_flops = 0, model_tflops_per_gpu = 0, mfu = 0, hardware_tflops_per_gpu = 0;
   uint64_t tasks = 0, events = 0, simulated_ranks = 0;
   std::optional<NetworkStats> network;  // set when communication ran on the flow network
+  // Set when SimulateOptions::faults is not empty: what each fault did, and whether the
+  // iteration completed. A run a fault stopped has `iteration` = the stop time and no throughput
+  // or breakdown (zeros).
+  std::optional<FaultReport> faults;
+  bool completed() const { return !faults || faults->completed; }
   sim::Bytes peak_memory() const;
   sim::config::Json to_json() const;
 };
@@ -60,6 +67,12 @@ struct SimulateOptions {
   // Private collectives reuse a measured duration instead of running as flows (network_runner.hpp);
   // recorders that must see every flow turn this off.
   bool reuse_private_durations = true;
+  // Faults injected into the run (fault.hpp, docs/faults.md), at their time into it; at time 0
+  // they are there from the start. Re-simulating a degraded component, e.g. for a slowdown:
+  //   opt.faults = {Fault::slow_gpu(rank, 0.5)};  or  {Fault::degraded_uplink(rank, 0.25)};
+  //   simulate(job, opt).iteration / simulate(job).iteration.
+  // Throws ConfigError when a fault does not fit the job (check_faults).
+  std::vector<Fault> faults;
 };
 
 // Never throws for a plan that does not fit: returns fits = false with the memory breakdown and
