@@ -100,6 +100,7 @@ IterationsResult simulate_iterations(const Job& job, const SimulateOptions& opti
     if (!have_detail) {
       out.detail = std::move(r);
       out.detail_index = i;
+      out.detail_start = cursor;
       have_detail = true;
     }
     cursor += out.iterations.back().time;
@@ -136,6 +137,7 @@ Json IterationsResult::to_json() const {
               {"fault_free_total_s", free_total.seconds()},
               {"slowdown", ratio(total(), free_total)},
               {"detail_iteration", detail_index},
+              {"detail_iteration_start_s", detail_start.seconds()},
               {"faults_not_reached", not_reached_json},
               {"per_iteration", per}};
 }

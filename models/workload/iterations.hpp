@@ -31,6 +31,7 @@ struct IterationsResult {
   // The iteration the first fault struck (the first iteration when none did): the detailed report.
   SimulationResult detail;
   int32_t detail_index = 0;
+  sim::Time detail_start;          // when it began: the detail's fault times are offsets from here
   std::vector<Fault> not_reached;  // faults whose time lies past the last iteration
   sim::Time total() const;
   sim::config::Json to_json() const;

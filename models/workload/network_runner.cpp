@@ -159,8 +159,8 @@ void NetworkCommRunner::fail_link(const Fault& f) {
     topo_->degrade(l, f.kind == Fault::Kind::kLinkDown ? 0.0 : f.factor);
     net_.set_capacity(l, topo_->capacity(l));
   }
-  // A private collective's measured duration no longer holds on the changed links (one in
-  // flight on them finishes at its measured time: a private link is inside a server).
+  // A private collective's measured duration no longer holds on the changed links (simulate
+  // turns reuse off for runs with link faults during the run, so none is in flight on them).
   reuse_private_ = false;
   // Same routes (the router's snapshot still has the link), but the faulty link now joins the
   // shared route of every transfer whose copies cross it.

@@ -62,7 +62,11 @@ SimulationResult simulate(const Job& job, const SimulateOptions& options) {
     for (const Fault& f : options.faults)
       if (f.is_link() && f.at == sim::Time::zero()) from_start.push_back(f);
     network = std::make_unique<NetworkCommRunner>(job, w, options.fidelity, engine, from_start);
-    network->set_reuse_private_durations(options.reuse_private_durations);
+    // A link that fails during the run may be one a memoized collective is using: every
+    // collective then runs as flows (exactly as fast when nothing fails; docs/faults.md).
+    const bool link_events = std::any_of(options.faults.begin(), options.faults.end(),
+                                         [](const Fault& f) { return f.is_link() && f.at > sim::Time::zero(); });
+    network->set_reuse_private_durations(options.reuse_private_durations && !link_events);
     exec.set_runner(sim::task::TaskKind::kCollective, *network);
     exec.set_runner(sim::task::TaskKind::kP2P, *network);
     if (options.on_network) options.on_network(network->network(), network->topology());
