@@ -13,6 +13,8 @@
 #include "models/llm/model_spec.hpp"
 #include "models/presets/catalog.hpp"
 #include "models/schedules/schedule.hpp"
+#include "models/workload/fault.hpp"
+#include "models/workload/iterations.hpp"
 #include "models/workload/job.hpp"
 #include "models/workload/simulate.hpp"
 #include "planner/cli/job_input.hpp"
@@ -29,6 +31,22 @@
 namespace trainsim::planner::cli {
 
 using sim::config::Json;
+
+namespace {
+// --iterations N (1 when absent).
+int32_t iterations_option(const Args& args) {
+  const auto it = args.command_options.find("iterations");
+  if (it == args.command_options.end()) return 1;
+  const std::string& text = it->second;
+  bool digits = !text.empty() && text.size() <= 6;
+  for (const char c : text) digits = digits && c >= '0' && c <= '9';
+  const long n = digits ? std::strtol(text.c_str(), nullptr, 10) : -1;
+  if (n < 1 || n > models::workload::kMaxIterations)
+    throw ConfigError("--iterations", "expected a whole number from 1 to 64, got \"" + text + "\"",
+                      "e.g. --iterations 8");
+  return static_cast<int32_t>(n);
+}
+}  // namespace
 
 int run_simulate(const Args& args, std::ostream& out) {
   const models::workload::Job job = models::workload::resolve_job(models::workload::parse_job(job_json(args)));
@@ -60,11 +78,33 @@ int run_simulate(const Args& args, std::ostream& out) {
     // 200 bins over the iteration: per-link utilization timelines small enough to plot.
     if (flows && !args.link_csv.empty()) flows->write_link_csv(args.link_csv, engine_seen->now(), 200, "--link-csv");
   };
-  const models::workload::SimulationResult r = models::workload::simulate(job, opt);
-  if (args.json)
-    out << canonical_json(r.to_json()) << "\n";
-  else
-    print_report(out, r);
+  for (const std::string& spec : args.faults) opt.faults.push_back(models::workload::parse_fault(spec));
+  const int32_t iterations = iterations_option(args);
+  // A trace or link timeline records one iteration.
+  if (iterations > 1 && !args.trace_file.empty())
+    throw ConfigError("--trace", "records one iteration", "drop --iterations, or --trace");
+  if (iterations > 1 && !args.link_csv.empty())
+    throw ConfigError("--link-csv", "records one iteration", "drop --iterations, or --link-csv");
+  // A simulated failure (a dead GPU) is an outcome, reported with exit code 0.
+  models::workload::SimulationResult r;
+  if (iterations == 1) {
+    r = models::workload::simulate(job, opt);
+    if (args.json)
+      out << canonical_json(r.to_json()) << "\n";
+    else
+      print_report(out, r);
+  } else {
+    models::workload::IterationsResult ir = models::workload::simulate_iterations(job, opt, iterations);
+    r = std::move(ir.detail);
+    if (args.json) {
+      Json j = r.to_json();
+      if (r.fits) j["iterations"] = ir.to_json();
+      out << canonical_json(j) << "\n";
+    } else {
+      print_report(out, r);
+      if (r.fits) print_iterations(out, ir, !opt.faults.empty());
+    }
+  }
   if (!r.fits) {
     const auto& st = r.stages[static_cast<size_t>(r.worst_memory_stage)];
     const double over = (st.memory.total() - r.capacity).gib();
@@ -311,7 +351,14 @@ void print_help(std::ostream& out) {
          "                    [--precision bf16|fp16|fp8] [--attention flash|unfused]\n"
          "                    [--json] [--trace FILE.json]\n"
          "                    [--fidelity representative|full] [--network flow|analytic]\n"
-         "                    [--link-csv FILE.csv]\n"
+         "                    [--link-csv FILE.csv] [--iterations N (1..64)]\n"
+         "                    [--fault SPEC ...]   faults inside the simulation (docs/faults.md), repeatable:\n"
+         "                      link:A/B@T[*F][,reroute=D]  cable between nodes A and B dies at T (or runs at\n"
+         "                                                  F x capacity); traffic reroutes D later (default 2ms)\n"
+         "                      uplink:R@T[*F][,reroute=D]  the same for GPU R's NIC link\n"
+         "                      gpu:R@T                     GPU R dies at T: the job stops (exit code stays 0)\n"
+         "                      slow-gpu:R[@T]*S            GPU R computes at S x speed from T (default 0)\n"
+         "                      T, D: durations (2ms, 0); F, S in (0, 1); node names: `trainsim topology --dot`\n"
          "  trainsim plan [JOB.json] --model M --cluster C --gpus N|MIN:MAX --global-batch G [--seq-len S]\n"
          "                    [any parallel flag pins that dimension: --tp 8 --schedule interleaved ...]\n"
          "                    [--top 10] [--objective time|cost|energy] [--tokens 15T] [--price-per-gpu-hour P]\n"
@@ -330,8 +377,8 @@ void print_help(std::ostream& out) {
          "  trainsim list models|gpus|clusters|calibrations|schedules|emitters\n"
          "  trainsim config explain        print the configuration reference\n\n"
          "Flags override the job file. Every job key is a flag (micro_batch is --micro-batch).\n"
-         "Exit codes: 0 ok, 1 internal error, 2 bad input, 3 configuration does not fit in memory (plan: none fits),\n"
-         "4 validate found no GPU.\n";
+         "Exit codes: 0 ok (also when a simulated fault stops the job: that is a result), 1 internal error,\n"
+         "2 bad input, 3 configuration does not fit in memory (plan: none fits), 4 validate found no GPU.\n";
 }
 
 }  // namespace trainsim::planner::cli

@@ -69,7 +69,15 @@ void print_report(std::ostream& out, const models::workload::SimulationResult& r
   out << "  batch      micro " << j.micro_batch << "  global " << j.global_batch << "  (" << j.microbatches
       << " micro-batches per pipeline)  seq " << j.seq_len << "  precision " << models::compute::to_string(j.precision)
       << "  attention " << j.attention << "\n\n";
-  if (r.simulated) {
+  if (r.simulated && !r.completed()) {
+    const auto& f = *r.faults;
+    out << "Iteration did not complete: stopped at " << secs(f.stopped_at) << " s (" << f.stop_reason << ")\n";
+    out << "Work done             " << f.compute_tasks_done << " of " << f.compute_tasks << " compute tasks ("
+        << fmt("%.1f%%", f.compute_tasks > 0
+                             ? 100.0 * static_cast<double>(f.compute_tasks_done) / static_cast<double>(f.compute_tasks)
+                             : 0.0)
+        << "), " << f.tasks_done << " of " << f.tasks << " tasks\n\n";
+  } else if (r.simulated) {
     const auto& c = r.stages[static_cast<size_t>(r.critical_stage)].time;
     out << "Iteration time        " << secs(r.iteration) << " s\n";
     out << "Throughput            " << fmt("%.0f", r.tokens_per_s) << " tokens/s\n";
@@ -92,6 +100,12 @@ void print_report(std::ostream& out, const models::workload::SimulationResult& r
     out << "  pipeline bubble     " << secs(c.bubble) << " s  " << pct(c.bubble, it) << "\n\n";
   } else {
     out << "Not simulated: the configuration does not fit in memory.\n\n";
+  }
+  if (r.simulated && r.faults) {
+    out << "Faults (" << (r.completed() ? "the iteration completed" : "the job stopped") << "):\n";
+    for (const auto& o : r.faults->faults)
+      out << "  " << models::workload::to_string(o.fault) << "  " << o.effect << "\n";
+    out << "\n";
   }
   out << "Memory per GPU by pipeline stage (GiB; usable " << gib(r.capacity) << " of " << gib(j.gpu.memory) << "):\n";
   out << "  stage  weights  grads  optim  activ (in flight)  buffers   total  fits\n";
@@ -121,6 +135,39 @@ void print_report(std::ostream& out, const models::workload::SimulationResult& r
   } else if (r.simulated) {
     out << "Network: analytic alpha-beta model\n";
   }
+}
+
+void print_iterations(std::ostream& out, const models::workload::IterationsResult& ir, bool faults) {
+  const auto n = static_cast<int64_t>(ir.iterations.size());
+  const sim::Time free_total = ir.fault_free * n;
+  out << "\nIterations: " << n << " of " << ir.requested << " back to back, total " << secs(ir.total()) << " s";
+  if (!faults) {
+    out << " (" << n << " x one iteration: without faults every iteration is the same)\n";
+    return;
+  }
+  out << " vs " << secs(free_total) << " s fault-free ("
+      << fmt("%+.2f%%",
+             free_total.count_ns() > 0
+                 ? 100.0 *
+                       (static_cast<double>(ir.total().count_ns()) / static_cast<double>(free_total.count_ns()) - 1.0)
+                 : 0.0)
+      << (ir.completed ? "" : "; the job stopped") << ")\n";
+  out << "  iter    time (s)  vs fault-free  note\n";
+  for (int64_t k = 0; k < n; ++k) {
+    const auto& it = ir.iterations[static_cast<size_t>(k)];
+    char line[160];
+    std::snprintf(line, sizeof line, "  %4lld  %10.4f  %12.4fx  ", static_cast<long long>(k), it.time.seconds(),
+                  ir.fault_free.count_ns() > 0
+                      ? static_cast<double>(it.time.count_ns()) / static_cast<double>(ir.fault_free.count_ns())
+                      : 0.0);
+    out << line << it.note << (it.completed ? "" : " (stopped)") << (k == ir.detail_index ? " [detailed above]" : "")
+        << "\n";
+  }
+  if (ir.detail_index > 0)
+    out << "  (iteration " << ir.detail_index << ", detailed above, began at " << secs(ir.detail_start)
+        << " s: its fault times are offsets from then)\n";
+  for (const auto& f : ir.not_reached)
+    out << "  " << models::workload::to_string(f) << " not reached within " << ir.requested << " iterations\n";
 }
 
 }  // namespace trainsim::planner::cli

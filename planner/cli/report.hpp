@@ -3,11 +3,14 @@
 
 #include <ostream>
 
+#include "models/workload/iterations.hpp"
 #include "models/workload/simulate.hpp"
 
 namespace trainsim::planner::cli {
 
 void print_report(std::ostream& out, const models::workload::SimulationResult& r);
+// The per-iteration times of `simulate --iterations N` (after print_report of the detailed one).
+void print_iterations(std::ostream& out, const models::workload::IterationsResult& ir, bool faults);
 // One number through a printf format ("%.2f").
 std::string fmt(const char* format, double v);
 // Canonical JSON text: fixed key order (sorted), floats rounded to 9 significant digits.
