@@ -61,9 +61,15 @@ set(config "${CASE_DIR}/config.json")
 set(expected_dir "${CASE_DIR}/expected")
 file(MAKE_DIRECTORY "${WORK}")
 
-# Runs `trainsim simulate config.json ARGN` in WORK; stdout into ${out}. Fails unless exit 0.
+# Extra command-line arguments of a case, one per line in CASE_DIR/args (e.g. --fault SPEC).
+set(case_args "")
+if(EXISTS "${CASE_DIR}/args")
+  file(STRINGS "${CASE_DIR}/args" case_args)
+endif()
+
+# Runs `trainsim simulate config.json [case args] ARGN` in WORK; stdout into ${out}. Fails unless exit 0.
 function(simulate out)
-  execute_process(COMMAND "${TRAINSIM}" simulate "${config}" ${ARGN}
+  execute_process(COMMAND "${TRAINSIM}" simulate "${config}" ${case_args} ${ARGN}
                   WORKING_DIRECTORY "${WORK}"
                   RESULT_VARIABLE rc OUTPUT_VARIABLE stdout ERROR_VARIABLE stderr
                   TIMEOUT 120)
