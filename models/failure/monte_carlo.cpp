@@ -415,13 +415,24 @@ RunOutcome Run::go() {
         break;
       case Event::kInterference: break;
       case Event::kStragglerEnd:
-        strag_ = false;
         ++epoch_;
         if (strag_evict_) {
+          while (!repairs_.empty() && repairs_.top() <= t_) {
+            repairs_.pop();
+            ++free_;
+          }
+          if (free_ == 0 && !c_.elastic) {
+            // Nothing to swap it for: it stays and slows the run until a restart replaces it.
+            strag_end_ = kInf;
+            break;
+          }
+          strag_ = false;
           saved_ = p_;  // the eviction's checkpoint holds all the work so far
           next_ckpt_ = p_ + tau_;
           persist_pending_ = false;
           start_down(-1, true);
+        } else {
+          strag_ = false;
         }
         break;
       case Event::kStragglerOnset: {

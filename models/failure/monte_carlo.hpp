@@ -8,7 +8,8 @@
 //   swapped and none is free (or, elastic, going on without one data-parallel replica), restart,
 //   checkpoint read. A failure during recovery starts it over.
 //   stragglers slow the run from their onset until found; a slow GPU is then evicted (checkpoint,
-//   restart on a spare), a degraded link is routed around.
+//   restart on a spare; with no spare free and no elastic shrinking it stays until the next
+//   restart), a degraded link is routed around.
 // Runs are independent and seeded by (seed, run index): the same inputs give the same numbers
 // whatever else runs. Times are seconds inside a run (continuous samples); the interface is typed.
 
