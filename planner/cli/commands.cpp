@@ -7,6 +7,9 @@
 #include "models/collectives/collective.hpp"
 #include "models/collectives/flow_collective.hpp"
 #include "models/collectives/flow_executor.hpp"
+#include "models/failure/checkpoint.hpp"
+#include "models/failure/law.hpp"
+#include "models/failure/profile.hpp"
 #include "models/hardware/calibration.hpp"
 #include "models/hardware/cluster_spec.hpp"
 #include "models/hardware/gpu_spec.hpp"
@@ -119,10 +122,20 @@ int run_simulate(const Args& args, std::ostream& out) {
 }
 
 int run_list(const Args& args, std::ostream& out) {
-  const std::vector<std::string> kinds = {"models", "gpus", "clusters", "calibrations", "schedules", "emitters"};
+  const std::vector<std::string> kinds = {"models",   "gpus",     "clusters",     "calibrations", "schedules",
+                                          "emitters", "failures", "failure-laws", "checkpoints"};
   if (args.positionals.size() != 1)
-    throw ConfigError("list", "say what to list", "trainsim list models|gpus|clusters|calibrations|schedules|emitters");
+    throw ConfigError("list", "say what to list",
+                      "trainsim list models|gpus|clusters|calibrations|schedules|emitters|failures|failure-laws|"
+                      "checkpoints");
   const std::string kind = sim::config::read_enum(Json(args.positionals[0]), "list", kinds);
+  auto rows = [&](const auto& entries) {
+    for (const auto& e : entries)
+      out << e.name << std::string(e.name.size() < 14 ? 14 - e.name.size() : 1, ' ') << e.description << "\n";
+    return kExitOk;
+  };
+  if (kind == "failure-laws") return rows(models::failure::FailureLawRegistry::instance().all());
+  if (kind == "checkpoints") return rows(models::failure::CheckpointRegistry::instance().all());
   if (kind == "emitters") {
     for (const auto& e : emit::EmitterRegistry::instance().all())
       out << e.name << std::string(e.name.size() < 14 ? 14 - e.name.size() : 1, ' ') << e.description << "\n";
@@ -150,6 +163,10 @@ int run_config(const Args& args, std::ostream& out) {
   out << models::hardware::cluster_schema().markdown() << "\n";
   out << models::hardware::gpu_schema().markdown() << "\n";
   out << models::hardware::calibration_schema().markdown() << "\n";
+  out << models::failure::failure_profile_schema().markdown() << "\n";
+  out << models::failure::component_schema().markdown() << "\n";
+  out << models::failure::storage_schema().markdown() << "\n";
+  out << models::failure::straggler_schema().markdown() << "\n";
   out << "## Cluster `network`\n\n"
          "A cluster's `network` object names a topology builder and its parameters, plus optional "
          "`faults` (`[{\"a\": NODE, \"b\": NODE, \"factor\": 0..1, \"direction\": \"both\"|\"a_to_b\"}]`) and "
@@ -361,11 +378,18 @@ void print_help(std::ostream& out) {
          "                      T, D: durations (2ms, 0); F, S in (0, 1); node names: `trainsim topology --dot`\n"
          "  trainsim plan [JOB.json] --model M --cluster C --gpus N|MIN:MAX --global-batch G [--seq-len S]\n"
          "                    [any parallel flag pins that dimension: --tp 8 --schedule interleaved ...]\n"
-         "                    [--top 10] [--objective time|cost|energy] [--tokens 15T] [--price-per-gpu-hour P]\n"
+         "                    [--top 10] [--objective time|cost|energy|goodput] [--tokens 15T] [--price-per-gpu-hour "
+         "P]\n"
          "                    [--headroom 0.9] [--rerank 100] [--rerank-flow 10] [--threads T]\n"
          "                    [--max-micro-batch 16] [--max-vp 8] [--override cluster.FIELD=V|gpu.FIELD=V ...]\n"
          "                    [--emit megatron,nemo,deepspeed,torchtitan,slurm --out DIR] [--json]\n"
          "                    search every parallel configuration; `mpirun -np K trainsim plan ...` shards it\n"
+         "                    goodput: ranks by expected days with failures (the reliability flags apply)\n"
+         "  trainsim reliability [JOB.json] (job flags) --tokens 15T | --days 54 [--runs 1000] [--seed S]\n"
+         "                    [--checkpoint sync|snapshot|async|in-memory] [--checkpoint-interval 10min|auto]\n"
+         "                    [--spares N] [--elastic] [--broadcast-restore] [--failures default|FILE.json]\n"
+         "                    [--rate KIND=PER_HOUR ...] [--failure-scale X] [--storage-write BW] [--storage-read BW]\n"
+         "                    [--json]   Monte Carlo of the whole run under failures (docs/reliability.md)\n"
          "  trainsim collective --cluster C --gpus N [--op all_reduce|all_gather|reduce_scatter|all_to_all|\n"
          "                    broadcast|reduce|send_recv] [--sizes 32K:8G]\n"
          "                    [--algo auto|ring|tree|nvls|hierarchical|halving_doubling|...]\n"
@@ -374,7 +398,7 @@ void print_help(std::ostream& out) {
          "  trainsim validate [JOB.json] (job flags) [--reps N] [--save MEASURED.json]\n"
          "                    [--calibration-out CALIBRATION.json] [--json]    measure on this GPU, fit, report\n"
          "  trainsim validate (job flags) --measurements MEASURED.json [...]   fit and report saved measurements\n"
-         "  trainsim list models|gpus|clusters|calibrations|schedules|emitters\n"
+         "  trainsim list models|gpus|clusters|calibrations|schedules|emitters|failures|failure-laws|checkpoints\n"
          "  trainsim config explain        print the configuration reference\n\n"
          "Flags override the job file. Every job key is a flag (micro_batch is --micro-batch).\n"
          "Exit codes: 0 ok (also when a simulated fault stops the job: that is a result), 1 internal error,\n"

@@ -61,21 +61,26 @@ set(config "${CASE_DIR}/config.json")
 set(expected_dir "${CASE_DIR}/expected")
 file(MAKE_DIRECTORY "${WORK}")
 
-# Extra command-line arguments of a case, one per line in CASE_DIR/args (e.g. --fault SPEC).
+# Extra command-line arguments of a case, one per line in CASE_DIR/args (e.g. --fault SPEC), and
+# the command, the one line of CASE_DIR/command (default simulate; e.g. reliability).
 set(case_args "")
 if(EXISTS "${CASE_DIR}/args")
   file(STRINGS "${CASE_DIR}/args" case_args)
 endif()
+set(command simulate)
+if(EXISTS "${CASE_DIR}/command")
+  file(STRINGS "${CASE_DIR}/command" command LIMIT_COUNT 1)
+endif()
 
-# Runs `trainsim simulate config.json [case args] ARGN` in WORK; stdout into ${out}. Fails unless exit 0.
+# Runs `trainsim COMMAND config.json [case args] ARGN` in WORK; stdout into ${out}. Fails unless exit 0.
 function(simulate out)
-  execute_process(COMMAND "${TRAINSIM}" simulate "${config}" ${case_args} ${ARGN}
+  execute_process(COMMAND "${TRAINSIM}" ${command} "${config}" ${case_args} ${ARGN}
                   WORKING_DIRECTORY "${WORK}"
                   RESULT_VARIABLE rc OUTPUT_VARIABLE stdout ERROR_VARIABLE stderr
                   TIMEOUT 120)
   if(NOT rc EQUAL 0)
     string(REPLACE ";" " " args "${ARGN}")
-    message(FATAL_ERROR "${case}: `trainsim simulate config.json ${args}` exited ${rc}:\n${stderr}")
+    message(FATAL_ERROR "${case}: `trainsim ${command} config.json ${args}` exited ${rc}:\n${stderr}")
   endif()
   set(${out} "${stdout}" PARENT_SCOPE)
 endfunction()
@@ -190,7 +195,7 @@ elseif(MODE STREQUAL "child")
   if(TRACE)
     set(extra --trace "${WORK}/${TAG}.trace.json")
   endif()
-  execute_process(COMMAND "${TRAINSIM}" simulate "${config}" --json ${extra}
+  execute_process(COMMAND "${TRAINSIM}" ${command} "${config}" ${case_args} --json ${extra}
                   WORKING_DIRECTORY "${WORK}"
                   RESULT_VARIABLE rc OUTPUT_FILE "${WORK}/${TAG}.json" ERROR_FILE "${WORK}/${TAG}.err"
                   TIMEOUT 120)
