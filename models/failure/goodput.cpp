@@ -1,5 +1,7 @@
 #include "models/failure/goodput.hpp"
 
+#include <algorithm>
+
 #include "models/failure/inventory.hpp"
 
 namespace trainsim::models::failure {
@@ -14,31 +16,33 @@ GoodputModel::GoodputModel(const workload::Job& hardware, const FailureProfile& 
   job_.zero = 0;
   // Neutral stragglers: their cost is nearly the same for every plan of a size; the study of the
   // chosen plan re-simulates them.
+  // Any iteration time will do for the reference: expected_time replaces it.
   reference_ = reliability_model(job_, count_components(job_), sim::Time::s(1), profile, options_, {});
   recovery_without_read_ = reference_.mean_recovery - reference_.checkpoint.restore;
+  strategy_ = &CheckpointRegistry::instance().get(options_.checkpoint, "--checkpoint", "checkpoint strategy");
+  const int64_t gpn = std::max<int64_t>(1, job_.cluster.gpus_per_node);
+  nic_per_gpu_ =
+      job_.cluster.nic_bandwidth * (static_cast<double>(job_.cluster.nics_per_node) / static_cast<double>(gpn));
 }
 
-double GoodputModel::ideal_seconds(double iteration_s) const {
-  return *options_.tokens * iteration_s / static_cast<double>(job_.global_batch * job_.seq_len);
+sim::Time GoodputModel::ideal_time(sim::Time iteration) const {
+  return sim::Time::from_seconds_ceil(*options_.tokens * iteration.seconds() /
+                                      static_cast<double>(job_.global_batch * job_.seq_len));
 }
 
-double GoodputModel::expected_seconds(int64_t dp, int64_t cp, int64_t zero, double iteration_s) const {
+sim::Time GoodputModel::expected_time(int64_t dp, int64_t cp, int64_t zero, sim::Time iteration) const {
   ReliabilityModel m = reference_;
   CheckpointInput in = m.checkpoint_input;
-  if (!options_.broadcast_restore) {
-    const double params = job_.model.parameters(), replicas = static_cast<double>(dp * cp);
-    in.restore_read =
-        sim::Bytes(static_cast<int64_t>(zero >= 1 ? params * (12.0 + 2.0 * replicas) : params * 14.0 * replicas));
-  } else {
-    // The broadcast moves each GPU's share of the weights: 2 bytes x params x replicas / gpus.
-    in.restore_extra = sim::Time::from_seconds_ceil(in.restore_extra.seconds() * static_cast<double>(dp * cp));
-  }
-  m.checkpoint =
-      CheckpointRegistry::instance().get(options_.checkpoint, "--checkpoint", "checkpoint strategy").costs(in);
+  // The planner does not search HSDP: ZeRO shards over the whole dp x cp group.
+  const RestoreTraffic r = restore_traffic(job_.model.parameters(), job_.gpus, dp * cp, dp * cp, zero,
+                                           options_.broadcast_restore, nic_per_gpu_);
+  in.restore_read = r.read;
+  in.restore_extra = r.broadcast;
+  m.checkpoint = strategy_->costs(in);
   m.mean_recovery = recovery_without_read_ + m.checkpoint.restore;
-  m.iteration = sim::Time::from_seconds_ceil(iteration_s);
-  m.config.work = sim::Time::from_seconds_ceil(ideal_seconds(iteration_s));
-  return closed_form_time(m).seconds();
+  m.iteration = iteration;
+  m.config.work = ideal_time(iteration);
+  return closed_form_time(m);
 }
 
 }  // namespace trainsim::models::failure

@@ -10,6 +10,7 @@
 
 #include <cstdint>
 
+#include "models/failure/checkpoint.hpp"
 #include "models/failure/profile.hpp"
 #include "models/failure/study.hpp"
 #include "models/workload/job.hpp"
@@ -20,11 +21,11 @@ class GoodputModel {
  public:
   // `hardware` is resolved for the cluster size (gpus set); options.tokens must be set.
   GoodputModel(const workload::Job& hardware, const FailureProfile& profile, const ReliabilityOptions& options);
-  // Expected wall clock in seconds of a plan with dp data-parallel and cp context-parallel
-  // ranks, ZeRO stage `zero`, taking `iteration_s` per iteration.
-  double expected_seconds(int64_t dp, int64_t cp, int64_t zero, double iteration_s) const;
-  // Failure-free compute in seconds at that iteration time.
-  double ideal_seconds(double iteration_s) const;
+  // Expected wall clock of a plan with dp data-parallel and cp context-parallel ranks, ZeRO
+  // stage `zero`, taking `iteration` per iteration.
+  sim::Time expected_time(int64_t dp, int64_t cp, int64_t zero, sim::Time iteration) const;
+  // Failure-free compute at that iteration time.
+  sim::Time ideal_time(sim::Time iteration) const;
   const ReliabilityModel& reference() const { return reference_; }
 
  private:
@@ -32,6 +33,8 @@ class GoodputModel {
   ReliabilityOptions options_;
   ReliabilityModel reference_;  // built for dp = 1, zero = 0
   sim::Time recovery_without_read_;
+  const CheckpointStrategyInfo* strategy_ = nullptr;
+  sim::Bandwidth nic_per_gpu_;
 };
 
 }  // namespace trainsim::models::failure

@@ -4,33 +4,11 @@
 #include <cmath>
 #include <functional>
 #include <limits>
-#include <queue>
 
+#include "models/failure/spare_pool.hpp"
 #include "sim/rng.hpp"
 
 namespace trainsim::models::failure {
-
-using sim::config::Json;
-
-const char* to_string(Cause c) {
-  switch (c) {
-    case Cause::kCheckpointWrite: return "checkpoint_write";
-    case Cause::kDetection: return "detection";
-    case Cause::kDiagnosis: return "diagnosis";
-    case Cause::kSpareWait: return "spare_wait";
-    case Cause::kRestart: return "restart";
-    case Cause::kCheckpointRead: return "checkpoint_read";
-    case Cause::kRedoneWork: return "redone_work";
-    case Cause::kStragglers: return "stragglers";
-    case Cause::kElastic: return "elastic";
-    case Cause::kCount: break;
-  }
-  return "?";
-}
-
-Json Quantiles::to_json(double scale) const {
-  return Json{{"mean", mean * scale}, {"p10", p10 * scale}, {"p50", p50 * scale}, {"p90", p90 * scale}};
-}
 
 namespace {
 
@@ -64,7 +42,10 @@ struct Proc {
 
 class Run {
  public:
-  Run(const MonteCarloConfig& c, uint64_t seed, uint64_t run) : c_(c), rng_(seed, run) {}
+  Run(const MonteCarloConfig& c, uint64_t seed, uint64_t run)
+      : c_(c),
+        rng_(seed, run),
+        pool_(c.spares, c.repair.seconds(), c.elastic, c.dp, c.nodes_per_replica, c.replicas_per_node) {}
   RunOutcome go();
 
  private:
@@ -89,9 +70,11 @@ class Run {
   void redraw(size_t k);
   void refresh_next(Proc& p);
   void try_cycle_jump(double external);
+  bool waiting_for_spare() const;
 
   const MonteCarloConfig& c_;
   sim::Rng rng_;
+  SparePool pool_;
   RunOutcome out_;
   std::vector<Proc> procs_;
   std::vector<double> onset_;  // next onset time per straggler process
@@ -117,9 +100,6 @@ class Run {
   size_t down_n_ = 0;
   double down_end_ = 0;
   int down_kind_ = -1;
-  // Spares: free nodes and repair completions.
-  int64_t free_ = 0, lost_replicas_ = 0;
-  std::priority_queue<double, std::vector<double>, std::greater<double>> repairs_;
   // Periodicity of checkpoint cycles (see try_cycle_jump).
   struct Mark {
     double t, p, saved;
@@ -133,7 +113,8 @@ class Run {
 
 double Run::rate_factors(double& slow, double& elastic, double& interf) const {
   slow = strag_ ? strag_slow_ : 1.0;
-  elastic = lost_replicas_ > 0 ? static_cast<double>(c_.dp) / static_cast<double>(c_.dp - lost_replicas_) : 1.0;
+  const int64_t lost = pool_.lost_replicas();
+  elastic = lost > 0 ? static_cast<double>(c_.dp) / static_cast<double>(c_.dp - lost) : 1.0;
   interf = t_ < interf_end_ ? c_.checkpoint.interference : 0.0;
   return (1.0 - interf) / (slow * elastic);
 }
@@ -235,39 +216,15 @@ void Run::end_stall() {
 
 void Run::start_down(int kind, bool evict) {
   ++epoch_;
-  while (!repairs_.empty() && repairs_.top() <= t_) {
-    repairs_.pop();
-    ++free_;
-  }
   const bool needs_spare = kind >= 0 ? procs_[static_cast<size_t>(kind)].spec->replace : evict;
   const double detect = kind >= 0 ? procs_[static_cast<size_t>(kind)].spec->detection.seconds() : 0.0;
   const double diagnose = kind >= 0 ? c_.diagnosis.seconds() : 0.0;
   // An eviction first takes a checkpoint and waits for it to be restorable.
   const double prepare = evict ? c_.checkpoint.stall.seconds() + c_.checkpoint.persist.seconds() : 0.0;
-  double wait = 0;
-  if (needs_spare) {
-    const double back_at = t_ + c_.repair.seconds();
-    if (free_ > 0) {
-      --free_;
-      repairs_.push(back_at);
-    } else if (c_.elastic && c_.dp - lost_replicas_ - c_.replicas_per_node >= 1) {
-      // Go on without the failed node's replicas; their healthy nodes become spares.
-      lost_replicas_ += c_.replicas_per_node;
-      free_ += c_.nodes_per_replica - 1;
-      repairs_.push(back_at);
-    } else {
-      // Wait for the first node back from repair (perhaps the failed one itself).
-      repairs_.push(back_at);
-      const double back = repairs_.top();
-      repairs_.pop();
-      wait = std::max(0.0, back - (t_ + detect + diagnose + prepare));
-    }
-  }
-  // A restart brings lost replicas back when enough nodes are free.
-  while (lost_replicas_ > 0 && free_ >= c_.nodes_per_replica) {
-    free_ -= c_.nodes_per_replica;
-    lost_replicas_ = std::max<int64_t>(0, lost_replicas_ - c_.replicas_per_node);
-  }
+  // Nodes still owed to an earlier failure of this recovery are waited for too.
+  const double ready = needs_spare ? pool_.replace(t_) : pool_.ready_at();
+  const double wait = std::max(0.0, ready - (t_ + detect + diagnose + prepare));
+  pool_.restore_replicas();
   const Cause k_detect = evict ? Cause::kStragglers : Cause::kDetection;
   const Cause k_diag = evict ? Cause::kStragglers : Cause::kDiagnosis;
   const Cause k_wait = evict ? Cause::kStragglers : Cause::kSpareWait;
@@ -284,22 +241,33 @@ void Run::start_down(int kind, bool evict) {
   down_end_ = s;
   down_kind_ = kind;
   phase_ = Phase::kDown;
-  strag_ = false;
+  // The restart's health checks find a slow GPU; a degraded link stays until it is found.
+  if (strag_ && strag_evict_) strag_ = false;
   interf_end_ = -kInf;
   final_ = false;
 }
 
+// While the job waits for a node nothing runs: software and other in-job failures cannot happen.
+bool Run::waiting_for_spare() const {
+  return phase_ == Phase::kDown && down_n_ > 2 && t_ >= down_[2].start && t_ < down_[2].end;
+}
+
 void Run::fail(size_t k) {
+  if (waiting_for_spare() && !procs_[k].spec->replace) {
+    redraw(k);
+    return;
+  }
   ++out_.interruptions;
   ++out_.failures_by_kind[k];
-  if (phase_ != Phase::kDown) {
-    const double redo = p_ - saved_;
+  // Roll back to the last restorable checkpoint (an eviction's checkpoint may still be writing).
+  const double redo = p_ - saved_;
+  if (redo > 0) {
     out_.lost[static_cast<size_t>(Cause::kRedoneWork)] += redo;
     out_.lost_by_kind[k] += redo;
     p_ = saved_;
-    next_ckpt_ = saved_ + tau_;
-    persist_pending_ = false;
   }
+  next_ckpt_ = saved_ + tau_;
+  persist_pending_ = false;
   start_down(static_cast<int>(k), false);
   redraw(k);
 }
@@ -307,7 +275,7 @@ void Run::fail(size_t k) {
 // Checkpoint cycles without other events repeat exactly: once two consecutive cycles match, skip
 // whole cycles up to just before the next external event (state and losses shift linearly).
 void Run::try_cycle_jump(double external) {
-  if (n_marks_ < 3) return;
+  if (!c_.skip_cycles || n_marks_ < 3) return;
   const Mark &a = marks_[0], &b = marks_[1], &m = marks_[2];
   if (a.epoch != epoch_ || b.epoch != epoch_ || m.epoch != epoch_ || m.t != t_) return;
   const double dt = m.t - b.t, dp = m.p - b.p;
@@ -336,7 +304,6 @@ RunOutcome Run::go() {
   horizon_ = c_.horizon ? c_.horizon->seconds() : kInf;
   tau_ = c_.interval.seconds();
   next_ckpt_ = tau_;
-  free_ = c_.spares;
   out_.lost_by_kind.assign(c_.failures.size(), 0.0);
   out_.failures_by_kind.assign(c_.failures.size(), 0);
   procs_.resize(c_.failures.size());
@@ -417,19 +384,21 @@ RunOutcome Run::go() {
       case Event::kStragglerEnd:
         ++epoch_;
         if (strag_evict_) {
-          while (!repairs_.empty() && repairs_.top() <= t_) {
-            repairs_.pop();
-            ++free_;
-          }
-          if (free_ == 0 && !c_.elastic) {
+          if (!pool_.can_replace(t_)) {
             // Nothing to swap it for: it stays and slows the run until a restart replaces it.
             strag_end_ = kInf;
             break;
           }
           strag_ = false;
-          saved_ = p_;  // the eviction's checkpoint holds all the work so far
+          // The eviction's checkpoint: restorable once its stall and write are done.
           next_ckpt_ = p_ + tau_;
-          persist_pending_ = false;
+          persist_pending_ = true;
+          persist_work_ = p_;
+          persist_end_ = t_ + c_.checkpoint.stall.seconds() + c_.checkpoint.persist.seconds();
+          if (persist_end_ <= t_) {
+            saved_ = p_;
+            persist_pending_ = false;
+          }
           start_down(-1, true);
         } else {
           strag_ = false;
@@ -455,65 +424,10 @@ RunOutcome Run::go() {
   return out_;
 }
 
-Quantiles quantiles(std::vector<double> v) {
-  Quantiles q;
-  if (v.empty()) return q;
-  double sum = 0;
-  for (double x : v) sum += x;
-  q.mean = sum / static_cast<double>(v.size());
-  std::sort(v.begin(), v.end());
-  auto at = [&](double f) { return v[static_cast<size_t>(std::llround(f * static_cast<double>(v.size() - 1)))]; };
-  q.p10 = at(0.1);
-  q.p50 = at(0.5);
-  q.p90 = at(0.9);
-  return q;
-}
-
 }  // namespace
 
 RunOutcome simulate_run(const MonteCarloConfig& config, uint64_t seed, uint64_t run) {
   return Run(config, seed, run).go();
-}
-
-MonteCarloSummary run_monte_carlo(const MonteCarloConfig& config, uint64_t seed, int64_t runs) {
-  if (runs < 1) throw ConfigError("--runs", "must be at least 1");
-  MonteCarloSummary s;
-  s.runs = runs;
-  s.lost_by_kind_s.assign(config.failures.size(), 0.0);
-  s.failures_by_kind.assign(config.failures.size(), 0.0);
-  std::vector<double> wall, work, inter;
-  wall.reserve(static_cast<size_t>(runs));
-  double ettr = 0;
-  for (int64_t r = 0; r < runs; ++r) {
-    const RunOutcome o = simulate_run(config, seed, static_cast<uint64_t>(r));
-    wall.push_back(o.wall);
-    work.push_back(o.work);
-    inter.push_back(static_cast<double>(o.interruptions));
-    ettr += o.work / o.wall;
-    for (size_t i = 0; i < kCauses; ++i) s.lost_s[i] += o.lost[i];
-    for (size_t k = 0; k < config.failures.size(); ++k) {
-      s.lost_by_kind_s[k] += o.lost_by_kind[k];
-      s.failures_by_kind[k] += static_cast<double>(o.failures_by_kind[k]);
-    }
-  }
-  const double n = static_cast<double>(runs);
-  s.ettr = ettr / n;
-  for (auto& x : s.lost_s) x /= n;
-  for (auto& x : s.lost_by_kind_s) x /= n;
-  for (auto& x : s.failures_by_kind) x /= n;
-  s.wall_s = quantiles(std::move(wall));
-  s.work_s = quantiles(std::move(work));
-  s.interruptions = quantiles(std::move(inter));
-  return s;
-}
-
-double monte_carlo_cost(const MonteCarloConfig& config, uint64_t seed, int64_t runs) {
-  double sum = 0;
-  for (int64_t r = 0; r < runs; ++r) {
-    const RunOutcome o = simulate_run(config, seed, static_cast<uint64_t>(r));
-    sum += config.work ? o.wall : -o.work;
-  }
-  return sum / static_cast<double>(runs);
 }
 
 }  // namespace trainsim::models::failure

@@ -72,6 +72,8 @@ struct MonteCarloConfig {
   int64_t dp = 1;                 // data-parallel replicas (elastic runs go on with fewer)
   int64_t nodes_per_replica = 1;  // nodes one replica spans (at least 1)
   int64_t replicas_per_node = 1;  // replicas one node holds (at least 1)
+  // Skip whole checkpoint cycles when nothing else happens (exact; off only to test that).
+  bool skip_cycles = true;
 };
 
 // One run's outcome, in seconds.

@@ -12,6 +12,8 @@ using sim::config::Json;
 namespace {
 
 constexpr double kHour = 3600.0, kDay = 86400.0;
+constexpr uint64_t kSearchSeed = 0x5EA5C4ED1A7E5EEDULL;  // xor-ed into the seed for the interval search
+constexpr double kMaxRunYears = 100.0;  // longer runs are input errors (and beyond sim::Time's range soon)
 
 sim::Time seconds(double s) { return sim::Time::from_seconds_ceil(s); }
 
@@ -23,6 +25,27 @@ double effective_delta(const CheckpointCosts& c) {
 double run_length(const MonteCarloConfig& c) { return c.work ? c.work->seconds() : c.horizon->seconds(); }
 
 }  // namespace
+
+RestoreTraffic restore_traffic(double params, int64_t gpus, int64_t dp_cp, int64_t dp_shard, int64_t zero,
+                               bool broadcast, sim::Bandwidth nic_per_gpu) {
+  // Copies of the weights (2 bytes a parameter) and of the optimizer state (12) the replicas
+  // hold: ZeRO-1/2 shard the optimizer over each shard group, ZeRO-3 the weights too; HSDP
+  // (dp_shard < dp_cp) keeps dp_cp / dp_shard copies of what it shards.
+  const double shard = static_cast<double>(std::max<int64_t>(1, dp_cp / std::max<int64_t>(1, dp_shard)));
+  const double all = static_cast<double>(dp_cp);
+  const double weights = 2.0 * params * (zero >= 3 ? shard : all);
+  const double optimizer = 12.0 * params * (zero >= 1 ? shard : all);
+  RestoreTraffic t;
+  if (!broadcast) {
+    t.read = sim::Bytes(static_cast<int64_t>(weights + optimizer));
+    return t;
+  }
+  // One copy read, the rest sent over the network: each GPU receives its share of the difference.
+  t.read = sim::Bytes(static_cast<int64_t>(14.0 * params));
+  const double per_gpu = (weights + optimizer - 14.0 * params) / static_cast<double>(gpus);
+  t.broadcast = seconds(std::max(0.0, per_gpu) / nic_per_gpu.bytes_per_second());
+  return t;
+}
 
 ReliabilityModel reliability_model(const workload::Job& job, const Inventory& inventory, sim::Time iteration,
                                    const FailureProfile& profile, const ReliabilityOptions& options,
@@ -40,21 +63,13 @@ ReliabilityModel reliability_model(const workload::Job& job, const Inventory& in
   // What a checkpoint holds: bf16 weights (2 bytes per parameter) and the fp32 master copy with
   // Adam's two moments (12), as Megatron's distributed checkpoint saves them.
   const double params = job.model.parameters();
-  const double dp = static_cast<double>(job.dp_cp());
   CheckpointInput& in = m.checkpoint_input;
   in.state = sim::Bytes(static_cast<int64_t>(params * 14.0));
-  // At a restart every data-parallel replica reads the weights; the optimizer state is read once
-  // when ZeRO shards it, by every replica otherwise. With a broadcast restore one replica reads
-  // everything and sends the weights to the others over the network.
-  if (options.broadcast_restore) {
-    in.restore_read = in.state;
-    const double weights_per_gpu = params * 2.0 * dp / static_cast<double>(job.gpus);
-    const double nic_per_gpu = job.cluster.nic_bandwidth.bytes_per_second() *
-                               static_cast<double>(job.cluster.nics_per_node) / static_cast<double>(gpn);
-    in.restore_extra = seconds(weights_per_gpu / nic_per_gpu);
-  } else {
-    in.restore_read = sim::Bytes(static_cast<int64_t>(job.zero >= 1 ? params * (12.0 + 2.0 * dp) : params * 14.0 * dp));
-  }
+  const RestoreTraffic restore = restore_traffic(
+      params, job.gpus, job.dp_cp(), job.dp_shard, job.zero, options.broadcast_restore,
+      job.cluster.nic_bandwidth * (static_cast<double>(job.cluster.nics_per_node) / static_cast<double>(gpn)));
+  in.restore_read = restore.read;
+  in.restore_extra = restore.broadcast;
   in.gpus = job.gpus;
   in.nodes = inventory.nodes;
   in.host_link = job.cluster.host_link_bandwidth;
@@ -70,7 +85,14 @@ ReliabilityModel reliability_model(const workload::Job& job, const Inventory& in
   MonteCarloConfig& c = m.config;
   if (options.tokens) {
     if (!(*options.tokens > 0)) throw ConfigError("--tokens", "must be positive", "e.g. --tokens 15T");
-    c.work = seconds(*options.tokens / m.tokens_per_s);
+    const double work_s = *options.tokens / m.tokens_per_s;
+    if (work_s > kMaxRunYears * 365.0 * kDay) {
+      char buf[160];
+      std::snprintf(buf, sizeof buf, "would take %.3g years of failure-free compute at %.4g tokens/s",
+                    work_s / 365.0 / kDay, m.tokens_per_s);
+      throw ConfigError("--tokens", buf, "train fewer tokens or use more GPUs");
+    }
+    c.work = seconds(work_s);
   } else {
     c.horizon = *options.horizon;
   }
@@ -113,6 +135,13 @@ ReliabilityModel reliability_model(const workload::Job& job, const Inventory& in
   if (options.interval) {
     if (*options.interval <= sim::Time::zero())
       throw ConfigError("--checkpoint-interval", "must be positive", "e.g. --checkpoint-interval 30min");
+    if (*options.interval < iteration) {
+      char buf[160];
+      std::snprintf(buf, sizeof buf,
+                    "%.4g s is shorter than one iteration (%.4g s): checkpoints are taken between iterations",
+                    options.interval->seconds(), iteration.seconds());
+      throw ConfigError("--checkpoint-interval", buf, "checkpoint at most once per iteration");
+    }
     if (options.interval->seconds() > run_length(c)) {
       char buf[160];
       std::snprintf(buf, sizeof buf, "%.4g h is longer than the run (%.4g h of %s)",
@@ -167,7 +196,8 @@ ReliabilityReport run_study(ReliabilityModel model, const ReliabilityOptions& op
       c.interval = seconds(std::clamp(tau, lo, length));
       for (const auto& p : r.search)
         if (p.interval == c.interval) return;
-      r.search.push_back(IntervalPoint{c.interval, monte_carlo_cost(c, options.seed, runs)});
+      // Streams of their own, so the reported runs are not the ones that chose the interval.
+      r.search.push_back(IntervalPoint{c.interval, monte_carlo_cost(c, options.seed ^ kSearchSeed, runs)});
     };
     for (int i = -8; i <= 8; ++i) evaluate(base * std::pow(16.0, i / 8.0));
     auto best = [&] {
@@ -221,7 +251,7 @@ Json ReliabilityReport::to_json() const {
          {"runs", summary.runs},
          {"seed", seed},
          {"expected_days", summary.wall_s.to_json(1.0 / kDay)},
-         {"ideal_days", (c.work ? c.work->seconds() : 0.0) / kDay},
+         {"ideal_days", c.work ? Json(c.work->seconds() / kDay) : Json(nullptr)},
          {"trained_days", summary.work_s.to_json(1.0 / kDay)},
          {"ettr", summary.ettr},
          {"interruptions", summary.interruptions.to_json(1.0)},

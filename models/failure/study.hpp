@@ -51,14 +51,26 @@ struct ReliabilityModel {
   std::string checkpoint_strategy;
 };
 
-// Throws ConfigError for bad options (a checkpoint interval longer than the run, ...).
+// What a restart reads from the persistent tier: every data-parallel replica's copy of the
+// weights and optimizer state it does not share through ZeRO (14 bytes a parameter in all, per
+// copy); with `broadcast` one copy is read and the rest reaches the other replicas over their
+// NICs (`nic_per_gpu` each).
+struct RestoreTraffic {
+  sim::Bytes read;
+  sim::Time broadcast;
+};
+RestoreTraffic restore_traffic(double params, int64_t gpus, int64_t dp_cp, int64_t dp_shard, int64_t zero,
+                               bool broadcast, sim::Bandwidth nic_per_gpu);
+
+// Throws ConfigError for bad options (a checkpoint interval longer than the run or shorter than an
+// iteration, a run of more than 100 years, ...).
 ReliabilityModel reliability_model(const workload::Job& job, const Inventory& inventory, sim::Time iteration,
                                    const FailureProfile& profile, const ReliabilityOptions& options,
                                    const StragglerSlowdowns& slowdowns);
 
 // Closed-form expected wall clock of the run (Daly at Daly's interval, times the straggler
-// slowdown): the planner's goodput objective. In horizon mode, the wall clock of the work the
-// horizon allows.
+// slowdown): the planner's goodput objective. In horizon mode, the expected wall clock of as much
+// failure-free compute as the horizon is long.
 sim::Time closed_form_time(const ReliabilityModel& m);
 
 struct IntervalPoint {

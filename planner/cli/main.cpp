@@ -30,7 +30,8 @@ void check_command_options(const trainsim::planner::cli::Args& args) {
     std::vector<std::string> commands;
     const char* hint;
   };
-  const std::vector<std::string> plan{"plan"}, sim{"simulate"}, rel{"reliability"}, plan_rel{"plan", "reliability"};
+  const std::vector<std::string> plan{"plan"}, sim{"simulate"}, rel{"reliability"}, plan_rel{"plan", "reliability"},
+      coll{"collective"}, topo{"topology"}, val{"validate"};
   const std::vector<Rule> rules = {
       {"top", plan, "drop it, or run `trainsim plan`"},
       {"objective", plan, "drop it, or run `trainsim plan`"},
@@ -45,6 +46,14 @@ void check_command_options(const trainsim::planner::cli::Args& args) {
       {"max-vp", plan, "drop it, or run `trainsim plan`"},
       {"tokens", plan_rel, "drop it, or run `trainsim plan` or `trainsim reliability`"},
       {"iterations", sim, "drop it, or run `trainsim simulate`"},
+      {"op", coll, "drop it, or run `trainsim collective`"},
+      {"sizes", coll, "drop it, or run `trainsim collective`"},
+      {"algo", coll, "drop it, or run `trainsim collective`"},
+      {"dot", topo, "drop it, or run `trainsim topology`"},
+      {"measurements", val, "drop it, or run `trainsim validate`"},
+      {"save", val, "drop it, or run `trainsim validate`"},
+      {"calibration-out", val, "drop it, or run `trainsim validate`"},
+      {"reps", val, "drop it, or run `trainsim validate`"},
       {"days", rel, "drop it, or run `trainsim reliability`"},
       {"runs", plan_rel, "drop it, or run `trainsim reliability`"},
       {"checkpoint", plan_rel, "drop it, or run `trainsim reliability`"},
@@ -72,6 +81,10 @@ void check_command_options(const trainsim::planner::cli::Args& args) {
       reject(std::string("--") + s, plan_rel, "drop it, or run `trainsim reliability`");
   if (!args.rates.empty() && !allowed(plan_rel)) reject("--rate", plan_rel, "drop it, or run `trainsim reliability`");
   if (!args.faults.empty() && !allowed(sim)) reject("--fault", sim, "drop it, or run `trainsim simulate`");
+  if (!args.trace_file.empty() && !allowed(sim)) reject("--trace", sim, "drop it, or run `trainsim simulate`");
+  if (!args.link_csv.empty() && !allowed(sim)) reject("--link-csv", sim, "drop it, or run `trainsim simulate`");
+  if (args.fidelity != "representative" && !allowed(sim))
+    reject("--fidelity", sim, "drop it, or run `trainsim simulate`");
   if (!args.overrides.empty() && !allowed(plan))
     throw ConfigError("--override", "only applies to `trainsim plan`", "change the cluster or GPU in a file instead");
   if (args.command_options.count("gpus-range") && !allowed(plan))

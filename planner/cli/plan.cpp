@@ -162,7 +162,9 @@ int run_plan(const Args& args, std::ostream& out) {
   auto score_of =
       [](const models::failure::GoodputModel* gm) -> std::function<double(const search::Candidate&, double)> {
     if (!gm) return {};
-    return [gm](const search::Candidate& c, double it) { return gm->expected_seconds(c.dp, c.cp, c.zero, it); };
+    return [gm](const search::Candidate& c, double it) {
+      return gm->expected_time(c.dp, c.cp, c.zero, sim::Time::from_seconds_ceil(it)).seconds();
+    };
   };
 
   // Launch configs: names and folder checked before the search runs.
@@ -200,6 +202,7 @@ int run_plan(const Args& args, std::ostream& out) {
         const auto gm = goodput_for(s, g);
         so.score = score_of(gm.get());
         row.result = search::run_search(s.hardware, s.spec, given, so);
+        so.score = {};  // it points into this size's model
         row.job = search::plan_job(s.hardware, s.spec, row.result.plans.front().candidate);
         row.ok = true;
       } catch (const PlanError& e) {
@@ -231,6 +234,7 @@ int run_plan(const Args& args, std::ostream& out) {
       const auto bgm = goodput_for(b, sizes.front());
       so.score = score_of(bgm.get());
       br.result = search::run_search(b.hardware, b.spec, given, so);
+      so.score = {};
       br.job = search::plan_job(b.hardware, b.spec, br.result.plans.front().candidate);
       br.ok = true;
     } catch (const PlanError& e) {

@@ -249,7 +249,13 @@ void print_plan(std::ostream& out, const search::SearchResult& r, const Job& hw,
   if (big_a2a && spec.network == "flow")
     out << "  (plans with an all-to-all over more than 64 ranks are not re-simulated on the flow network:\n"
            "   their time leaves out network congestion)\n";
-  if (r.plans.size() >= 2 && r.plans[0].simulated && r.plans[1].simulated) print_why(out, r.plans[0], r.plans[1]);
+  if (r.plans.size() >= 2 && r.plans[0].simulated && r.plans[1].simulated) {
+    print_why(out, r.plans[0], r.plans[1]);
+    if (goodput)
+      out << "  Ranked by expected days with failures: #1 " << fmt("%.2f", r.plans[0].score / 86400.0) << ", #2 "
+          << fmt("%.2f", r.plans[1].score / 86400.0)
+          << " (restarts read more checkpoint the more data-parallel replicas there are).\n";
+  }
 
   if (!r.memory_front.empty()) {
     out << "\nTime vs memory (fast estimate, Pareto front: no plan is both faster and smaller)\n";

@@ -43,6 +43,16 @@ ReliabilitySetup reliability_setup(const Args& args, int64_t seed) {
   o.runs = int_option(args, "runs", 1000, 1, 1000000);
   o.storage_write = bandwidth_option(args, "storage-write");
   o.storage_read = bandwidth_option(args, "storage-read");
+  if (o.checkpoint == "in-memory") {
+    // Restarts restore from a peer host's memory, not from the persistent tier.
+    if (o.broadcast_restore)
+      throw ConfigError("--broadcast-restore",
+                        "has no effect with --checkpoint in-memory (restarts read a peer's memory)",
+                        "drop it, or use another --checkpoint");
+    if (o.storage_read)
+      throw ConfigError("--storage-read", "has no effect with --checkpoint in-memory (restarts read a peer's memory)",
+                        "drop it, or use another --checkpoint");
+  }
   const double scale = number_option(args, "failure-scale", 1.0, 0.0, 1e6);
   if (!(scale > 0))
     throw ConfigError("--failure-scale", "must be positive, got \"" + args.command_options.at("failure-scale") + "\"",

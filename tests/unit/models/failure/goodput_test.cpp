@@ -21,15 +21,18 @@ TEST(Goodput, FasterPlansAndCheaperRestartsWin) {
   ReliabilityOptions o;
   o.tokens = 2e12;
   const GoodputModel g(hw, f, o);
-  const double ideal = g.ideal_seconds(10.0);
-  const double a = g.expected_seconds(128, 1, 1, 10.0);
+  const sim::Time ten = sim::Time::s(10), nine = sim::Time::s(9);
+  auto expected = [&](int64_t dp, int64_t zero, sim::Time it) { return g.expected_time(dp, 1, zero, it).seconds(); };
+  const double ideal = g.ideal_time(ten).seconds();
+  const double a = expected(128, 1, ten);
   EXPECT_GT(a, ideal);
   EXPECT_LT(a, 1.2 * ideal);
   // A faster iteration trains sooner; more replicas reading the checkpoint restart slower.
-  EXPECT_LT(g.expected_seconds(128, 1, 1, 9.0), a);
-  EXPECT_LT(g.expected_seconds(8, 1, 1, 10.0), a);
-  // ZeRO-0 reads the whole optimizer state once per replica.
-  EXPECT_GT(g.expected_seconds(128, 1, 0, 10.0), a);
+  EXPECT_LT(expected(128, 1, nine), a);
+  EXPECT_LT(expected(8, 1, ten), a);
+  // ZeRO-0 reads the whole optimizer state once per replica; ZeRO-3 reads one copy of everything.
+  EXPECT_GT(expected(128, 0, ten), a);
+  EXPECT_LT(expected(128, 3, ten), a);
   // It is the study's closed form for the same plan.
   workload::Job plan = hw;
   plan.dp = 128;

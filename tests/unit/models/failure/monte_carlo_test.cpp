@@ -133,6 +133,53 @@ TEST(MonteCarlo, SparesElasticAndWaiting) {
   EXPECT_EQ(plenty.lost_s[static_cast<size_t>(Cause::kSpareWait)], 0);
 }
 
+TEST(MonteCarlo, AFailureDuringASpareWaitDoesNotCutTheWaitShort) {
+  // GPU failures need a node and there is none: each waits for a repaired one (48 h). Software
+  // failures, however frequent, cannot shorten that wait (nothing runs while the job waits).
+  MonteCarloConfig c = rich_setup();
+  c.stragglers.clear();
+  c.spares = 0;
+  c.failures[1].law = &law("exponential");
+  c.failures[1].params.shape = 1;
+  auto wait_per_gpu_failure = [&](double software_rate) {
+    c.failures[1].params.rate = software_rate;
+    const MonteCarloSummary s = run_monte_carlo(c, 4, 100);
+    return s.lost_s[static_cast<size_t>(Cause::kSpareWait)] / s.failures_by_kind[0];
+  };
+  const double rare = wait_per_gpu_failure(1e-12), frequent = wait_per_gpu_failure(1e-3);
+  EXPECT_GT(rare, 10 * 3600.0);
+  EXPECT_NEAR(frequent / rare, 1.0, 0.15);
+}
+
+TEST(MonteCarlo, SkippingCyclesIsExact) {
+  for (const bool elastic : {false, true}) {
+    MonteCarloConfig c = rich_setup();
+    c.elastic = elastic;
+    c.spares = elastic ? 0 : 2;
+    MonteCarloConfig step = c;
+    step.skip_cycles = false;
+    for (uint64_t r = 0; r < 10; ++r) {
+      const RunOutcome a = simulate_run(c, 21, r), b = simulate_run(step, 21, r);
+      EXPECT_EQ(a.interruptions, b.interruptions) << "run " << r;
+      EXPECT_NEAR(a.wall / b.wall, 1.0, 1e-9) << "run " << r;
+      for (size_t i = 0; i < kCauses; ++i) EXPECT_NEAR(a.lost[i], b.lost[i], 1e-6 * a.wall) << "cause " << i;
+    }
+  }
+}
+
+TEST(MonteCarlo, AnEvictionsCheckpointIsRestorableOnlyOnceWritten) {
+  // Slow GPUs found at once and evicted; each eviction's checkpoint takes an hour to write, and a
+  // GPU failure lands in that hour: the work since the last regular checkpoint is redone.
+  MonteCarloConfig c = daly_setup(1e12, Time::s(1), Time::s(60), Time::s(200 * 3600), Time::s(10 * 3600));
+  c.checkpoint.persist = Time::s(3600);
+  c.spares = 100;
+  c.stragglers = {StragglerProcess{"slow_gpu", 0.05, Time::s(0), 1.5, true}};
+  c.failures[0].params.rate = 1.0 / (2.0 * 1000.0);  // 2 h MTBF: often inside the hour
+  const MonteCarloSummary s = run_monte_carlo(c, 8, 200);
+  EXPECT_GT(s.lost_s[static_cast<size_t>(Cause::kRedoneWork)], 0);
+  expect_time_identity(c, 10);
+}
+
 TEST(MonteCarlo, SameSeedSameRunsOtherSeedOtherRuns) {
   const MonteCarloConfig c = rich_setup();
   const RunOutcome a = simulate_run(c, 42, 3), b = simulate_run(c, 42, 3), d = simulate_run(c, 43, 3);

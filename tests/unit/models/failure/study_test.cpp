@@ -44,11 +44,22 @@ TEST(ReliabilityModel, CheckpointBytesFollowTheModelAndZero) {
   EXPECT_NEAR(static_cast<double>(m1.checkpoint_input.restore_read.count()), (12 + 2 * 32) * p, 1);
   const ReliabilityModel m0 = reliability_model(z0, inv, Time::s(10), f, tokens(1e12), {});
   EXPECT_NEAR(static_cast<double>(m0.checkpoint_input.restore_read.count()), 14 * 32 * p, 32);
+  // ZeRO-3 shards the weights too: one copy of everything; HSDP over 8 of the 32 replicas keeps 4.
+  workload::Job z3 = job_of(3);
+  EXPECT_NEAR(static_cast<double>(
+                  reliability_model(z3, inv, Time::s(10), f, tokens(1e12), {}).checkpoint_input.restore_read.count()),
+              14 * p, 1);
+  z3.dp_shard = 8;
+  EXPECT_NEAR(static_cast<double>(
+                  reliability_model(z3, inv, Time::s(10), f, tokens(1e12), {}).checkpoint_input.restore_read.count()),
+              14 * 4 * p, 4);
   ReliabilityOptions b = tokens(1e12);
   b.broadcast_restore = true;
   const ReliabilityModel mb = reliability_model(z0, inv, Time::s(10), f, b, {});
   EXPECT_EQ(mb.checkpoint_input.restore_read, mb.checkpoint_input.state);
   EXPECT_LT(mb.checkpoint.restore, m0.checkpoint.restore);
+  // The broadcast sends the other 31 replicas' 14 bytes a parameter over 1,024 GPUs' NICs (50 GB/s each).
+  EXPECT_NEAR(mb.checkpoint_input.restore_extra.seconds(), 14 * 31 * p / 1024 / 50e9, 1e-6);
   // Work: 1e12 tokens at 512 x 8192 tokens per 10 s iteration.
   EXPECT_NEAR(m1.config.work->seconds(), 1e12 / (512.0 * 8192.0) * 10.0, 1e-3);
   // Spares: 5% of 128 nodes, rounded up.
@@ -65,6 +76,15 @@ TEST(ReliabilityModel, BadOptionsAreOneLineErrors) {
               reliability_model(j, inv, Time::s(10), f, o, {});
             }).find("--checkpoint-interval: 2400 h is longer than the run"),
             std::string::npos);
+  ReliabilityOptions short_interval = tokens(1e12);
+  short_interval.interval = Time::s(5);
+  EXPECT_NE(config_error([&] {
+              reliability_model(j, inv, Time::s(10), f, short_interval, {});
+            }).find("--checkpoint-interval: 5 s is shorter than one iteration (10 s)"),
+            std::string::npos);
+  EXPECT_NE(
+      config_error([&] { reliability_model(j, inv, Time::s(10), f, tokens(1e20), {}); }).find("--tokens: would take"),
+      std::string::npos);
   ReliabilityOptions none;
   EXPECT_NE(config_error([&] { reliability_model(j, inv, Time::s(10), f, none, {}); }).find("--tokens"),
             std::string::npos);
