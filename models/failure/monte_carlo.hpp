@@ -11,7 +11,9 @@
 //   restart on a spare; with no spare free and no elastic shrinking it stays until the next
 //   restart), a degraded link is routed around.
 // Runs are independent and seeded by (seed, run index): the same inputs give the same numbers
-// whatever else runs. Times are seconds inside a run (continuous samples); the interface is typed.
+// whatever else runs. The configuration is typed (sim::Time); a run samples continuous times and
+// reports them, and the statistics over runs, as seconds in doubles (means of many runs are not
+// whole nanoseconds).
 
 #include <array>
 #include <cstdint>

@@ -66,7 +66,7 @@ const sim::config::Schema<StorageSpec>& storage_schema();
 FailureProfile parse_failure_profile(const sim::config::Json& j, const std::string& path);
 
 // The profile named by `ref` (preset name or JSON file), with `--rate KIND=RATE` items applied
-// and every rate multiplied by `scale` (> 0).
+// and every component failure rate multiplied by `scale` (> 0); straggler rates are not scaled.
 FailureProfile load_failure_profile(const std::string& ref, const std::vector<std::string>& rates, double scale);
 
 }  // namespace trainsim::models::failure

@@ -103,7 +103,7 @@ TEST(ReliabilityPublished, Opt175B_992A100_60Days) {
       "(reported ~2, error %+.0f%%)\n",
       sm.interruptions.mean, 100 * (sm.interruptions.mean / reported_restarts - 1), machines_per_day,
       100 * (machines_per_day / reported_machines_per_day - 1));
-  // Observed: 30 interruptions (-71%) and 0.35 machines a day (-83%). A new cloud cluster in 2021
+  // Observed: 30 interruptions (-71%) and 0.36 machines a day (-82%). A new cloud cluster in 2021
   // failed 3-6x as often as Meta's own H100 fleet in 2024; --failure-scale 3.5 reproduces it.
   EXPECT_GT(sm.interruptions.mean / reported_restarts, 0.2);
   EXPECT_LT(sm.interruptions.mean / reported_restarts, 0.4);
@@ -140,8 +140,9 @@ TEST(ReliabilityPublished, Bloom176B_384A100_117Days) {
       "BLOOM 117 days: GPU failures %.2f/week (reported 1-2, error %+.0f%% vs 1.5), redone work %.2f h per "
       "failure (reported 1.5 h), tokens/s %.0f\n",
       gpu_per_week, 100 * (gpu_per_week / 1.5 - 1), redo_h, s.report.model.tokens_per_s);
-  // Observed: 0.78 GPU failures a week (-48% against the middle of 1-2: a new cluster) and 1.5 h
-  // of redone work per crash, as BigScience said ("on average we would lose 1.5h").
+  // Observed: 0.81 GPU failures a week (-46% against the middle of 1-2: a new cluster) and 1.5 h
+  // of redone work per crash, as BigScience said ("on average we would lose 1.5h"), which with
+  // a 3-hour interval is half an interval by construction: a consistency check only.
   EXPECT_GT(gpu_per_week, 0.5);
   EXPECT_LT(gpu_per_week, 1.1);
   EXPECT_NEAR(redo_h, 1.5, 0.2);
