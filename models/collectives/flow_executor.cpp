@@ -1,6 +1,7 @@
 #include "models/collectives/flow_executor.hpp"
 
 #include <algorithm>
+#include <tuple>
 
 #include "sim/error.hpp"
 
@@ -133,27 +134,67 @@ bool FlowExecutor::build(const CollectivePlan& plan, size_t m, Compiled& c) cons
   }
   if (m > 1 && steps > 0 && !super_ok((steps - 1) / m * m)) return false;
   // Dependency edges between items (with fusion: only on earlier super-steps, once each).
-  std::vector<std::pair<uint32_t, uint32_t>> edges;  // (prerequisite, dependent)
+  struct Edge {
+    uint32_t from, to;  // prerequisite, dependent
+    bool queue;         // only the connection's order (see below), not data
+  };
+  std::vector<Edge> edges;
   for (size_t st = 0; st < steps; ++st)
     for (size_t k = 0; k < plan.steps[st].transfers.size(); ++k)
       for (const TransferRef& a : plan.steps[st].transfers[k].after) {
         if (m > 1 && static_cast<size_t>(a.step) / m == st / m) continue;
-        edges.emplace_back(item_of[static_cast<size_t>(a.step)][static_cast<size_t>(a.index)], item_of[st][k]);
+        edges.push_back({item_of[static_cast<size_t>(a.step)][static_cast<size_t>(a.index)], item_of[st][k], false});
       }
-  if (m > 1) {
-    std::sort(edges.begin(), edges.end());
-    edges.erase(std::unique(edges.begin(), edges.end()), edges.end());
+  // Connections are FIFO: the j-th item of a (src, dst) pair in a (super-)step also waits for the
+  // j-th of the pair's previous (super-)step (its last when that one had fewer; with channels
+  // merged into one plan, occurrence j is channel j's connection). See "Order" in the header.
+  struct Connection {
+    size_t step = 0;
+    std::vector<uint32_t> previous, current;
+  };
+  std::map<std::pair<int32_t, int32_t>, Connection> connections;
+  for (size_t st = 0; st < steps; ++st)
+    for (size_t k = 0; k < plan.steps[st].transfers.size(); ++k) {
+      const Transfer& t = plan.steps[st].transfers[k];
+      const uint32_t item = item_of[st][k];
+      auto [it, fresh] = connections.try_emplace({t.src, t.dst});
+      Connection& cn = it->second;
+      if (!fresh && cn.step != st / m) {
+        cn.previous.swap(cn.current);
+        cn.current.clear();
+      }
+      cn.step = st / m;
+      if (std::find(cn.current.begin(), cn.current.end(), item) != cn.current.end()) continue;  // fused
+      cn.current.push_back(item);
+      if (cn.previous.empty()) continue;
+      const uint32_t before = cn.previous[std::min(cn.current.size() - 1, cn.previous.size() - 1)];
+      bool known = false;  // already a data dependency (with fusion, duplicates go below)
+      for (const TransferRef& a : t.after)
+        known = known || item_of[static_cast<size_t>(a.step)][static_cast<size_t>(a.index)] == before;
+      if (!known) edges.push_back({before, item, true});
+    }
+  if (m > 1) {  // one edge per pair of items; a data edge wins over a queue edge
+    std::sort(edges.begin(), edges.end(), [](const Edge& a, const Edge& b) {
+      return std::tie(a.from, a.to, a.queue) < std::tie(b.from, b.to, b.queue);
+    });
+    edges.erase(std::unique(edges.begin(), edges.end(),
+                            [](const Edge& a, const Edge& b) { return a.from == b.from && a.to == b.to; }),
+                edges.end());
   }
   const size_t items = c.items.size();
   c.dep_begin.assign(items + 1, 0);
-  for (const auto& [from, to] : edges) {
-    ++c.dep_begin[from + 1];
-    ++c.items[to].deps;
+  for (const Edge& e : edges) {
+    ++c.dep_begin[e.from + 1];
+    ++c.items[e.to].deps;
   }
   for (size_t i = 0; i < items; ++i) c.dep_begin[i + 1] += c.dep_begin[i];
   c.dependents.assign(edges.size(), 0);
+  c.queued.assign(edges.size(), 0);
   std::vector<uint32_t> fill(c.dep_begin.begin(), c.dep_begin.end() - 1);
-  for (const auto& [from, to] : edges) c.dependents[fill[from]++] = to;
+  for (const Edge& e : edges) {
+    c.queued[fill[e.from]] = e.queue ? 1 : 0;
+    c.dependents[fill[e.from]++] = e.to;
+  }
   return true;
 }
 
@@ -266,6 +307,7 @@ void FlowExecutor::run(const CollectivePlan& plan, const std::vector<int32_t>& g
   const auto slices = static_cast<size_t>(r.slices);
   r.deps_left.resize(items * slices);
   r.flows_left.assign(items * slices, 0);
+  r.ready.assign(items * slices, sim::Time::zero());
   for (size_t i = 0; i < items; ++i)
     for (size_t k = 0; k < slices; ++k) r.deps_left[i * slices + k] = c.items[i].deps + (k > 0 ? 1u : 0u);
   r.pending = items * slices;
@@ -276,6 +318,7 @@ void FlowExecutor::run(const CollectivePlan& plan, const std::vector<int32_t>& g
       if (fn) fn();
       return;
     }
+    std::fill(runs_[id].ready.begin(), runs_[id].ready.end(), engine_.now());
     const size_t n = runs_[id].deps_left.size();
     for (size_t k = 0; k < n; ++k)
       if (runs_[id].deps_left[k] == 0) start_slice(id, static_cast<uint32_t>(k));
@@ -327,6 +370,13 @@ void FlowExecutor::start_slice(uint32_t run, uint32_t index) {
   const int64_t base = it.bytes.count() / r.slices, extra = it.bytes.count() % r.slices;
   const sim::Bytes bytes(base + (static_cast<int64_t>(slice) < extra ? 1 : 0));
   ++stats_.transfers;
+  // The route's latency, paid by slice 0 only. What it waited in its connection's queue after its
+  // data was there counts towards it (the previous transfer's bytes were in flight meanwhile).
+  const auto latency = [&](sim::Time route) {
+    if (slice != 0) return sim::Time::zero();
+    const sim::Time full = route * it.merged, waited = engine_.now() - r.ready[index];
+    return waited >= full ? sim::Time::zero() : full - waited;
+  };
   const auto on_arrival = [this, run, index] {
     if (--runs_[run].flows_left[index] == 0) finish_slice(run, index);
   };
@@ -339,7 +389,7 @@ void FlowExecutor::start_slice(uint32_t run, uint32_t index) {
     r.flows_left[index] = 1;
     ++stats_.flows;
     net_.start_shared(bytes, std::span<const sim::flow::LinkId>(&link, 1), std::span<const double>(&one, 1),
-                      slice == 0 ? net_.latency(link) * it.merged : sim::Time::zero(), on_arrival, r.weight);
+                      latency(net_.latency(link)), on_arrival, r.weight);
     return;
   }
   const Routes& rs = *(*r.routes)[item];
@@ -352,9 +402,8 @@ void FlowExecutor::start_slice(uint32_t run, uint32_t index) {
   stats_.flows += rs.size();
   for (uint32_t k = 0; k < rs.size(); ++k) {
     const SharedRoute& sr = rs[k];
-    const sim::flow::FlowId id =
-        net_.start_shared(rs.size() == 1 ? bytes : bytes.scaled(sr.fraction), sr.links, sr.usage,
-                          slice == 0 ? sr.latency * it.merged : sim::Time::zero(), on_arrival, r.weight);
+    const sim::flow::FlowId id = net_.start_shared(rs.size() == 1 ? bytes : bytes.scaled(sr.fraction), sr.links,
+                                                   sr.usage, latency(sr.latency), on_arrival, r.weight);
     const uint32_t slot = sim::flow::FlowNetwork::slot_of(id);
     if (slot >= tracked_.size()) tracked_.resize(slot + 1);
     tracked_[slot] = Tracked{id, run, item, k};
@@ -397,11 +446,13 @@ void FlowExecutor::finish_slice(uint32_t run, uint32_t index) {
   const uint32_t item = index / slices, slice = index % slices;
   const Compiled& c = *r.plan;
   // Starting flows never re-enters this run's callbacks synchronously, so `r` stays valid.
-  const auto release = [&](uint32_t k) {
+  const auto release = [&](uint32_t k, bool data) {
+    if (data) r.ready[k] = engine_.now();
     if (--r.deps_left[k] == 0) start_slice(run, k);
   };
-  if (slice + 1 < slices) release(index + 1);
-  for (uint32_t d = c.dep_begin[item]; d < c.dep_begin[item + 1]; ++d) release(c.dependents[d] * slices + slice);
+  if (slice + 1 < slices) release(index + 1, false);
+  for (uint32_t d = c.dep_begin[item]; d < c.dep_begin[item + 1]; ++d)
+    release(c.dependents[d] * slices + slice, c.queued[d] == 0);
   if (--r.pending == 0) {
     // Recycle the run before `done`, which may start new runs (and grow runs_).
     auto fn = std::move(r.done);

@@ -4,7 +4,14 @@
 //
 // Order. A transfer starts as soon as the transfers in its `after` list have arrived (the data
 // flow, see collective.hpp), not when its whole step has: a ring's chunk moves on as soon as it
-// has landed, a tree's leaves do not wait for the other subtrees.
+// has landed, a tree's leaves do not wait for the other subtrees. A connection is FIFO, as
+// NCCL's send queue to a peer is: a transfer also waits for the previous one between the same
+// (src, dst) pair (with several in one step, as merged channels give, the one at the same place
+// in its step), and the time it queued there after its data had arrived counts towards its
+// route latency (the connection is a pipe: its first byte follows the previous one's last).
+// Otherwise a hop faster than the next one downstream (an NVLink hop before a NIC, a healthy link
+// before a degraded one) would run its later steps alongside the current one, and their max-min
+// share of the slow link would starve the step that the next hop waits for.
 //
 // Pipelining. With ExecOptions::slice_bytes > 0 every transfer is cut into slices of about that
 // size (at most max_slices): slice i of a transfer waits for slice i of its prerequisites and for
@@ -116,6 +123,7 @@ class FlowExecutor {
     };
     std::vector<Item> items;
     std::vector<uint32_t> dep_begin, dependents;  // CSR: items waiting for item i
+    std::vector<uint8_t> queued;                  // per edge: 1 when it is only the connection's FIFO order
     // Routes of every item for one (communicator, copies): computed on the group's first run.
     std::map<std::pair<uint32_t, std::vector<int32_t>>, std::vector<const Routes*>> bound;
   };
@@ -127,7 +135,8 @@ class FlowExecutor {
     int32_t slices = 1;
     std::vector<uint32_t> deps_left;  // per item x slice
     std::vector<uint32_t> flows_left;
-    size_t pending = 0;  // item slices not yet arrived
+    std::vector<sim::Time> ready;  // per item x slice: when its data was there (last data dependency)
+    size_t pending = 0;            // item slices not yet arrived
     double weight = 1.0;
     std::function<void()> done;
   };

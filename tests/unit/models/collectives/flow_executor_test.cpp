@@ -2,9 +2,12 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <array>
+#include <sstream>
 #include <string>
 
+#include "models/collectives/flow_collective.hpp"
 #include "sim/engine.hpp"
 #include "sim/flow/network.hpp"
 #include "topology/graph.hpp"
@@ -193,6 +196,78 @@ TEST(FlowExecutor, StepFusionNeverChangesAnIdleNetworksTiming) {
     }
     EXPECT_EQ(times[0], times[1]) << c.algorithm << " " << to_string(c.op);
   }
+}
+
+// A rail-optimized fabric of 4 servers x 2 GPUs (rail r = GPU r of every server on rail leaf r),
+// 25 GB/s NICs and 250 GB/s NVLink, with GPU 0's NIC cable (both directions) at `factor`.
+topology::Topology rails(double factor) {
+  topology::Topology t = topology::build_topology(sim::config::Json{{"builder", "rail_optimized"},
+                                                                    {"gpus_per_node", 2},
+                                                                    {"nvlink_bandwidth", "250GBps"},
+                                                                    {"nvlink_latency", "500ns"},
+                                                                    {"nic_bandwidth", "25GBps"},
+                                                                    {"link_latency", "1us"}},
+                                                  8, "network");
+  if (factor < 1.0) {
+    const auto gpu = topology::node_named(t, "gpu0", "test"), leaf = topology::node_named(t, "rail_leaf0", "test");
+    for (topology::LinkId l = 0; l < t.link_count(); ++l)
+      if ((t.link_src(l) == gpu && t.link_dst(l) == leaf) || (t.link_src(l) == leaf && t.link_dst(l) == gpu))
+        t.degrade(l, factor);
+  }
+  return t;
+}
+
+// One ring collective of 64 MB per rank over the data-parallel group {0, 2, 4, 6} (one GPU per
+// server, all on rail 0), run the three ways trainsim runs it: with its copy {1, 3, 5, 7} (rail 1)
+// as a symmetric copy (representative fidelity), both groups explicitly (full fidelity), and the
+// whole 8 GPUs as NCCL's two ring channels.
+enum class Mode { kRepresentative, kFull, kChannels };
+sim::Time degraded_ring(CollectiveOp op, double factor, Mode mode) {
+  const topology::Topology t = rails(factor);
+  const topology::Router router{t, topology::RoutingParams{}};
+  const sim::Bytes bytes(64'000'000);
+  if (mode == Mode::kChannels) return run_flow_collective(router, 8, op, bytes, "ring", sim::Time::zero()).time;
+  const CollectivePlan plan = ring().plan({op, bytes}, Group::blocked(4, 1));
+  sim::Engine engine;
+  sim::flow::FlowNetwork net{engine};
+  add_topology_links(t, net);
+  ExecOptions o;
+  o.max_steps = 16;
+  FlowExecutor exec{engine, net, router, o};
+  sim::Time done = sim::Time::zero();
+  const auto finished = [&] { done = std::max(done, engine.now()); };
+  if (mode == Mode::kRepresentative) {
+    exec.run(plan, {0, 2, 4, 6}, sim::Time::zero(), finished, {0, 1});
+  } else {
+    exec.run(plan, {0, 2, 4, 6}, sim::Time::zero(), finished);
+    exec.run(plan, {1, 3, 5, 7}, sim::Time::zero(), finished);
+  }
+  engine.run();
+  return done;
+}
+
+TEST(FlowExecutor, ADegradedLinkSlowsARingByAtMostItsFactor) {
+  // A ring moves (n - 1)/n x N per rank (twice for an all-reduce) at the pace of its slowest
+  // link: GPU 0's NIC at a factor f makes the collective at most 1/f slower (the other links
+  // keep up), and slower by some margin since every byte of rail 0's ring crosses it. A
+  // connection carries its steps in order: a healthy hop that runs ahead must not make the
+  // slow hop share its bandwidth among several steps, which starves the step the next slow hop
+  // waits for (that made a quarter-speed link 6x slower).
+  for (const CollectiveOp op : {CollectiveOp::kAllGather, CollectiveOp::kReduceScatter, CollectiveOp::kAllReduce})
+    for (const Mode mode : {Mode::kRepresentative, Mode::kFull, Mode::kChannels}) {
+      const double healthy = degraded_ring(op, 1.0, mode).seconds();
+      // Closed form on healthy links (the 25 GB/s NICs are the bottleneck; latency is us).
+      const double volume = (op == CollectiveOp::kAllReduce ? 2.0 : 1.0) *
+                            (mode == Mode::kChannels ? 7.0 / 8.0 * 64e6 / 2.0 : 3.0 / 4.0 * 64e6);
+      std::ostringstream what;
+      what << to_string(op) << " mode " << static_cast<int>(mode);
+      EXPECT_NEAR(healthy, volume / 25e9, 0.02 * volume / 25e9) << what.str();
+      for (const double f : {0.5, 0.25}) {
+        const double slow = degraded_ring(op, f, mode).seconds();
+        EXPECT_LE(slow, healthy / f * 1.01) << what.str() << " factor " << f;
+        EXPECT_GE(slow, healthy * (1.0 + (1.0 / f - 1.0) / 2.0)) << what.str() << " factor " << f;
+      }
+    }
 }
 
 }  // namespace
