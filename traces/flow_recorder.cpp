@@ -53,35 +53,42 @@ void FlowRecorder::change(Live& f, double rate, sim::Time t) {
   f.rate = rate;
 }
 
+std::vector<double> FlowRecorder::link_bin_bytes(size_t link, sim::Time end, int32_t bins) const {
+  TRAINSIM_ASSERT(bins >= 1, "bins must be >= 1");
+  const double span = static_cast<double>(std::max<int64_t>(end.count_ns(), 1));
+  const double width = span / bins;
+  std::vector<double> bytes(static_cast<size_t>(bins), 0.0);
+  double rate = 0;  // bytes/s since `at`
+  int64_t at = 0;
+  // Integrates the piecewise-constant load into the bins it spans.
+  const auto add = [&](int64_t from, int64_t to) {
+    if (rate == 0 || to <= from) return;
+    for (auto b = static_cast<int64_t>(static_cast<double>(from) / width); b < bins; ++b) {
+      const double lo = std::max(static_cast<double>(from), static_cast<double>(b) * width);
+      const double hi = std::min(static_cast<double>(to), static_cast<double>(b + 1) * width);
+      if (hi <= lo) break;
+      bytes[static_cast<size_t>(b)] += rate * (hi - lo) / 1e9;
+    }
+  };
+  for (const auto& [t, delta] : load_[link]) {
+    add(at, t);
+    at = t;
+    rate += delta;
+    if (std::abs(rate) < 1e-6) rate = 0;
+  }
+  add(at, end.count_ns());
+  return bytes;
+}
+
 void FlowRecorder::write_link_csv(std::ostream& os, sim::Time end, int32_t bins) const {
   TRAINSIM_ASSERT(bins >= 1, "bins must be >= 1");
   os << "link,label,capacity_GBps,bin_start_s,bin_end_s,bytes,utilization\n";
   const double span = static_cast<double>(std::max<int64_t>(end.count_ns(), 1));
   const double width = span / bins;
-  std::vector<double> bytes(static_cast<size_t>(bins));
   char line[160];
   for (size_t l = 0; l < load_.size(); ++l) {
     if (load_[l].empty()) continue;
-    std::fill(bytes.begin(), bytes.end(), 0.0);
-    double rate = 0;  // bytes/s since `at`
-    int64_t at = 0;
-    // Integrates the piecewise-constant load into the bins it spans.
-    const auto add = [&](int64_t from, int64_t to) {
-      if (rate == 0 || to <= from) return;
-      for (auto b = static_cast<int64_t>(static_cast<double>(from) / width); b < bins; ++b) {
-        const double lo = std::max(static_cast<double>(from), static_cast<double>(b) * width);
-        const double hi = std::min(static_cast<double>(to), static_cast<double>(b + 1) * width);
-        if (hi <= lo) break;
-        bytes[static_cast<size_t>(b)] += rate * (hi - lo) / 1e9;
-      }
-    };
-    for (const auto& [t, delta] : load_[l]) {
-      add(at, t);
-      at = t;
-      rate += delta;
-      if (std::abs(rate) < 1e-6) rate = 0;
-    }
-    add(at, end.count_ns());
+    const std::vector<double> bytes = link_bin_bytes(l, end, bins);
     const double cap = net_.capacity(static_cast<sim::flow::LinkId>(l)).bytes_per_second();
     for (int32_t b = 0; b < bins; ++b) {
       if (bytes[static_cast<size_t>(b)] < 0.5) continue;

@@ -37,6 +37,12 @@ class FlowRecorder {
   void write_link_csv(const std::string& file, sim::Time end, int32_t bins, const std::string& path) const;
   void write_link_csv(std::ostream& os, sim::Time end, int32_t bins) const;
 
+  // Bytes link `link` carried in each of `bins` equal bins over [0, end) (the CSV's binning).
+  std::vector<double> link_bin_bytes(size_t link, sim::Time end, int32_t bins) const;
+  size_t link_count() const { return load_.size(); }
+  bool link_used(size_t link) const { return !load_[link].empty(); }
+  sim::Bandwidth link_capacity(size_t link) const { return net_.capacity(static_cast<sim::flow::LinkId>(link)); }
+
  private:
   struct Live {
     uint32_t span;
