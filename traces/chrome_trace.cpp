@@ -42,6 +42,7 @@ namespace {
 
 using sim::TaskIndex;
 using sim::task::StreamId;
+using sim::task::Task;
 using sim::task::TaskGraph;
 using sim::task::TaskSpec;
 
@@ -154,6 +155,16 @@ void append_args(std::string& out, const TaskSpec& spec) {
     append_int(out, spec.layer);
   }
   out += '}';
+}
+
+// "network[ (first N of M flows)]; utilization of the K busiest of L links".
+std::string network_name(size_t shown, size_t flows, size_t links) {
+  std::string name = "network";
+  if (shown < flows) name += " (first " + std::to_string(shown) + " of " + std::to_string(flows) + " flows)";
+  name += "; utilization counters: the ";
+  name += std::to_string(std::min(links, ChromeTraceRecorder::kMaxTraceLinks));
+  name += " busiest of " + std::to_string(links) + " links";
+  return name;
 }
 
 }  // namespace
@@ -290,6 +301,8 @@ void ChromeTraceRecorder::write(std::ostream& os) const {
       text.maybe_flush();
     }
   }
+  append_memory_counters(text);
+  append_p2p_flows(text);
   if (flows_ != nullptr) append_flows(text);
   out += "\n]}\n";
   text.flush();
@@ -304,12 +317,10 @@ void ChromeTraceRecorder::append_flows(TraceText& text) const {
     pid = std::max(pid, graph_.stream(static_cast<StreamId>(s)).rank + 1);
   const auto& spans = flows_->flows();
   const size_t shown = std::min(spans.size(), kMaxTraceFlows);
-  append_metadata(text, "process_name", pid, 0, "name",
-                  shown < spans.size()
-                      ? "network (first " + std::to_string(shown) + " of " + std::to_string(spans.size()) + " flows)"
-                      : std::string("network"),
-                  0, true);
+  append_metadata(text, "process_name", pid, 0, "name", network_name(shown, spans.size(), flows_->link_count()), 0,
+                  true);
   append_metadata(text, "process_sort_index", pid, 0, "sort_index", {}, pid, false);
+  append_link_counters(text, pid);
   std::vector<std::pair<uint32_t, size_t>> order;  // (thread = first link, flow)
   for (size_t f = 0; f < shown; ++f)
     if (spans[f].end_ns >= 0) order.emplace_back(spans[f].first_link, f);
@@ -338,6 +349,137 @@ void ChromeTraceRecorder::append_flows(TraceText& text) const {
     append_int(out, sp.links);
     out += "}}";
     text.maybe_flush();
+  }
+}
+
+int64_t ChromeTraceRecorder::last_end_ns() const {
+  int64_t end = 0;
+  for (const int64_t e : end_ns_) end = std::max(end, e);
+  return end;
+}
+
+namespace {
+// {"ph":"C","pid":P,"tid":0,"ts":T,"name":NAME,"args":{ — the caller appends the args and "}}".
+void begin_counter(TraceText& text, int32_t pid, int64_t ts_ns, std::string_view name) {
+  text.begin_event();
+  std::string& out = text.buf();
+  out += "{\"ph\":\"C\",\"pid\":";
+  append_int(out, pid);
+  out += ",\"tid\":0,\"ts\":";
+  append_micros(out, ts_ns);
+  out += ",\"name\":";
+  append_json_string(out, name);
+  out += ",\"args\":{";
+}
+}  // namespace
+
+void ChromeTraceRecorder::append_memory_counters(TraceText& text) const {
+  if (memory_events_ == nullptr) return;
+  std::string& out = text.buf();
+  // Per slot: (time, event index, delta) in time order; equal times are merged into one point.
+  std::vector<std::vector<std::pair<int64_t, int64_t>>> changes(memory_slots_.size());
+  for (const auto& ev : *memory_events_) {
+    if (ev.slot >= memory_slots_.size() || ev.task >= end_ns_.size()) continue;
+    const int64_t t = ev.at_start ? start_ns_[ev.task] : end_ns_[ev.task];
+    if (t == kNotSeen) continue;
+    changes[ev.slot].emplace_back(t, ev.at_start ? ev.bytes : -ev.bytes);
+  }
+  const int64_t end = last_end_ns();
+  for (size_t slot = 0; slot < memory_slots_.size(); ++slot) {
+    auto& ch = changes[slot];
+    std::stable_sort(ch.begin(), ch.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
+    const MemorySlot& m = memory_slots_[slot];
+    int64_t used = m.static_bytes;
+    const auto point = [&](int64_t t) {
+      begin_counter(text, m.rank, t, "memory");
+      out += "\"used_bytes\":";
+      append_int(out, used);
+      out += ",\"capacity_bytes\":";
+      append_int(out, m.capacity_bytes);
+      out += "}}";
+      text.maybe_flush();
+    };
+    if (ch.empty() || ch.front().first > 0) point(0);
+    for (size_t k = 0; k < ch.size(); ++k) {
+      used += ch[k].second;
+      if (k + 1 < ch.size() && ch[k + 1].first == ch[k].first) continue;
+      point(ch[k].first);
+    }
+    if (ch.empty() || ch.back().first < end) point(end);
+  }
+}
+
+void ChromeTraceRecorder::append_p2p_flows(TraceText& text) const {
+  if (!graph_.finalized()) return;
+  std::string& out = text.buf();
+  uint64_t id = 0;
+  const auto flow_event = [&](char ph, int32_t pid, StreamId tid, int64_t ts) {
+    text.begin_event();
+    out += "{\"ph\":\"";
+    out += ph;
+    out += "\",\"pid\":";
+    append_int(out, pid);
+    out += ",\"tid\":";
+    append_int(out, tid);
+    out += ",\"ts\":";
+    append_micros(out, ts);
+    out += ",\"id\":";
+    append_int(out, id);
+    out += ",\"name\":\"pp\",\"cat\":\"p2p\"";
+    if (ph == 'f') out += ",\"bp\":\"e\"";
+    out += '}';
+  };
+  for (TaskIndex i = 0; i < end_ns_.size(); ++i) {
+    if (end_ns_[i] == kNotSeen || graph_.task(i).spec.kind != sim::task::TaskKind::kP2P) continue;
+    const Task& task = graph_.task(i);
+    if (task.n_streams == 0) continue;
+    const StreamId from = graph_.streams_of(i)[0];
+    const int32_t rank = graph_.stream(from).rank;
+    for (const TaskIndex* j = graph_.successors_begin(i); j != graph_.successors_end(i); ++j) {
+      if (*j >= end_ns_.size() || end_ns_[*j] == kNotSeen || graph_.task(*j).n_streams == 0) continue;
+      const StreamId to = graph_.streams_of(*j)[0];
+      if (graph_.stream(to).rank == rank) continue;
+      ++id;
+      // "s" at the send's start (inside its slice), "f" bound to the receiving task's slice.
+      flow_event('s', rank, from, start_ns_[i]);
+      flow_event('f', graph_.stream(to).rank, to, start_ns_[*j]);
+      text.maybe_flush();
+    }
+  }
+}
+
+void ChromeTraceRecorder::append_link_counters(TraceText& text, int32_t pid) const {
+  std::string& out = text.buf();
+  const int64_t end = last_end_ns();
+  std::vector<std::pair<double, size_t>> busiest;  // (-bytes, link)
+  std::vector<std::vector<double>> bins(flows_->link_count());
+  for (size_t l = 0; l < flows_->link_count(); ++l) {
+    if (!flows_->link_used(l)) continue;
+    bins[l] = flows_->link_bin_bytes(l, sim::Time::ns(end), kTraceLinkBins);
+    double total = 0;
+    for (const double b : bins[l]) total += b;
+    if (total >= 0.5) busiest.emplace_back(-total, l);
+  }
+  std::sort(busiest.begin(), busiest.end());
+  if (busiest.size() > kMaxTraceLinks) busiest.resize(kMaxTraceLinks);
+  const double width_s = static_cast<double>(std::max<int64_t>(end, 1)) / kTraceLinkBins / 1e9;
+  for (const auto& [neg, l] : busiest) {
+    const double cap = flows_->link_capacity(l).bytes_per_second();
+    std::string name = "link ";
+    name += flows_->link_labels()[l];
+    double last = -1;
+    for (int32_t b = 0; b <= kTraceLinkBins; ++b) {
+      double u = 0;
+      if (b < kTraceLinkBins && cap > 0) u = std::round(bins[l][static_cast<size_t>(b)] / (cap * width_s) * 1e4) / 1e4;
+      if (u == last && b < kTraceLinkBins) continue;  // only changes (and the final point)
+      last = u;
+      // Bin b starts at b * end / bins ns, rounded down to whole nanoseconds.
+      begin_counter(text, pid, end / kTraceLinkBins * b + end % kTraceLinkBins * b / kTraceLinkBins, name);
+      out += "\"utilization\":";
+      append_double(out, u);
+      out += "}}";
+      text.maybe_flush();
+    }
   }
 }
 

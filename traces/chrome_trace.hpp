@@ -7,8 +7,10 @@
 #include <ostream>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
+#include "models/memory/timeline.hpp"
 #include "sim/engine.hpp"
 #include "sim/task/task_graph.hpp"
 #include "sim/units.hpp"
@@ -20,6 +22,14 @@ class TraceText;  // buffered output (chrome_trace.cpp)
 
 // Records task start/end times from an Engine's signals and writes them as trace-event JSON:
 //   {"schema_version":1,"displayTimeUnit":"ns","traceEvents":[...]}
+// Besides the complete ("X") task events it writes, when given the data:
+//  - "memory" counters ("C") per rank: device memory in use (static part + live activations)
+//    and the usable capacity, from set_memory();
+//  - "link <label>" utilization counters on the network process for the kMaxTraceLinks links
+//    that carried the most bytes, in kTraceLinkBins bins (FlowRecorder::link_bin_bytes);
+//  - flow events ("s" / "f", "bp":"e") from each pipeline send (a P2P task, which occupies the
+//    sender's pp stream only) to each dependent task on another rank (the receiver's first
+//    kernel that needs the data), ids 1, 2, ... in (send task, successor) order.
 // Construct it before the executor runs; it must outlive every run of the engine, because the
 // engine's signals keep a reference to it (they have no disconnect).
 class ChromeTraceRecorder {
@@ -40,6 +50,21 @@ class ChromeTraceRecorder {
   // process; `flows` must outlive write().
   void set_flows(const FlowRecorder* flows) { flows_ = flows; }
   static constexpr size_t kMaxTraceFlows = 200000;
+  // Link utilization counters: the busiest links (by bytes), each over this many time bins.
+  static constexpr size_t kMaxTraceLinks = 4;
+  static constexpr int32_t kTraceLinkBins = 50;
+
+  // Memory counters: one per rank slot of `events` (models::memory::TimelineEvent::slot).
+  struct MemorySlot {
+    int32_t rank = 0;            // the trace process (simulated rank)
+    int64_t static_bytes = 0;    // weights + gradients + optimizer + buffers
+    int64_t capacity_bytes = 0;  // usable device memory
+  };
+  // `events` (activation alloc/free at task start/end) must outlive write().
+  void set_memory(const std::vector<models::memory::TimelineEvent>* events, std::vector<MemorySlot> slots) {
+    memory_events_ = events;
+    memory_slots_ = std::move(slots);
+  }
 
   // Number of tasks that have both started and ended so far.
   size_t finished_tasks() const { return finished_; }
@@ -49,9 +74,15 @@ class ChromeTraceRecorder {
   void on_end(sim::TaskIndex i, sim::Time t);
 
   void append_flows(TraceText& text) const;
+  void append_link_counters(TraceText& text, int32_t pid) const;
+  void append_memory_counters(TraceText& text) const;
+  void append_p2p_flows(TraceText& text) const;
+  int64_t last_end_ns() const;
 
   const sim::task::TaskGraph& graph_;
   const FlowRecorder* flows_ = nullptr;
+  const std::vector<models::memory::TimelineEvent>* memory_events_ = nullptr;
+  std::vector<MemorySlot> memory_slots_;
   std::vector<int64_t> start_ns_;  // per task; kNotSeen until the task starts
   std::vector<int64_t> end_ns_;    // per task; kNotSeen until the task ends
   size_t finished_ = 0;

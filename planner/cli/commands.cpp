@@ -30,6 +30,7 @@
 #include "topology/summary.hpp"
 #include "traces/chrome_trace.hpp"
 #include "traces/flow_recorder.hpp"
+#include "traces/memory_slots.hpp"
 
 namespace trainsim::planner::cli {
 
@@ -65,7 +66,10 @@ int run_simulate(const Args& args, std::ostream& out) {
   opt.reuse_private_durations = args.trace_file.empty() && args.link_csv.empty();
   opt.before_run = [&](sim::Engine& engine, const models::workload::Workload& w) {
     engine_seen = &engine;
-    if (!args.trace_file.empty()) recorder = std::make_unique<traces::ChromeTraceRecorder>(engine, w.graph);
+    if (!args.trace_file.empty()) {
+      recorder = std::make_unique<traces::ChromeTraceRecorder>(engine, w.graph);
+      recorder->set_memory(&w.memory_events, traces::memory_slots(job, w));
+    }
   };
   opt.on_network = [&](sim::flow::FlowNetwork& net, const topology::Topology& t) {
     if (args.trace_file.empty() && args.link_csv.empty()) return;
