@@ -68,6 +68,7 @@ const std::vector<std::string>& output_flags() {
                                                  "--price-per-gpu-hour",
                                                  "--emit",
                                                  "--out",
+                                                 "--plot",
                                                  "--threads",
                                                  "--rerank",
                                                  "--headroom",
@@ -146,7 +147,7 @@ Args parse_args(int argc, const char* const* argv) {
     } else if (arg == "--op" || arg == "--sizes" || arg == "--algo" || arg == "--dot" || arg == "--measurements" ||
                arg == "--save" || arg == "--calibration-out" || arg == "--reps" || arg == "--top" ||
                arg == "--objective" || arg == "--tokens" || arg == "--price-per-gpu-hour" || arg == "--emit" ||
-               arg == "--out" || arg == "--threads" || arg == "--rerank" || arg == "--headroom" ||
+               arg == "--out" || arg == "--plot" || arg == "--threads" || arg == "--rerank" || arg == "--headroom" ||
                arg == "--max-micro-batch" || arg == "--max-vp" || arg == "--rerank-flow" || arg == "--iterations" ||
                arg == "--runs" || arg == "--days" || arg == "--checkpoint" || arg == "--checkpoint-interval" ||
                arg == "--spares" || arg == "--failures" || arg == "--failure-scale" || arg == "--storage-write" ||

@@ -2,6 +2,7 @@
 
 #include <fstream>
 #include <memory>
+#include <sstream>
 
 #include "models/collectives/alpha_beta.hpp"
 #include "models/collectives/collective.hpp"
@@ -31,6 +32,8 @@
 #include "traces/chrome_trace.hpp"
 #include "traces/flow_recorder.hpp"
 #include "traces/memory_slots.hpp"
+#include "traces/svg.hpp"
+#include "traces/timeline_svg.hpp"
 
 namespace trainsim::planner::cli {
 
@@ -49,6 +52,17 @@ int32_t iterations_option(const Args& args) {
     throw ConfigError("--iterations", "expected a whole number from 1 to 64, got \"" + text + "\"",
                       "e.g. --iterations 8");
   return static_cast<int32_t>(n);
+}
+
+// --plot FILE.svg of `trainsim simulate`: the Gantt timeline of the simulated iteration.
+void write_timeline_plot(const std::string& path, const models::workload::Job& job, const models::workload::Workload& w,
+                         const sim::task::TaskExecutor& exec) {
+  traces::TimelineOptions o;
+  std::ostringstream title;
+  title << job.model.name << " on " << job.gpus << " x " << job.gpu.name << " (tp " << job.tp << ", pp " << job.pp
+        << ", dp " << job.dp << ")";
+  o.title = title.str();
+  traces::write_svg_file(path, traces::timeline_svg(w.graph, exec, o), "--plot");
 }
 }  // namespace
 
@@ -80,8 +94,9 @@ int run_simulate(const Args& args, std::ostream& out) {
     flows = std::make_unique<traces::FlowRecorder>(net, std::move(labels));
     if (recorder) recorder->set_flows(flows.get());
   };
-  opt.after_run = [&](const models::workload::Workload&, const sim::task::TaskExecutor&) {
+  opt.after_run = [&](const models::workload::Workload& w, const sim::task::TaskExecutor& exec) {
     if (recorder) recorder->write_file(args.trace_file);
+    if (args.command_options.count("plot")) write_timeline_plot(args.command_options.at("plot"), job, w, exec);
     // 200 bins over the iteration: per-link utilization timelines small enough to plot.
     if (flows && !args.link_csv.empty()) flows->write_link_csv(args.link_csv, engine_seen->now(), 200, "--link-csv");
   };
@@ -90,6 +105,8 @@ int run_simulate(const Args& args, std::ostream& out) {
   // A trace or link timeline records one iteration.
   if (iterations > 1 && !args.trace_file.empty())
     throw ConfigError("--trace", "records one iteration", "drop --iterations, or --trace");
+  if (iterations > 1 && args.command_options.count("plot"))
+    throw ConfigError("--plot", "draws one iteration", "drop --iterations, or --plot");
   if (iterations > 1 && !args.link_csv.empty())
     throw ConfigError("--link-csv", "records one iteration", "drop --iterations, or --link-csv");
   // A simulated failure (a dead GPU) is an outcome, reported with exit code 0.

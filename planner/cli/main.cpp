@@ -46,6 +46,7 @@ void check_command_options(const trainsim::planner::cli::Args& args) {
       {"max-vp", plan, "drop it, or run `trainsim plan`"},
       {"tokens", plan_rel, "drop it, or run `trainsim plan` or `trainsim reliability`"},
       {"iterations", sim, "drop it, or run `trainsim simulate`"},
+      {"plot", {"simulate", "plan"}, "drop it, or run `trainsim simulate` or `trainsim plan`"},
       {"op", coll, "drop it, or run `trainsim collective`"},
       {"sizes", coll, "drop it, or run `trainsim collective`"},
       {"algo", coll, "drop it, or run `trainsim collective`"},

@@ -21,13 +21,16 @@
 #include "planner/cli/job_input.hpp"
 #include "planner/cli/options.hpp"
 #include "planner/cli/overrides.hpp"
+#include "planner/cli/plan_plot.hpp"
 #include "planner/cli/plan_report.hpp"
 #include "planner/cli/reliability_options.hpp"
 #include "planner/emit/emitter.hpp"
 #include "planner/search/distributed.hpp"
+#include "planner/search/estimator.hpp"
 #include "planner/search/pareto.hpp"
 #include "planner/search/search.hpp"
 #include "sim/error.hpp"
+#include "traces/svg.hpp"
 
 namespace trainsim::planner::cli {
 
@@ -214,6 +217,13 @@ int run_plan(const Args& args, std::ostream& out) {
     }
     if (!dist.root()) return kExitOk;
     print_sweep(out, rows, ro);
+    if (args.command_options.count("plot")) {
+      const size_t best = best_size(rows, ro);
+      std::ostringstream title;
+      if (best < rows.size()) title << rows[best].job.model.name << " on " << rows[best].job.gpu.name << ": ";
+      title << "cluster sizes (objective: " << ro.objective << ")";
+      traces::write_svg_file(args.command_options.at("plot"), sweep_svg(rows, best, title.str()), "--plot");
+    }
     bool any = false;
     for (const auto& r : rows) any = any || r.ok;
     if (!any) throw PlanError("plan", "no cluster size in the range has a configuration that fits", "use more GPUs");
@@ -262,6 +272,13 @@ int run_plan(const Args& args, std::ostream& out) {
   }
   print_plan(out, r, s.hardware, s.spec, winner, ro, baseline ? &*baseline : nullptr, written,
              study ? &*study : nullptr);
+  if (args.command_options.count("plot")) {
+    std::ostringstream title;
+    title << s.hardware.model.name << " on " << r.gpus << " x " << s.hardware.gpu.name << ": time vs memory";
+    traces::write_svg_file(args.command_options.at("plot"),
+                           pareto_svg(r, search::usable_memory_bytes(s.hardware, ro.headroom), ro.top, title.str()),
+                           "--plot");
+  }
   return kExitOk;
 }
 

@@ -143,6 +143,20 @@ void print_why(std::ostream& out, const search::Plan& a, const search::Plan& b) 
 
 }  // namespace
 
+size_t best_size(const std::vector<SizeResult>& rows, const PlanReportOptions& o) {
+  size_t best = rows.size();
+  double best_value = 0;
+  for (size_t i = 0; i < rows.size(); ++i) {
+    if (!rows[i].ok) continue;
+    const double v = objective_value(rows[i].job, rows[i].result.plans.front(), o);
+    if (best == rows.size() || v < best_value) {
+      best = i;
+      best_value = v;
+    }
+  }
+  return best;
+}
+
 void print_plan(std::ostream& out, const search::SearchResult& r, const Job& hw, const models::workload::JobSpec& spec,
                 const Job& winner, const PlanReportOptions& o, const BaselineResult* baseline,
                 const std::vector<std::string>& written, const models::failure::ReliabilityReport* reliability) {

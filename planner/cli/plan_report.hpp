@@ -48,5 +48,7 @@ void print_plan(std::ostream& out, const search::SearchResult& r, const models::
                 const models::failure::ReliabilityReport* reliability = nullptr);
 
 void print_sweep(std::ostream& out, const std::vector<SizeResult>& rows, const PlanReportOptions& o);
+// The row with the best objective value among the sizes that have a plan (rows.size() if none).
+size_t best_size(const std::vector<SizeResult>& rows, const PlanReportOptions& o);
 
 }  // namespace trainsim::planner::cli
