@@ -50,7 +50,11 @@ std::string simulated_trace() {
   };
   opt.on_network = [&](sim::flow::FlowNetwork& net, const topology::Topology&) {
     std::vector<std::string> labels;
-    for (size_t l = 0; l < net.link_count(); ++l) labels.push_back("l" + std::to_string(l));
+    for (size_t l = 0; l < net.link_count(); ++l) {
+      std::ostringstream os;  // GCC 12 -Wrestrict false positive on "l" + std::to_string
+      os << 'l' << l;
+      labels.push_back(os.str());
+    }
     flows = std::make_unique<FlowRecorder>(net, std::move(labels));
     recorder->set_flows(flows.get());
   };
