@@ -319,16 +319,7 @@ void print_sweep(std::ostream& out, const std::vector<SizeResult>& rows, const P
     if (rows[i].ok) pts.push_back({rows[i].result.plans.front().iteration_s, static_cast<double>(rows[i].gpus), i});
   const std::vector<size_t> front = search::pareto_time_memory(pts, [](size_t a, size_t b) { return a < b; });
   auto on_front = [&](size_t i) { return std::find(front.begin(), front.end(), i) != front.end(); };
-  size_t best = rows.size();
-  double best_value = 0;
-  for (size_t i = 0; i < rows.size(); ++i) {
-    if (!rows[i].ok) continue;
-    const double v = objective_value(rows[i].job, rows[i].result.plans.front(), o);
-    if (best == rows.size() || v < best_value) {
-      best = i;
-      best_value = v;
-    }
-  }
+  const size_t best = best_size(rows, o);
   if (o.json) {
     Json sizes = Json::array();
     for (size_t i = 0; i < rows.size(); ++i) {
