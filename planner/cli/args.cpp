@@ -78,6 +78,7 @@ const std::vector<std::string>& output_flags() {
                                                  "--rerank-flow",
                                                  "--fault",
                                                  "--iterations",
+                                                 "--rank",
                                                  "--runs",
                                                  "--days",
                                                  "--checkpoint",
@@ -154,6 +155,9 @@ Args parse_args(int argc, const char* const* argv) {
                arg == "--storage-read") {
       next_value(false);
       a.command_options[arg.substr(2)] = value;
+    } else if (arg == "--rank") {  // kineto export: the rank whose timeline is written
+      next_value(false);
+      a.command_options["rank"] = value;
     } else if (arg == "--override") {
       next_value(false);
       a.overrides.push_back(value);

@@ -37,7 +37,8 @@ void check_command_options(const trainsim::planner::cli::Args& args) {
       {"objective", plan, "drop it, or run `trainsim plan`"},
       {"price-per-gpu-hour", plan, "drop it, or run `trainsim plan`"},
       {"emit", plan, "drop it, or run `trainsim plan`"},
-      {"out", plan, "drop it, or run `trainsim plan`"},
+      {"out", {"plan", "kineto"}, "drop it, or run `trainsim plan`"},
+      {"rank", {"kineto"}, "drop it, or run `trainsim kineto export`"},
       {"threads", plan, "drop it, or run `trainsim plan`"},
       {"rerank", plan, "drop it, or run `trainsim plan`"},
       {"rerank-flow", plan, "drop it, or run `trainsim plan`"},
@@ -111,10 +112,10 @@ int main(int argc, char** argv) {
     if (args.command == "topology") return run_topology(args, std::cout);
     if (args.command == "plan") return run_plan(args, std::cout);
     if (args.command == "reliability") return run_reliability(args, std::cout);
-    if (args.command == "validate") {
+    if (args.command == "validate" || args.command == "kineto") {
       std::string line = "trainsim";
       for (int i = 1; i < argc; ++i) line += std::string(" ") + argv[i];
-      return run_validate(args, std::cout, line);
+      return args.command == "kineto" ? run_kineto(args, std::cout, line) : run_validate(args, std::cout, line);
     }
     throw trainsim::ConfigError(
         args.command, "unknown command",
