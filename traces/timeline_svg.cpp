@@ -109,6 +109,8 @@ const char* to_string(TimelineCategory c) {
   return "?";
 }
 
+const char* timeline_colour(TimelineCategory c) { return kColors[static_cast<size_t>(c)]; }
+
 TimelineCategory timeline_category(TaskKind kind, std::string_view label) {
   if (kind == TaskKind::kMemory || contains(label, "offload") || contains(label, "d2h") || contains(label, "h2d"))
     return TimelineCategory::kMemory;

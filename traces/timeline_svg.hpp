@@ -32,6 +32,8 @@ enum class TimelineCategory : uint8_t {
 constexpr int kTimelineCategories = 11;
 const char* to_string(TimelineCategory c);
 TimelineCategory timeline_category(sim::task::TaskKind kind, std::string_view label);
+// The category's fill colour, "#rrggbb" (Tableau 10 plus grey), shared by the SVG and the UI.
+const char* timeline_colour(TimelineCategory c);
 
 struct TimelineOptions {
   std::string title;           // first line of the heading (e.g. "llama3-8b on 16 x H100")

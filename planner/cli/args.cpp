@@ -152,7 +152,7 @@ Args parse_args(int argc, const char* const* argv) {
                arg == "--max-micro-batch" || arg == "--max-vp" || arg == "--rerank-flow" || arg == "--iterations" ||
                arg == "--runs" || arg == "--days" || arg == "--checkpoint" || arg == "--checkpoint-interval" ||
                arg == "--spares" || arg == "--failures" || arg == "--failure-scale" || arg == "--storage-write" ||
-               arg == "--storage-read") {
+               arg == "--storage-read" || arg == "--screenshot" || arg == "--size" || arg == "--regions") {
       next_value(false);
       a.command_options[arg.substr(2)] = value;
     } else if (arg == "--rank") {  // kineto export: the rank whose timeline is written
@@ -167,6 +167,9 @@ Args parse_args(int argc, const char* const* argv) {
     } else if (arg == "--rate") {
       next_value(false);
       a.rates.push_back(value);
+    } else if (arg == "--no-plans") {
+      if (has_value) throw ConfigError("--no-plans", "takes no value");
+      a.options.insert("no-plans");
     } else if (arg == "--elastic" || arg == "--broadcast-restore") {
       // Switches: alone, or with true / false.
       if (next_value(true) ? sim::config::read_bool(scalar(value), arg) : true)

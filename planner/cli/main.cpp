@@ -39,7 +39,7 @@ void check_command_options(const trainsim::planner::cli::Args& args) {
       {"emit", plan, "drop it, or run `trainsim plan`"},
       {"out", {"plan", "kineto"}, "drop it, or run `trainsim plan`"},
       {"rank", {"kineto"}, "drop it, or run `trainsim kineto export`"},
-      {"threads", plan, "drop it, or run `trainsim plan`"},
+      {"threads", {"plan", "ui"}, "drop it, or run `trainsim plan` or `trainsim ui`"},
       {"rerank", plan, "drop it, or run `trainsim plan`"},
       {"rerank-flow", plan, "drop it, or run `trainsim plan`"},
       {"headroom", plan, "drop it, or run `trainsim plan`"},
@@ -65,6 +65,9 @@ void check_command_options(const trainsim::planner::cli::Args& args) {
       {"failure-scale", plan_rel, "drop it, or run `trainsim reliability`"},
       {"storage-write", plan_rel, "drop it, or run `trainsim reliability`"},
       {"storage-read", plan_rel, "drop it, or run `trainsim reliability`"},
+      {"screenshot", {"ui"}, "drop it, or run `trainsim ui`"},
+      {"regions", {"ui"}, "drop it, or run `trainsim ui`"},
+      {"size", {"ui"}, "drop it, or run `trainsim ui`"},
   };
   auto allowed = [&](const std::vector<std::string>& cmds) {
     return std::find(cmds.begin(), cmds.end(), args.command) != cmds.end();
@@ -78,6 +81,7 @@ void check_command_options(const trainsim::planner::cli::Args& args) {
   for (const Rule& r : rules)
     if (args.command_options.count(r.option) && !allowed(r.commands))
       reject(std::string("--") + r.option, r.commands, r.hint);
+  if (args.options.count("no-plans") && !allowed({"ui"})) reject("--no-plans", {"ui"}, "drop it, or run `trainsim ui`");
   for (const char* s : {"elastic", "broadcast-restore"})
     if (args.options.count(s) && !allowed(plan_rel))
       reject(std::string("--") + s, plan_rel, "drop it, or run `trainsim reliability`");
@@ -112,14 +116,15 @@ int main(int argc, char** argv) {
     if (args.command == "topology") return run_topology(args, std::cout);
     if (args.command == "plan") return run_plan(args, std::cout);
     if (args.command == "reliability") return run_reliability(args, std::cout);
+    if (args.command == "ui") return run_ui(args, std::cout);
     if (args.command == "validate" || args.command == "kineto") {
       std::string line = "trainsim";
       for (int i = 1; i < argc; ++i) line += std::string(" ") + argv[i];
       return args.command == "kineto" ? run_kineto(args, std::cout, line) : run_validate(args, std::cout, line);
     }
-    throw trainsim::ConfigError(
-        args.command, "unknown command",
-        "use simulate, plan, reliability, collective, topology, validate, list or config; see `trainsim help`");
+    throw trainsim::ConfigError(args.command, "unknown command",
+                                "use simulate, plan, reliability, collective, topology, validate, kineto, ui, list or "
+                                "config; see `trainsim help`");
   } catch (const trainsim::ConfigError& e) {
     std::cout.flush();
     const std::string path = display_path(e.path(), args);
