@@ -18,7 +18,7 @@ models::hardware::GpuSpec trace_gpu(const KinetoTrace& trace, const std::string&
     throw ConfigError("--gpu",
                       trace.device_name.empty() ? "the trace names no GPU (it has no deviceProperties)"
                                                 : "the trace's GPU \"" + trace.device_name + "\" matches no GPU preset",
-                      "pass --gpu with a preset (`trainsim list gpus`) or a GPU file");
+                      "pass --gpu with a preset from `trainsim list gpus`, or a GPU file");
   return models::hardware::parse_gpu(models::presets::resolve("gpus", ref, "--gpu"), "--gpu");
 }
 
