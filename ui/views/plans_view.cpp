@@ -27,7 +27,7 @@ int32_t draw_plans_view(PlansPanel& p) {
       float width = 0;  // fit the contents
       if (c == static_cast<int>(PlanColumn::kConfig)) {
         cf |= ImGuiTableColumnFlags_WidthFixed;
-        width = ImGui::CalcTextSize("tp8 pp16 dp128 cp2 vp8 mb16 zero3 full interleaved-1f1b").x;
+        width = ImGui::CalcTextSize("tp8 pp16 dp128 vp8 mb4 zero3 interleaved").x;
       }
       ImGui::TableSetupColumn(to_string(static_cast<PlanColumn>(c)), cf, width, static_cast<ImGuiID>(c));
     }
