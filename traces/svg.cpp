@@ -265,8 +265,10 @@ double Chart::py(double y) const { return top_ + (1 - fraction(y_, y)) * height_
 
 void Chart::draw_axes() {
   canvas_.open_group("axes");
-  const std::vector<double> xt = x_.ticks.empty() ? nice_ticks(x_.lo, x_.hi, 8, x_.log) : x_.ticks;
-  const std::vector<double> yt = y_.ticks.empty() ? nice_ticks(y_.lo, y_.hi, 6, y_.log) : y_.ticks;
+  const std::vector<double> xt =
+      x_.no_ticks ? std::vector<double>{} : (x_.ticks.empty() ? nice_ticks(x_.lo, x_.hi, 8, x_.log) : x_.ticks);
+  const std::vector<double> yt =
+      y_.no_ticks ? std::vector<double>{} : (y_.ticks.empty() ? nice_ticks(y_.lo, y_.hi, 6, y_.log) : y_.ticks);
   const double bottom = top_ + height_;
   for (const double v : xt) {
     const double x = px(v);

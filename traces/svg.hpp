@@ -67,6 +67,7 @@ struct Axis {
   bool log = false;           // log10 scale (lo and hi must be > 0)
   std::string label;          // written beside the axis
   std::vector<double> ticks;  // explicit tick positions; empty: "nice" ticks chosen automatically
+  bool no_ticks = false;      // no ticks, labels or grid (a timeline's row axis)
 };
 
 // Round-number tick positions covering [lo, hi], about `target` of them (1, 2 or 5 times a power

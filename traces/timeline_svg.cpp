@@ -195,7 +195,7 @@ std::string timeline_svg(const TaskGraph& g, const sim::task::TaskExecutor& exec
   svg.close_group();
 
   Axis x{0, static_cast<double>(span) * scale, false, unit, {}};
-  Axis y{0, 1, false, "", {0.0}};
+  Axis y{0, 1, false, "", {}, true};  // rows, not numbers: no ticks
   Chart chart(svg, kLeft, kTop, plot_w, rows_h, x, y);
 
   svg.open_group("rows");

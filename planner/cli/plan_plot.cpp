@@ -1,7 +1,9 @@
 #include "planner/cli/plan_plot.hpp"
 
 #include <algorithm>
+#include <cmath>
 #include <sstream>
+#include <vector>
 
 #include "planner/search/candidate.hpp"
 #include "traces/svg.hpp"
@@ -79,15 +81,32 @@ std::string pareto_svg(const search::SearchResult& r, double memory_limit_bytes,
   svg.close_group();
 
   svg.open_group("top");
+  // Plans drawn within 10 pixels of an earlier one share its label ("#1, #4, #6"): equal
+  // estimates would otherwise print their numbers over each other.
+  struct Label {
+    double x, y;
+    std::vector<size_t> ranks;
+  };
+  std::vector<Label> labels;
   for (size_t i = 0; i < n_top; ++i) {
     const auto& p = r.plans[i];
     const double x = chart.px(p.peak_memory_bytes / kGiB), y = chart.py(p.iteration_s);
-    std::ostringstream tip, label;
+    std::ostringstream tip;
     tip << "#" << i + 1 << " " << search::describe(p.candidate) << ": " << traces::svg_number(p.iteration_s, 3)
         << " s (" << p.fidelity << "), " << traces::svg_number(p.peak_memory_bytes / kGiB, 1) << " GiB";
-    label << "#" << i + 1;
     svg.circle(x, y, i == 0 ? 7 : 5, kTopColor, "#222", tip.str());
-    svg.text(x + 8, y - 6, label.str(), 11, "start", "#222", 0, i == 0 ? "bold" : "");
+    auto near = std::find_if(labels.begin(), labels.end(),
+                             [&](const Label& l) { return std::abs(l.x - x) < 10 && std::abs(l.y - y) < 10; });
+    if (near == labels.end())
+      labels.push_back({x, y, {i + 1}});
+    else
+      near->ranks.push_back(i + 1);
+  }
+  for (const Label& l : labels) {
+    std::ostringstream text;
+    for (size_t k = 0; k < l.ranks.size() && k < 4; ++k) text << (k ? ", #" : "#") << l.ranks[k];
+    if (l.ranks.size() > 4) text << " +" << l.ranks.size() - 4;
+    svg.text(l.x + 8, l.y - 6, text.str(), 11, "start", "#222", 0, l.ranks.front() == 1 ? "bold" : "");
   }
   svg.close_group();
 
