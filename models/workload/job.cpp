@@ -368,8 +368,15 @@ Job resolve_job(const JobSpec& s) {
 }
 
 Job resolve_hardware(const JobSpec& s) {
+  // The model first, as before: its errors are reported ahead of the cluster's.
+  llm::ModelSpec model = llm::parse_model(resolve_ref("models", s.model, "model"), "model");
+  Job j = resolve_platform(s);
+  j.model = std::move(model);
+  return j;
+}
+
+Job resolve_platform(const JobSpec& s) {
   Job j;
-  j.model = llm::parse_model(resolve_ref("models", s.model, "model"), "model");
   const Json cluster_json = resolve_ref("clusters", s.cluster, "cluster");
   j.cluster = hardware::parse_cluster(cluster_json, "cluster");
   Json gpu_json;

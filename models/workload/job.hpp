@@ -123,6 +123,9 @@ Job resolve_job(const JobSpec& spec);
 // The part of resolve_job before the parallel configuration: model, cluster, GPU, calibration,
 // precision and attention (the planner resolves them once per search).
 Job resolve_hardware(const JobSpec& spec);
+// resolve_hardware without the model: cluster, GPU, calibration, precision and attention (a
+// replayed trace brings its own workload, traces/chakra_workload.hpp).
+Job resolve_platform(const JobSpec& spec);
 
 // The part of resolve_job after the presets: copies the parallel configuration of `spec` (gpus
 // onwards; spec.model/cluster/gpu/calibration are not read) into `job`, whose model, cluster and
