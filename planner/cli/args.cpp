@@ -78,6 +78,9 @@ const std::vector<std::string>& output_flags() {
                                                  "--rerank-flow",
                                                  "--fault",
                                                  "--iterations",
+                                                 "--chakra",
+                                                 "--export-chakra",
+                                                 "--recorded-gpu",
                                                  "--rank",
                                                  "--runs",
                                                  "--days",
@@ -152,7 +155,8 @@ Args parse_args(int argc, const char* const* argv) {
                arg == "--max-micro-batch" || arg == "--max-vp" || arg == "--rerank-flow" || arg == "--iterations" ||
                arg == "--runs" || arg == "--days" || arg == "--checkpoint" || arg == "--checkpoint-interval" ||
                arg == "--spares" || arg == "--failures" || arg == "--failure-scale" || arg == "--storage-write" ||
-               arg == "--storage-read" || arg == "--screenshot" || arg == "--size" || arg == "--regions") {
+               arg == "--storage-read" || arg == "--chakra" || arg == "--export-chakra" || arg == "--recorded-gpu" ||
+               arg == "--screenshot" || arg == "--size" || arg == "--regions") {
       next_value(false);
       a.command_options[arg.substr(2)] = value;
     } else if (arg == "--rank") {  // kineto export: the rank whose timeline is written

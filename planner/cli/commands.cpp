@@ -21,6 +21,7 @@
 #include "models/workload/iterations.hpp"
 #include "models/workload/job.hpp"
 #include "models/workload/simulate.hpp"
+#include "planner/cli/chakra.hpp"
 #include "planner/cli/job_input.hpp"
 #include "planner/cli/report.hpp"
 #include "planner/emit/emitter.hpp"
@@ -67,6 +68,8 @@ void write_timeline_plot(const std::string& path, const models::workload::Job& j
 }  // namespace
 
 int run_simulate(const Args& args, std::ostream& out) {
+  if (args.command_options.count("chakra")) return run_chakra_simulate(args, out);
+  check_chakra_export(args);
   const models::workload::Job job = models::workload::resolve_job(models::workload::parse_job(job_json(args)));
   models::workload::SimulateOptions opt;
   opt.fidelity =
@@ -97,6 +100,7 @@ int run_simulate(const Args& args, std::ostream& out) {
   opt.after_run = [&](const models::workload::Workload& w, const sim::task::TaskExecutor& exec) {
     if (recorder) recorder->write_file(args.trace_file);
     if (args.command_options.count("plot")) write_timeline_plot(args.command_options.at("plot"), job, w, exec);
+    write_chakra_export(args, job, w, exec);
     // 200 bins over the iteration: per-link utilization timelines small enough to plot.
     if (flows && !args.link_csv.empty()) flows->write_link_csv(args.link_csv, engine_seen->now(), 200, "--link-csv");
   };
@@ -398,6 +402,12 @@ void print_help(std::ostream& out) {
          "                      gpu:R@T                     GPU R dies at T: the job stops (exit code stays 0)\n"
          "                      slow-gpu:R[@T]*S            GPU R computes at S x speed from T (default 0)\n"
          "                      T, D: durations (2ms, 0); F, S in (0, 1); node names: `trainsim topology --dot`\n"
+         "                    [--export-chakra PREFIX]   with --fidelity full: the iteration as Chakra JSON,\n"
+         "                      one file per rank, PREFIX.<rank>.json (docs/traces.md)\n"
+         "  trainsim simulate --chakra PATH --cluster C [--gpu G] [--recorded-gpu G] [--network flow|analytic]\n"
+         "                    [--json] [--trace FILE.json] [--plot FILE.svg] [--link-csv FILE.csv]\n"
+         "                    replay a Chakra execution trace (chakra_jsonizer JSON: PATH, or PATH.0.json,\n"
+         "                    PATH.1.json, ... one per rank) on the cluster (docs/traces.md)\n"
          "  trainsim plan [JOB.json] --model M --cluster C --gpus N|MIN:MAX --global-batch G [--seq-len S]\n"
          "                    [any parallel flag pins that dimension: --tp 8 --schedule interleaved ...]\n"
          "                    [--top 10] [--objective time|cost|energy|goodput] [--tokens 15T] [--price-per-gpu-hour "
