@@ -10,8 +10,8 @@
 #include <unordered_map>
 
 #include "models/collectives/alpha_beta.hpp"
-#include "models/compute/compute_model.hpp"
 #include "sim/error.hpp"
+#include "traces/chakra_node.hpp"
 
 namespace trainsim::traces::chakra {
 
@@ -78,68 +78,6 @@ void local_order(const RankTrace& t, RankState& st) {
                     "dependencies must form a DAG; remove the edge that closes the cycle");
 }
 
-col::CollectiveOp collective_op(const Node& n, CommType& type) {
-  const auto it = n.attrs.find("comm_type");
-  if (it == n.attrs.end())
-    throw ConfigError(n.path + ".attr", "a COMM_COLL_NODE needs a comm_type attribute",
-                      "add {\"name\": \"comm_type\", \"int64Val\": \"0\"} (0 = ALL_REDUCE, et_def.proto "
-                      "CollectiveCommType)");
-  bool ok = false;
-  if (it->second.kind == AttrValue::Kind::kString) {
-    for (int k = 0; k <= static_cast<int>(CommType::kBarrier) && !ok; ++k)
-      if (it->second.s == to_string(static_cast<CommType>(k))) type = static_cast<CommType>(k), ok = true;
-  } else {
-    const int64_t v = *n.int_attr("comm_type");
-    if (v >= 0 && v <= static_cast<int64_t>(CommType::kBarrier)) type = static_cast<CommType>(v), ok = true;
-  }
-  if (!ok)
-    throw ConfigError(n.path + ".attr.comm_type", "unknown collective type",
-                      "use a CollectiveCommType of et_def.proto: 0 ALL_REDUCE ... 9 BARRIER");
-  switch (type) {
-    case CommType::kAllReduce:
-    case CommType::kBarrier: return col::CollectiveOp::kAllReduce;
-    case CommType::kReduce: return col::CollectiveOp::kReduce;
-    case CommType::kAllGather: return col::CollectiveOp::kAllGather;
-    case CommType::kBroadcast: return col::CollectiveOp::kBroadcast;
-    case CommType::kAllToAll: return col::CollectiveOp::kAllToAll;
-    case CommType::kReduceScatter:
-    case CommType::kReduceScatterBlock: return col::CollectiveOp::kReduceScatter;
-    default: break;
-  }
-  throw ConfigError(n.path + ".attr.comm_type", std::string("collective ") + to_string(type) + " is not simulated",
-                    "trainsim runs ALL_REDUCE, REDUCE, ALL_GATHER, BROADCAST, ALL_TO_ALL, REDUCE_SCATTER and "
-                    "BARRIER; replace it with one of them");
-}
-
-int64_t comm_size(const Node& n) {
-  const auto v = n.int_attr("comm_size");
-  if (!v)
-    throw ConfigError(n.path + ".attr", std::string("a ") + to_string(n.type) + " needs a comm_size attribute (bytes)",
-                      "add {\"name\": \"comm_size\", \"int64Val\": \"BYTES\"}");
-  if (*v < 0) throw ConfigError(n.path + ".attr.comm_size", "must not be negative", "give the bytes moved");
-  return *v;
-}
-
-int32_t peer(const Node& n, const char* key, int32_t ranks) {
-  const auto v = n.int_attr(key);
-  if (!v) {
-    std::ostringstream m;
-    m << "a " << to_string(n.type) << " needs a " << key << " attribute (the peer rank)";
-    throw ConfigError(n.path + ".attr", str(m), std::string("add {\"name\": \"") + key + "\", \"int32Val\": RANK}");
-  }
-  if (*v < 0 || *v >= ranks) {
-    std::ostringstream m;
-    m << "rank " << *v << " is not in the trace (ranks 0 to " << ranks - 1 << ", one per file)";
-    throw ConfigError(n.path + ".attr." + key, str(m), "give every rank's file, or fix the peer");
-  }
-  return static_cast<int32_t>(*v);
-}
-
-double nonneg_attr(const Node& n, const char* key) {
-  const auto v = n.int_attr(key);
-  return v && *v > 0 ? static_cast<double>(*v) : 0.0;
-}
-
 }  // namespace
 
 const char* to_string(TaskClass c) {
@@ -151,15 +89,6 @@ const char* to_string(TaskClass c) {
     case TaskClass::kMemory: return "memory";
   }
   return "?";
-}
-
-sim::Time roofline_time(const models::hardware::GpuSpec& gpu, models::compute::Precision precision, double flops,
-                        double bytes) {
-  const models::compute::ComputeModel cm(gpu, precision);
-  const double eff = precision == models::compute::Precision::kFp8 ? gpu.fp8_gemm_efficiency : gpu.gemm_efficiency;
-  const double math = flops / (cm.peak().per_second() * eff);
-  const double memory = bytes / (gpu.hbm_bandwidth.bytes_per_second() * gpu.hbm_efficiency);
-  return sim::Time::from_seconds_ceil(std::max(math, memory));
 }
 
 std::optional<std::string> recorded_gpu_name(const Trace& trace) {
@@ -205,7 +134,6 @@ ImportedWorkload import_workload(const Trace& trace, const models::workload::Job
   stats.ranks = nranks;
   const col::AlphaBetaModel comm_model(job.cluster);
   const int64_t gpn = std::max<int64_t>(1, job.cluster.gpus_per_node);
-  const bool rescale = options.recorded_gpu && options.recorded_gpu->name != job.gpu.name;
 
   std::vector<RankState> st(static_cast<size_t>(nranks));
   for (int32_t r = 0; r < nranks; ++r) {
@@ -344,9 +272,7 @@ ImportedWorkload import_workload(const Trace& trace, const models::workload::Job
                             "METADATA nodes; remove the others");
         case NodeType::kComp: {
           const bool cpu = n.bool_attr("is_cpu_op").value_or(false);
-          const sim::Time recorded = sim::Time::us(static_cast<int64_t>(n.duration_micros));
-          const double flops = nonneg_attr(n, "num_ops"), bytes = nonneg_attr(n, "tensor_size");
-          sim::Time t = recorded;
+          sim::Time t = sim::Time::us(static_cast<int64_t>(n.duration_micros));
           if (cpu) {
             if (t == sim::Time::zero()) break;
             fresh(TaskClass::kCpu, sim::task::TaskKind::kCompute);
@@ -357,23 +283,17 @@ ImportedWorkload import_workload(const Trace& trace, const models::workload::Job
             if (tid) s << " tid " << *tid;
             on_stream(p, stream(r, s.str()));
           } else {
-            const bool ops = flops > 0 || bytes > 0;
-            if (t == sim::Time::zero() && !ops) break;  // ASTRA-sim skips these too
-            if (t == sim::Time::zero()) {
-              t = roofline_time(job.gpu, job.precision, flops, bytes) + job.gpu.kernel_launch;
-              ++stats.roofline;
-            } else if (rescale && ops) {
-              const double from = roofline_time(*options.recorded_gpu, job.precision, flops, bytes).seconds();
-              const double to = roofline_time(job.gpu, job.precision, flops, bytes).seconds();
-              if (from > 0) t = sim::Time::from_seconds_ceil(recorded.seconds() * to / from);
-              ++stats.rescaled;
-            } else if (rescale) {
-              ++stats.kept;
-            }
+            const GpuTime g =
+                gpu_time(n, job.gpu, job.precision, options.recorded_gpu ? &*options.recorded_gpu : nullptr);
+            if (g.source == GpuTime::Source::kNone) break;
+            t = g.time;
+            stats.roofline += g.source == GpuTime::Source::kRoofline;
+            stats.rescaled += g.source == GpuTime::Source::kRescaled;
+            stats.kept += g.source == GpuTime::Source::kKept;
             fresh(TaskClass::kCompute, sim::task::TaskKind::kCompute);
             ++stats.compute;
-            protos[p].spec.flops = sim::Flops(flops);
-            protos[p].spec.bytes = sim::Bytes(static_cast<int64_t>(bytes));
+            protos[p].spec.flops = sim::Flops(count_attr(n, "num_ops"));
+            protos[p].spec.bytes = sim::Bytes(static_cast<int64_t>(count_attr(n, "tensor_size")));
             on_stream(p, stream(r, stream_label("compute")));
           }
           protos[p].spec.duration = t;
@@ -381,7 +301,7 @@ ImportedWorkload import_workload(const Trace& trace, const models::workload::Job
         }
         case NodeType::kMemLoad:
         case NodeType::kMemStore: {
-          const double bytes = nonneg_attr(n, "tensor_size");
+          const double bytes = count_attr(n, "tensor_size");
           sim::Time t = sim::Time::us(static_cast<int64_t>(n.duration_micros));
           if (t == sim::Time::zero() && bytes > 0)
             t = sim::Bytes(static_cast<int64_t>(bytes)) / job.cluster.host_link_bandwidth;
@@ -395,8 +315,8 @@ ImportedWorkload import_workload(const Trace& trace, const models::workload::Job
         }
         case NodeType::kCommColl: {
           CommType type{};
-          const col::CollectiveOp op = collective_op(n, type);
-          const int64_t size = type == CommType::kBarrier ? std::max<int64_t>(comm_size(n), 4) : comm_size(n);
+          const col::CollectiveOp op = collective_of(n, type);
+          const int64_t size = comm_bytes(n);
           const std::string pg = n.string_attr("pg_name").value_or("");
           const auto key = std::make_pair(pg, coll_seen[pg]++);
           const auto found = coll_at.find(key);
@@ -421,9 +341,8 @@ ImportedWorkload import_workload(const Trace& trace, const models::workload::Job
             const Node& first =
                 trace.ranks[static_cast<size_t>(protos[p].nodes.front().first)].nodes[protos[p].nodes.front().second];
             CommType first_type{};
-            collective_op(first, first_type);
-            const int64_t first_size =
-                first_type == CommType::kBarrier ? std::max<int64_t>(comm_size(first), 4) : comm_size(first);
+            collective_of(first, first_type);
+            const int64_t first_size = comm_bytes(first);
             if (first_type != type || first_size != size) {
               std::ostringstream m;
               m << "collective #" << key.second << " on "
@@ -442,7 +361,7 @@ ImportedWorkload import_workload(const Trace& trace, const models::workload::Job
         case NodeType::kCommSend:
         case NodeType::kCommRecv: {
           const bool send = n.type == NodeType::kCommSend;
-          const int32_t other = peer(n, send ? "comm_dst" : "comm_src", nranks);
+          const int32_t other = comm_peer(n, send ? "comm_dst" : "comm_src", nranks);
           if (other == r) throw ConfigError(n.path + ".attr", "a rank sends to itself", "fix comm_src / comm_dst");
           const int64_t tag = n.int_attr("comm_tag").value_or(0);
           const auto key = send ? std::make_tuple(r, other, tag) : std::make_tuple(other, r, tag);
@@ -456,10 +375,10 @@ ImportedWorkload import_workload(const Trace& trace, const models::workload::Job
             fresh(TaskClass::kTransfer, sim::task::TaskKind::kP2P);
             ++stats.transfers;
             const int32_t src = send ? r : other, dst = send ? other : r;
-            protos[p].spec.bytes = sim::Bytes(comm_size(n));
-            protos[p].spec.duration = comm_model.p2p(sim::Bytes(comm_size(n)), src / gpn != dst / gpn);
-            if (comm_size(n) > 0)
-              protos[p].comm = comm_id(col::CollectiveOp::kSendRecv, sim::Bytes(comm_size(n)), group_id({src, dst}));
+            protos[p].spec.bytes = sim::Bytes(comm_bytes(n));
+            protos[p].spec.duration = comm_model.p2p(sim::Bytes(comm_bytes(n)), src / gpn != dst / gpn);
+            if (comm_bytes(n) > 0)
+              protos[p].comm = comm_id(col::CollectiveOp::kSendRecv, sim::Bytes(comm_bytes(n)), group_id({src, dst}));
           }
           mine.emplace_back(r, i);
           if (send) {
@@ -471,10 +390,10 @@ ImportedWorkload import_workload(const Trace& trace, const models::workload::Job
           if (protos[p].nodes.size() == 1) {  // the pair is complete: same size on both sides
             const Node& o =
                 trace.ranks[static_cast<size_t>(protos[p].nodes.front().first)].nodes[protos[p].nodes.front().second];
-            if (comm_size(o) != comm_size(n)) {
+            if (comm_bytes(o) != comm_bytes(n)) {
               std::ostringstream m;
-              m << "moves " << comm_size(n) << " bytes but its matching " << to_string(o.type) << " (" << o.path
-                << ") moves " << comm_size(o);
+              m << "moves " << comm_bytes(n) << " bytes but its matching " << to_string(o.type) << " (" << o.path
+                << ") moves " << comm_bytes(o);
               throw ConfigError(n.path + ".attr.comm_size", str(m), "a send and its receive must have one size");
             }
           }

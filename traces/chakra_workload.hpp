@@ -63,9 +63,4 @@ ImportedWorkload import_workload(const Trace& trace, const models::workload::Job
 // exporter writes), if any rank's file does.
 std::optional<std::string> recorded_gpu_name(const Trace& trace);
 
-// Roofline time of a kernel executing `flops` and moving `bytes` through HBM on `gpu` in
-// `precision`: max(flops / (peak x efficiency), bytes / (HBM x efficiency)), no launch cost.
-sim::Time roofline_time(const models::hardware::GpuSpec& gpu, models::compute::Precision precision, double flops,
-                        double bytes);
-
 }  // namespace trainsim::traces::chakra

@@ -11,6 +11,7 @@
 
 #include "chakra_test_util.hpp"
 #include "models/presets/catalog.hpp"
+#include "traces/chakra_node.hpp"
 #include "traces/chakra_replay.hpp"
 
 namespace trainsim::traces::chakra {
