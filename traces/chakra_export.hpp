@@ -1,8 +1,9 @@
 #pragma once
 // Writes a simulated workload as a Chakra execution trace in chakra_jsonizer's JSON form, one
-// file per rank (PREFIX.<rank>.json), so the workloads trainsim generates can be fed to ASTRA-sim
-// (through Chakra's converters) or back to `trainsim simulate --chakra`. Every rank must be
-// simulated: the workload comes from full fidelity (docs/traces.md).
+// file per rank (PREFIX.<rank>.json), so the workloads trainsim generates can be read back by
+// `trainsim simulate --chakra`, or turned into the protobuf files ASTRA-sim reads (ProtoJSON
+// parse + Chakra's encodeMessage). Every rank must be simulated: the workload comes from full
+// fidelity (docs/traces.md).
 //
 // Per rank, one node per task the rank takes part in, ids 0, 1, ... in a topological order:
 //   compute task      -> COMP_NODE (is_cpu_op false, num_ops = its FLOPs; host copies on the
