@@ -94,8 +94,8 @@ int run_ui(const Args& args, std::ostream& out) {
   }
   std::pair<int, int> size{1600, 1000};
   if (args.command_options.count("size")) size = parse_window_size(args.command_options.at("size"));
-  const auto threads = static_cast<int>(
-      int_option(args, "threads", std::max<int64_t>(1, std::thread::hardware_concurrency() - 1), 1, 1024));
+  const auto threads = static_cast<int>(int_option(
+      args, "threads", std::max<int64_t>(1, static_cast<int64_t>(std::thread::hardware_concurrency()) - 1), 1, 1024));
 #if TRAINSIM_HAVE_UI
   ui::AppOptions o;
   o.job = job;

@@ -34,10 +34,11 @@ void fail(const std::string& what) {
   ++failures;
 }
 
-// Pixels of the region (below its 20-pixel title bar) within `tol` of colour `c` in each channel.
-size_t count_near(const Image& im, const nlohmann::json& r, unsigned c, int tol) {
+// Pixels of the region, below its top `skip` pixels (title bar, headings, legend), within `tol` of
+// colour `c` in each channel.
+size_t count_near(const Image& im, const nlohmann::json& r, unsigned c, int tol, int skip) {
   size_t n = 0;
-  const int x0 = r["x"], y0 = r["y"].get<int>() + 20, x1 = x0 + r["w"].get<int>(),
+  const int x0 = r["x"], y0 = r["y"].get<int>() + skip, x1 = x0 + r["w"].get<int>(),
             y1 = r["y"].get<int>() + r["h"].get<int>();
   for (int y = std::max(0, y0); y < std::min(im.h, y1); ++y)
     for (int x = std::max(0, x0); x < std::min(im.w, x1); ++x) {
@@ -106,19 +107,23 @@ int main(int argc, char** argv) {
       fail(std::string(name) + " looks empty: " + std::to_string(hist.size()) + " colours, " +
            std::to_string(static_cast<int>(100 * drawn)) + "% drawn");
   }
-  auto expect = [&](const char* view, unsigned colour, size_t at_least, const char* what) {
+  auto expect = [&](const char* view, unsigned colour, size_t at_least, const char* what, int skip = 20, int tol = 6) {
     if (!by_name.count(view)) return;
-    const size_t n = count_near(im, by_name[view], colour, 6);
+    const size_t n = count_near(im, by_name[view], colour, tol, skip);
     if (n < at_least) fail(std::string(view) + ": " + what + " missing (" + std::to_string(n) + " pixels)");
   };
-  // The timeline palette (traces/timeline_svg.cpp): forward, backward, TP communication.
-  expect("Schedule", 0x4e79a7, 200, "forward tasks");
-  expect("Schedule", 0xf28e2b, 200, "backward tasks");
-  expect("Schedule", 0xe15759, 100, "TP communication");
+  // The timeline palette (traces/timeline_svg.cpp): forward, backward, TP communication, below
+  // the title bar, the two heading lines and the legend (whose swatches are 144 pixels each).
+  constexpr int kScheduleHeader = 100;
+  expect("Schedule", 0x4e79a7, 2000, "forward tasks", kScheduleHeader);
+  expect("Schedule", 0xf28e2b, 2000, "backward tasks", kScheduleHeader);
+  expect("Schedule", 0xe15759, 1000, "TP communication", kScheduleHeader);
   expect("Memory", 0xff2828, 200, "the capacity line");
   if (!trace) {
     expect("Topology", 0x76b900, 20, "GPU nodes");
-    expect("Plans", 0xffffff, 50, "the table's text");
+    // The table's header row (ImGui's dark TableHeaderBg, 0.19 0.19 0.20): there only when the
+    // planner's table is drawn, not its "planning..." or error line.
+    expect("Plans", 0x303033, 2000, "the plans table", 20, 1);
   }
   if (failures == 0) std::printf("screenshot_check: %s passes (%zu colours)\n", argv[1], all.size());
   return failures == 0 ? 0 : 1;

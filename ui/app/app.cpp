@@ -158,6 +158,8 @@ int run_app(const AppOptions& o) {
     }
   }
   bool first_scene = true;
+  bool baseline_pending = false;      // the next schedule pass is a picked plan's: it becomes the baseline
+  std::exception_ptr headless_error;  // a failed link pass or planner: the screenshot fails with it
 
   const auto started = std::chrono::steady_clock::now();
   int settle_frames = 0;
@@ -173,7 +175,13 @@ int run_app(const AppOptions& o) {
         // The first scene failing ends the program with that error (its exit code); later ones
         // are a what-if the panel reports.
         if (first_scene) std::rethrow_exception(r->error);
-        what_if.status = "not simulated: " + describe(r->error);
+        if (r->id == scenes.full_id) {
+          // The schedule pass worked; only the link utilization is missing.
+          what_if.status += "; link utilization failed: " + describe(r->error);
+          if (headless) headless_error = r->error;
+        } else {
+          what_if.status = "not simulated: " + describe(r->error);
+        }
         scenes.pending = false;
       } else {
         const bool full = r->id == scenes.full_id;
@@ -183,7 +191,10 @@ int run_app(const AppOptions& o) {
           state.window.reset(static_cast<double>(state.scene->span_ns));
           window_reset = false;
         }
-        if (first_scene && o.trace.empty()) what_if.baseline_s = state.scene->iteration_s;
+        if ((first_scene || (baseline_pending && !full)) && o.trace.empty()) {
+          what_if.baseline_s = state.scene->iteration_s;
+          baseline_pending = false;
+        }
         first_scene = false;
         if (!full) {
           const double last_request_ms =
@@ -192,8 +203,9 @@ int run_app(const AppOptions& o) {
           s.precision(3);
           s << "simulated in " << state.scene->build_ms << " ms (" << last_request_ms << " ms from the change)";
           if (o.trace.empty()) what_if.status = s.str();
-          // The second pass: the same job with every flow recorded for link utilization.
-          if (o.trace.empty()) {
+          // The second pass: the same job with every flow recorded for link utilization (on the
+          // flow network only: an analytic job has no topology).
+          if (o.trace.empty() && !state.scene->nodes.empty()) {
             scenes.full_id = scenes.worker.submit(([make_job = current] {
               return std::make_shared<const Scene>(simulate_scene(make_job(), SceneOptions{}));
             }));
@@ -206,10 +218,12 @@ int run_app(const AppOptions& o) {
       }
     }
     if (auto r = planner.poll()) {
-      if (!r->error)
+      if (!r->error) {
         plans.table = *r->value;
-      else
+      } else {
         plans.status = "planner: " + describe(r->error);
+        if (headless) headless_error = r->error;
+      }
     }
     what_if.busy = scenes.pending;
 
@@ -240,15 +254,20 @@ int run_app(const AppOptions& o) {
         if (picked >= 0) {
           const PlanTable& table = *plans.table;
           const auto row = static_cast<size_t>(picked);
-          auto picked_base = std::make_shared<WhatIfBase>();
-          picked_base->spec = table.job_spec(row);
-          picked_base->hardware = table.hardware;
-          base = picked_base;
-          // "back to the job" now returns to the picked plan.
-          what_if.baseline = what_if.knobs = what_if_of(table.job(row));
-          window_reset = true;
-          load([b = base, k = what_if.knobs] { return apply_what_if(*b, k); });
-          what_if.status = "plan #" + std::to_string(table.rows[row].rank) + ": " + table.rows[row].config;
+          try {
+            auto picked_base = std::make_shared<WhatIfBase>();
+            picked_base->spec = table.job_spec(row);
+            picked_base->hardware = table.hardware;
+            // "back to the job" now returns to the picked plan, and compares with it.
+            what_if.baseline = what_if.knobs = what_if_of(table.job(row));
+            base = picked_base;
+            window_reset = true;
+            baseline_pending = true;
+            load([b = base, k = what_if.knobs] { return apply_what_if(*b, k); });
+            what_if.status = "plan #" + std::to_string(table.rows[row].rank) + ": " + table.rows[row].config;
+          } catch (const std::exception& e) {
+            what_if.status = "plan #" + std::to_string(table.rows[row].rank) + " not loaded: " + describe(e);
+          }
         }
       }
       const ImVec2 p = ImGui::GetWindowPos(), s = ImGui::GetWindowSize();
@@ -266,13 +285,16 @@ int run_app(const AppOptions& o) {
 
     if (headless) {
       // Everything loaded (both passes, the planner): a few more frames for layout, then shoot.
-      const bool ready = state.scene && !scenes.pending && !planner.busy() && (plans.table || !plans.status.empty());
+      if (headless_error) std::rethrow_exception(headless_error);
+      const bool planned = !o.plans || !o.trace.empty() || plans.table != nullptr;
+      const bool ready = state.scene && !scenes.pending && !planner.busy() && planned;
       const double waited = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
       if (ready) ++settle_frames;
       if (settle_frames >= 3 || waited > o.timeout_s) {
+        // The running simulation or search cannot be interrupted: the process ends when it does.
         if (!ready)
           throw ConfigError("--screenshot", "the views' data was not ready after " + std::to_string(o.timeout_s) + " s",
-                            "try a smaller job");
+                            "try a smaller job, or --no-plans");
         write_screenshot(o.screenshot, fw, fh);
         if (!o.regions.empty()) write_regions(o.regions, fw, fh, regions);
         return 0;

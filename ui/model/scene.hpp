@@ -52,7 +52,7 @@ struct TopoNode {
 struct TopoLink {
   uint32_t a = 0, b = 0;           // into Scene::nodes
   std::string kind;                // "nvlink", "ib", ...
-  double capacity_bps = 0;         // bytes/s per direction (of one cable)
+  double capacity_bps = 0;         // bytes/s per direction, all its cables together
   int32_t cables = 1;              // cables merged into this line
   std::vector<float> utilization;  // per time bin, 0..1, the busier direction
   float mean_utilization() const;

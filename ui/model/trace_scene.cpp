@@ -7,6 +7,7 @@
 #include <map>
 #include <optional>
 #include <sstream>
+#include <tuple>
 
 #include "models/presets/catalog.hpp"
 #include "sim/error.hpp"
@@ -20,7 +21,31 @@ namespace {
 
 bool contains(const std::string& s, const char* p) { return s.find(p) != std::string::npos; }
 
-int64_t micros_to_ns(const Json& v) { return static_cast<int64_t>(std::llround(v.get<double>() * 1000.0)); }
+// A process or thread id: trace writers use numbers, older Kineto versions strings ("stream 7").
+// Numbers sort first, by value; strings after, by text.
+struct Id {
+  int64_t number = 0;
+  std::string text;  // empty for a number
+  friend bool operator<(const Id& a, const Id& b) {
+    return a.text.empty() != b.text.empty() ? a.text.empty() : (a.text.empty() ? a.number < b.number : a.text < b.text);
+  }
+  std::string name() const { return text.empty() ? std::to_string(number) : text; }
+};
+Id id_of(const Json& e, const char* key) {
+  const auto it = e.find(key);
+  if (it == e.end() || it->is_null()) return {};
+  if (it->is_number_integer()) return {it->get<int64_t>(), ""};
+  if (it->is_number()) return {static_cast<int64_t>(it->get<double>()), ""};
+  return {0, it->is_string() ? it->get<std::string>() : it->dump()};
+}
+std::string string_of(const Json& e, const char* key) {
+  const auto it = e.find(key);
+  return it != e.end() && it->is_string() ? it->get<std::string>() : std::string();
+}
+int64_t int_of(const Json& args, const char* key, int64_t fallback) {
+  const auto it = args.find(key);
+  return it != args.end() && it->is_number() ? static_cast<int64_t>(it->get<double>()) : fallback;
+}
 
 // What an event's category says the task is; nullopt: not a device task (CPU side, flows, ...).
 std::optional<TaskKind> kind_of(const std::string& cat, const std::string& name) {
@@ -76,82 +101,93 @@ Scene trace_scene(const Json& doc, const std::string& path) {
 
   Scene scene;
   scene.source = path;
-  std::map<int64_t, std::string> process;                     // pid -> name
-  std::map<std::pair<int64_t, int64_t>, std::string> thread;  // (pid, tid) -> name
+  std::map<Id, std::string> process;                // pid -> name
+  std::map<std::pair<Id, Id>, std::string> thread;  // (pid, tid) -> name
   bool gpu_events = false;
   for (const Json& e : events) {
-    if (!e.is_object() || !e.contains("ph")) continue;
-    const std::string ph = e.value("ph", "");
-    if (ph == "M" && e.contains("args") && e["args"].contains("name") && e["args"]["name"].is_string()) {
-      const int64_t pid = e.value("pid", Json(0)).is_number() ? e["pid"].get<int64_t>() : 0;
-      if (e.value("name", "") == "process_name") process[pid] = e["args"]["name"].get<std::string>();
-      if (e.value("name", "") == "thread_name")
-        thread[{pid, e.value("tid", Json(0)).is_number() ? e["tid"].get<int64_t>() : 0}] =
-            e["args"]["name"].get<std::string>();
+    if (!e.is_object()) continue;
+    const std::string ph = string_of(e, "ph");
+    if (ph == "M") {
+      const auto args = e.find("args");
+      if (args == e.end() || !args->is_object()) continue;
+      const std::string name = string_of(*args, "name");
+      if (name.empty()) continue;
+      if (string_of(e, "name") == "process_name") process[id_of(e, "pid")] = name;
+      if (string_of(e, "name") == "thread_name") thread[{id_of(e, "pid"), id_of(e, "tid")}] = name;
     }
     if (ph == "X") {
-      const std::string cat = e.value("cat", "");
+      const std::string cat = string_of(e, "cat");
       if (cat == "kernel" || cat == "gpu_memcpy" || cat == "gpu_memset") gpu_events = true;
     }
   }
 
+  // Timestamps in microseconds, moved to start at the first one before scaling to integer
+  // nanoseconds: Kineto's are absolute (about 1.7e15 us), beyond a double's nanosecond precision.
+  // The first is that of the earliest kept task or memory counter (CPU-side events left out).
+  double ts_min = std::numeric_limits<double>::infinity();
+  for (const Json& e : events) {
+    if (!e.is_object() || !e.contains("ts") || !e["ts"].is_number()) continue;
+    const std::string ph = string_of(e, "ph"), cat = string_of(e, "cat");
+    const bool kept = ph == "X" && kind_of(cat, string_of(e, "name")) &&
+                      (!gpu_events || cat == "kernel" || cat == "gpu_memcpy" || cat == "gpu_memset");
+    if (kept || (ph == "C" && string_of(e, "name") == "memory")) ts_min = std::min(ts_min, e["ts"].get<double>());
+  }
+  auto ns_of = [&](double us) { return static_cast<int64_t>(std::llround((us - ts_min) * 1000.0)); };
+
   // Rows: (pid, tid) of device events, in (pid, tid) order; trainsim's processes are "rank N".
   struct Raw {
-    int64_t pid, tid, start, end;
+    Id pid, tid;
+    int64_t start, end;
     std::string name;
     TaskKind kind;
     int32_t mb, layer;
     int64_t bytes;
   };
   std::vector<Raw> raw;
-  int64_t t_min = std::numeric_limits<int64_t>::max();
-  std::map<int64_t, MemoryTrack> memory;
+  std::map<Id, MemoryTrack> memory;
   std::map<std::string, std::vector<std::pair<int64_t, double>>> link_counters;
   for (const Json& e : events) {
     if (!e.is_object()) continue;
-    const std::string ph = e.value("ph", "");
+    const std::string ph = string_of(e, "ph");
     if (ph != "X" && ph != "C") continue;
-    if (!e.contains("ts") || !e["ts"].is_number() || !e.contains("pid") || !e["pid"].is_number()) continue;
-    const int64_t ts = micros_to_ns(e["ts"]);
-    const int64_t pid = e["pid"].get<int64_t>();
-    const std::string name = e.value("name", "");
+    if (!e.contains("ts") || !e["ts"].is_number()) continue;
+    const int64_t ts = ns_of(e["ts"].get<double>());
+    const Id pid = id_of(e, "pid");
+    const std::string name = string_of(e, "name");
     const Json args = e.contains("args") && e["args"].is_object() ? e["args"] : Json::object();
     if (ph == "C") {
-      if (name == "memory" && args.contains("used_bytes")) {
+      if (name == "memory" && args.contains("used_bytes") && args["used_bytes"].is_number()) {
         MemoryTrack& m = memory[pid];
-        m.capacity_bytes = args.value("capacity_bytes", int64_t{0});
-        m.points.emplace_back(ts, args["used_bytes"].get<int64_t>());
-      } else if (name.rfind("link ", 0) == 0 && args.contains("utilization")) {
+        m.capacity_bytes = int_of(args, "capacity_bytes", 0);
+        m.points.emplace_back(ts, int_of(args, "used_bytes", 0));
+      } else if (name.rfind("link ", 0) == 0 && args.contains("utilization") && args["utilization"].is_number()) {
         link_counters[name.substr(5)].emplace_back(ts, args["utilization"].get<double>());
       }
       continue;
     }
-    const std::string cat = e.value("cat", "");
+    const std::string cat = string_of(e, "cat");
     const auto kind = kind_of(cat, name);
     if (!kind || (gpu_events && cat != "kernel" && cat != "gpu_memcpy" && cat != "gpu_memset")) continue;
-    const int64_t tid = e.contains("tid") && e["tid"].is_number() ? e["tid"].get<int64_t>() : 0;
-    const int64_t dur = e.contains("dur") && e["dur"].is_number() ? micros_to_ns(e["dur"]) : 0;
-    const auto mb = static_cast<int32_t>(args.value("microbatch", int64_t{-1}));
-    const auto layer = static_cast<int32_t>(args.value("layer", int64_t{-1}));
+    const int64_t dur = e.contains("dur") && e["dur"].is_number()
+                            ? static_cast<int64_t>(std::llround(e["dur"].get<double>() * 1000.0))
+                            : 0;
+    const auto mb = static_cast<int32_t>(int_of(args, "microbatch", -1));
+    const auto layer = static_cast<int32_t>(int_of(args, "layer", -1));
     std::string label =
         cat == "kernel" && *kind != TaskKind::kCompute ? comm_label(name) : base_label(name, mb >= 0, layer >= 0);
-    raw.push_back({pid, tid, ts, ts + std::max<int64_t>(dur, 0), std::move(label), *kind, mb, layer,
-                   args.value("bytes", int64_t{0})});
-    t_min = std::min(t_min, ts);
+    raw.push_back({pid, id_of(e, "tid"), ts, ts + std::max<int64_t>(dur, 0), std::move(label), *kind, mb, layer,
+                   int_of(args, "bytes", 0)});
   }
   if (raw.empty())
     throw ConfigError(
         path + ".traceEvents", "has no complete (\"X\") event of a device task",
         "give a trace written by `trainsim simulate --trace` or a PyTorch profiler trace with GPU kernels");
-  // Kineto timestamps are absolute: the scene starts at the first task.
-  for (auto& [pid, m] : memory) {
+  for (auto& [pid, m] : memory)
     std::stable_sort(m.points.begin(), m.points.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
-    t_min = std::min(t_min, m.points.empty() ? t_min : m.points.front().first);
-  }
 
-  std::map<std::pair<int64_t, int64_t>, uint32_t> row_of;
+  std::map<std::pair<Id, Id>, uint32_t> row_of;
   for (const Raw& r : raw) row_of.emplace(std::make_pair(r.pid, r.tid), 0);
-  auto rank_of = [&](int64_t pid) {
+  auto rank_of = [&](const Id& pid) {
     const auto it = process.find(pid);
     if (it != process.end() && it->second.rfind("rank ", 0) == 0) {
       try {
@@ -159,12 +195,12 @@ Scene trace_scene(const Json& doc, const std::string& path) {
       } catch (const std::exception&) {
       }
     }
-    return static_cast<int32_t>(pid);
+    return static_cast<int32_t>(pid.number);
   };
   for (auto& [key, row] : row_of) {
     row = static_cast<uint32_t>(scene.rows.size());
     const auto it = thread.find(key);
-    std::string stream = it != thread.end() ? it->second : "thread " + std::to_string(key.second);
+    std::string stream = it != thread.end() ? it->second : "thread " + key.second.name();
     scene.rows.push_back({rank_of(key.first), -1, std::move(stream)});
   }
   std::map<std::string, uint32_t> label_of;
@@ -173,8 +209,8 @@ Scene trace_scene(const Json& doc, const std::string& path) {
     auto [it, fresh] = label_of.emplace(r.name, static_cast<uint32_t>(scene.labels.size()));
     if (fresh) scene.labels.push_back(r.name);
     SceneTask t;
-    t.start_ns = r.start - t_min;
-    t.end_ns = r.end - t_min;
+    t.start_ns = r.start;
+    t.end_ns = r.end;
     t.row = row_of.at({r.pid, r.tid});
     t.label = it->second;
     t.category = traces::timeline_category(r.kind, r.name);
@@ -186,7 +222,6 @@ Scene trace_scene(const Json& doc, const std::string& path) {
   }
   for (auto& [pid, m] : memory) {
     m.rank = rank_of(pid);
-    for (auto& [t, b] : m.points) t -= t_min;
     scene.memory.push_back(std::move(m));
   }
   scene.index_rows();
@@ -205,24 +240,33 @@ Scene trace_scene(const Json& doc, const std::string& path) {
       return it->second;
     };
     const int32_t bins = 50;
+    // Both directions of a cable ("a->b", "b->a") draw as one line: the busier one per bin.
+    std::map<std::tuple<uint32_t, uint32_t, std::string>, size_t> line_of;
     for (const auto& [label, points] : link_counters) {
       const auto arrow = label.find("->");
       const auto space = label.find(' ', arrow == std::string::npos ? 0 : arrow);
       if (arrow == std::string::npos || space == std::string::npos) continue;
-      TopoLink link;
-      link.a = node(label.substr(0, arrow));
-      link.b = node(label.substr(arrow + 2, space - arrow - 2));
-      link.kind = label.substr(space + 1);
-      link.utilization.assign(bins, 0.f);
+      const uint32_t a = node(label.substr(0, arrow)), b = node(label.substr(arrow + 2, space - arrow - 2));
+      const std::string kind = label.substr(space + 1);
+      auto [it, fresh] = line_of.emplace(std::make_tuple(std::min(a, b), std::max(a, b), kind), scene.links.size());
+      if (fresh) {
+        TopoLink link;
+        link.a = std::min(a, b);
+        link.b = std::max(a, b);
+        link.kind = kind;
+        link.utilization.assign(bins, 0.f);
+        scene.links.push_back(std::move(link));
+      }
+      TopoLink& link = scene.links[it->second];
       // Step function sampled at each bin's middle.
-      for (int32_t b = 0; b < bins; ++b) {
-        const int64_t t = t_min + (2 * b + 1) * scene.span_ns / (2 * bins);
+      for (int32_t bin = 0; bin < bins; ++bin) {
+        const double t = (2.0 * bin + 1.0) * static_cast<double>(scene.span_ns) / (2.0 * bins);
         float u = 0;
         for (const auto& [ts, v] : points)
-          if (ts <= t) u = static_cast<float>(v);
-        link.utilization[static_cast<size_t>(b)] = u;
+          if (static_cast<double>(ts) <= t) u = static_cast<float>(v);
+        float& slot = link.utilization[static_cast<size_t>(bin)];
+        slot = std::max(slot, u);
       }
-      scene.links.push_back(std::move(link));
     }
     // GPUs along the bottom, everything else along the top.
     std::vector<uint32_t> low, high;

@@ -43,6 +43,12 @@ models::workload::Job apply_what_if(const WhatIfBase& base, const WhatIf& w) {
   models::workload::JobSpec spec = base.spec;
   // A layer layout is for one pipeline shape: another shape splits evenly.
   if (spec.pp != w.pp || spec.vp != w.vp) spec.pp_layout.clear();
+  // A picked plan pins expert TP and sequence parallelism for its own TP (sp off at TP 1): a new
+  // TP takes expert TP = TP and, from TP 1, sequence parallelism (Megatron's default with TP).
+  if (spec.tp != w.tp) {
+    spec.etp.reset();
+    if (spec.tp == 1) spec.sp = true;
+  }
   spec.tp = w.tp;
   spec.pp = w.pp;
   spec.vp = w.vp;

@@ -29,10 +29,11 @@ WhatIfBase what_if_base(const sim::config::Json& job_json);
 // The knobs as a resolved job has them (multipliers 1).
 WhatIf what_if_of(const models::workload::Job& job);
 
-// The base job with the knobs set, resolved. The multipliers scale the cluster's nic_bandwidth /
-// nvlink_bandwidth and the "*bandwidth" fields of an explicit cluster.network ("nvlink_*" by the
-// scale-up one, the others by the scale-out one). Throws ConfigError naming the field for a
-// combination the job's rules reject (e.g. "tp: must divide the model's 64 heads").
+// The base job with the knobs set, resolved. A TP other than the base's resets expert TP to TP,
+// and turns sequence parallelism on when the base had TP 1 (a plan at TP 1 has it off). The multipliers scale the
+// cluster's nic_bandwidth / nvlink_bandwidth and the "*bandwidth" fields of an explicit cluster.network ("nvlink_*" by
+// the scale-up one, the others by the scale-out one). Throws ConfigError naming the field for a combination the job's
+// rules reject (e.g. "tp: must divide the model's 64 heads").
 models::workload::Job apply_what_if(const WhatIfBase& base, const WhatIf& w);
 
 }  // namespace trainsim::ui

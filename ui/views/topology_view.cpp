@@ -114,7 +114,7 @@ void draw_topology_view(ViewState& st) {
     ImGui::Text("%s <-> %s (%s)", scene->nodes[link.a].name.c_str(), scene->nodes[link.b].name.c_str(),
                 link.kind.c_str());
     if (link.capacity_bps > 0)
-      ImGui::Text("%d cable(s), %.1f GB/s per direction", link.cables, link.capacity_bps / 1e9);
+      ImGui::Text("%d cable(s), %.1f GB/s per direction in all", link.cables, link.capacity_bps / 1e9);
     ImGui::Text("utilization in window %.1f%%, iteration mean %.1f%%, peak bin %.1f%%",
                 100 * util[static_cast<size_t>(hover_link)], 100 * link.mean_utilization(), 100 * peak);
     ImGui::EndTooltip();

@@ -199,6 +199,61 @@ TEST(TraceScene, KinetoKernelsBecomeRows) {
   EXPECT_NE(s.tasks[0].category, s.tasks[1].category);
 }
 
+// Older Kineto versions write string tids ("stream 7"); metadata may lack pid/tid; timestamps are
+// absolute microseconds since the epoch. Rows stay apart; times are relative to the first task.
+// (A double holds epoch microseconds to 0.25 us, as in every reader of these files: the offsets
+// here are multiples of it.)
+TEST(TraceScene, StringTidsAbsoluteTimesAndSparseMetadata) {
+  const double t0 = 1.7e15;  // microseconds since the epoch
+  const Json trace = {
+      {"traceEvents",
+       {{{"ph", "M"}, {"name", "thread_name"}, {"args", {{"name", "orphan"}}}},
+        {{"ph", "M"}, {"name", "process_name"}, {"pid", 0}, {"args", {{"name", "rank 3"}}}},
+        {{"ph", "X"}, {"cat", "kernel"}, {"name", "gemm"}, {"pid", 0}, {"tid", "stream 7"}, {"ts", t0}, {"dur", 0.5}},
+        {{"ph", "X"},
+         {"cat", "kernel"},
+         {"name", "gemm"},
+         {"pid", 0},
+         {"tid", "stream 8"},
+         {"ts", t0 + 0.25},
+         {"dur", 0.5}},
+        {{"ph", "X"},
+         {"cat", "kernel"},
+         {"name", "gemm"},
+         {"pid", "host"},
+         {"tid", 1},
+         {"ts", t0 + 1.001},
+         {"dur", 1.0}}}}};
+  const Scene s = trace_scene(trace, "old.json");
+  ASSERT_EQ(s.rows.size(), 3u);
+  EXPECT_EQ(s.rows[0].stream, "thread stream 7");
+  EXPECT_EQ(s.rows[1].stream, "thread stream 8");
+  EXPECT_EQ(s.rows[0].rank, 3);
+  ASSERT_EQ(s.tasks.size(), 3u);
+  EXPECT_EQ(s.tasks[0].start_ns, 0);
+  EXPECT_EQ(s.tasks[0].end_ns, 500);
+  EXPECT_EQ(s.tasks[1].start_ns, 250);
+  EXPECT_EQ(s.tasks[2].start_ns, 1000);
+  EXPECT_EQ(s.span_ns, 2000);
+}
+
+// Both directions of a link counter draw as one line, the busier direction per bin.
+TEST(TraceScene, LinkCountersMergeDirections) {
+  const Json trace = {
+      {"traceEvents",
+       {{{"ph", "X"}, {"cat", "compute"}, {"name", "a"}, {"pid", 0}, {"tid", 0}, {"ts", 0.0}, {"dur", 100.0}},
+        {{"ph", "C"}, {"pid", 9}, {"ts", 0.0}, {"name", "link gpu0->leaf0 ib"}, {"args", {{"utilization", 0.25}}}},
+        {{"ph", "C"}, {"pid", 9}, {"ts", 50.0}, {"name", "link gpu0->leaf0 ib"}, {"args", {{"utilization", 0.0}}}},
+        {{"ph", "C"}, {"pid", 9}, {"ts", 0.0}, {"name", "link leaf0->gpu0 ib"}, {"args", {{"utilization", 0.5}}}},
+        {{"ph", "C"}, {"pid", 9}, {"ts", 50.0}, {"name", "link leaf0->gpu0 ib"}, {"args", {{"utilization", 0.75}}}}}}};
+  const Scene s = trace_scene(trace, "links.json");
+  ASSERT_EQ(s.nodes.size(), 2u);
+  ASSERT_EQ(s.links.size(), 1u);
+  EXPECT_FLOAT_EQ(s.links[0].utilization.front(), 0.5f);
+  EXPECT_FLOAT_EQ(s.links[0].utilization.back(), 0.75f);
+  EXPECT_NEAR(s.links[0].utilization_in(0, s.span_ns / 2, s.span_ns), 0.5f, 1e-6);
+}
+
 TEST(TraceScene, BadFilesAreConfigErrors) {
   EXPECT_THROW(trace_scene(Json{{"model", "x"}}, "job.json"), ConfigError);
   EXPECT_THROW(trace_scene(Json{{"traceEvents", Json::array()}}, "empty.json"), ConfigError);

@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 
+#include "models/presets/catalog.hpp"
 #include "sim/error.hpp"
 #include "ui/model/plan_table.hpp"
 
@@ -54,7 +55,7 @@ TEST(WhatIf, RejectedShapesNameTheField) {
     apply_what_if(base, w);
     FAIL() << "tp 3 accepted";
   } catch (const ConfigError& e) {
-    EXPECT_FALSE(e.path().empty());
+    EXPECT_NE(e.path().find("tp"), std::string::npos) << e.path();
   }
 }
 
@@ -78,6 +79,45 @@ TEST(PlanTable, RanksSortsAndLoadsPlans) {
   EXPECT_EQ(again.tp, best.tp);
   EXPECT_EQ(again.zero, best.zero);
   EXPECT_EQ(again.recompute, best.recompute);
+}
+
+// A plan at TP 1 has sequence parallelism off and expert TP pinned to 1: a new TP from the panel
+// takes expert TP = TP and turns sequence parallelism on, so an MoE plan stays valid.
+TEST(WhatIf, NewTpOnAPickedPlanResetsExpertTpAndSp) {
+  const Json moe = {{"model", "mixtral-8x7b"},
+                    {"cluster", "dgx-h100"},
+                    {"gpus", 64},
+                    {"tp", 1},
+                    {"pp", 4},
+                    {"ep", 8},
+                    {"etp", 1},
+                    {"sp", false},
+                    {"global_batch", 64},
+                    {"seq_len", 4096}};
+  const WhatIfBase base = what_if_base(moe);
+  WhatIf w = what_if_of(models::workload::resolve_job(base.spec));
+  w.tp = 2;
+  const models::workload::Job j = apply_what_if(base, w);
+  EXPECT_EQ(j.tp, 2);
+  EXPECT_EQ(j.etp, 2);
+  EXPECT_TRUE(j.sp);
+}
+
+// An explicit cluster.network scales too: NVLink fields by the scale-up multiplier, others by the
+// scale-out one.
+TEST(WhatIf, ExplicitNetworkBandwidthsScale) {
+  Json job = kJob;
+  Json cluster = models::presets::resolve("clusters", "dgx-h100", "cluster");
+  cluster["network"] = {{"builder", "rail_optimized"}, {"gpus_per_node", 8},    {"nvlink_bandwidth", "400GBps"},
+                        {"nic_bandwidth", "40GBps"},   {"servers_per_unit", 4}, {"spines", 2}};
+  job["cluster"] = cluster;
+  const WhatIfBase base = what_if_base(job);
+  WhatIf w = what_if_of(models::workload::resolve_job(base.spec));
+  w.inter_node_bandwidth = 2;
+  w.intra_node_bandwidth = 0.5;
+  const models::workload::Job j = apply_what_if(base, w);
+  EXPECT_EQ(j.cluster.network["nic_bandwidth"], "80GBps");
+  EXPECT_EQ(j.cluster.network["nvlink_bandwidth"], "200GBps");
 }
 
 }  // namespace
