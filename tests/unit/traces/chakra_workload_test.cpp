@@ -6,13 +6,16 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <memory>
 #include <set>
 #include <sstream>
 
 #include "chakra_test_util.hpp"
 #include "models/presets/catalog.hpp"
+#include "trace_schema.hpp"
 #include "traces/chakra_node.hpp"
 #include "traces/chakra_replay.hpp"
+#include "traces/chrome_trace.hpp"
 
 namespace trainsim::traces::chakra {
 namespace {
@@ -93,6 +96,25 @@ TEST(ChakraWorkload, ReplayFollowsTheDependencies) {
   EXPECT_GT(r.ranks[1].collective, sim::Time::zero());
   EXPECT_GT(r.ranks[1].transfer, sim::Time::zero());
   EXPECT_EQ(r.ranks[1].cpu, sim::Time::us(12));
+}
+
+TEST(ChakraWorkload, ReplayTraceFollowsTheTraceSchema) {
+  const Trace t = read_trace(example("tiny-gpt-tp2-pp2"), "--chakra");
+  const models::workload::Job job = replay_job("dgx-a100", 4);
+  std::unique_ptr<ChromeTraceRecorder> recorder;
+  ReplayOptions o;
+  o.before_run = [&](sim::Engine& e, const models::workload::Workload& w) {
+    recorder = std::make_unique<ChromeTraceRecorder>(e, w.graph);
+  };
+  std::ostringstream os;
+  o.after_run = [&](const models::workload::Workload&, const sim::task::TaskExecutor&) { recorder->write(os); };
+  const ReplayResult r = replay(import_workload(t, job, {}), job, o);
+  const auto doc = nlohmann::json::parse(os.str());
+  EXPECT_EQ(testing::trace_schema_errors(doc), std::vector<std::string>{});
+  // One complete event per (task, stream): every task of the 4 ranks ran.
+  size_t spans = 0;
+  for (const auto& e : doc["traceEvents"]) spans += e["ph"] == "X";
+  EXPECT_GE(spans, r.tasks);
 }
 
 TEST(ChakraWorkload, RescalesComputeToAnotherGpu) {
