@@ -25,8 +25,6 @@ int run_topology(const Args& args, std::ostream& out);
 int run_plan(const Args& args, std::ostream& out);
 // `trainsim reliability` (reliability.cpp): failures, checkpoints and goodput over a whole run.
 int run_reliability(const Args& args, std::ostream& out);
-// `trainsim ui` (ui.cpp): the ImGui viewer, where it was built.
-int run_ui(const Args& args, std::ostream& out);
 // `trainsim kineto` (kineto.cpp): PyTorch profiler traces; `command_line` goes into a calibration's provenance.
 int run_kineto(const Args& args, std::ostream& out, const std::string& command_line);
 // `command_line` is recorded in the measurements' provenance.

@@ -8,9 +8,10 @@
 
 #include "planner/cli/args.hpp"
 #include "planner/cli/commands.hpp"
+#include "planner/cli/errors.hpp"
+#include "planner/cli/ui.hpp"
 #include "planner/search/distributed.hpp"
 #include "sim/error.hpp"
-#include "validator/runner.hpp"
 
 namespace {
 // Under mpirun only rank 0 reports errors (every rank reaches the same one and exits with the same
@@ -119,7 +120,7 @@ int main(int argc, char** argv) {
     if (args.command == "topology") return run_topology(args, std::cout);
     if (args.command == "plan") return run_plan(args, std::cout);
     if (args.command == "reliability") return run_reliability(args, std::cout);
-    if (args.command == "ui") return run_ui(args, std::cout);
+    if (args.command == "ui") return run_ui(args, argv);
     if (args.command == "validate" || args.command == "kineto") {
       std::string line = "trainsim";
       for (int i = 1; i < argc; ++i) line += std::string(" ") + argv[i];
@@ -128,23 +129,7 @@ int main(int argc, char** argv) {
     throw trainsim::ConfigError(args.command, "unknown command",
                                 "use simulate, plan, reliability, collective, topology, validate, kineto, ui, list or "
                                 "config; see `trainsim help`");
-  } catch (const trainsim::ConfigError& e) {
-    std::cout.flush();
-    const std::string path = display_path(e.path(), args);
-    err() << "error: " << (path.empty() ? "" : path + ": ") << e.message()
-          << (e.hint().empty() ? "" : " (" + e.hint() + ")") << "\n";
-    return kExitBadInput;
-  } catch (const trainsim::PlanError& e) {
-    std::cout.flush();
-    err() << "error: " << e.what() << "\n";
-    return kExitDoesNotFit;
-  } catch (const trainsim::validator::NoGpuError& e) {
-    std::cout.flush();
-    err() << "error: validate: " << e.what() << "\n";
-    return kExitNoGpu;
-  } catch (const std::exception& e) {
-    std::cout.flush();
-    err() << "internal error: " << e.what() << "\n";
-    return kExitInternal;
+  } catch (...) {
+    return report_error(std::current_exception(), args, err());
   }
 }

@@ -1,19 +1,20 @@
-// `trainsim ui [JOB.json | TRACE.json] (job flags) [--screenshot FILE.png [--size WxH]
-// [--regions FILE.json]] [--no-plans] [--threads N]`: the ImGui viewer (ui/app/app.hpp). With no
-// job file and no --model it opens the built-in default job (the README's: LLaMA-3-70B on 1,024
-// H100s). Built only where libimgui-dev, libglfw3-dev and OpenGL are; elsewhere the command
-// says so (exit 2).
+// `trainsim ui`: the arguments, checked, then the viewer's own executable (ui.hpp).
+#include "planner/cli/ui.hpp"
+
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <filesystem>
 #include <fstream>
+#include <iostream>
 #include <sstream>
 #include <thread>
+#include <tuple>
 
-#include "planner/cli/commands.hpp"
 #include "planner/cli/job_input.hpp"
 #include "planner/cli/options.hpp"
 #include "sim/error.hpp"
-#if TRAINSIM_HAVE_UI
-#include "ui/app/app.hpp"
-#endif
 
 namespace trainsim::planner::cli {
 
@@ -69,48 +70,51 @@ std::pair<int, int> parse_window_size(const std::string& text) {
 
 }  // namespace
 
-int run_ui(const Args& args, std::ostream& out) {
-  (void)out;
+UiRequest ui_request(const Args& args) {
+  UiRequest r;
   const bool screenshot = args.command_options.count("screenshot") != 0;
-  if (!screenshot && args.command_options.count("size") == 0 && args.command_options.count("regions"))
+  if (!screenshot && args.command_options.count("regions"))
     throw ConfigError("--regions", "only applies with --screenshot", "add --screenshot FILE.png");
   if (!screenshot && args.command_options.count("size"))
     throw ConfigError("--size", "only applies with --screenshot (a window can be resized)",
                       "add --screenshot FILE.png");
   if (args.positionals.size() > 1)
     throw ConfigError(args.positionals[1], "unexpected argument", "give at most one job or trace file");
-  std::string trace;
-  Json job;
   if (!args.positionals.empty() && looks_like_trace(args.positionals[0])) {
-    trace = args.positionals[0];
+    r.trace = args.positionals[0];
     if (!args.job_flags.empty())
       throw ConfigError(flag_name(args.job_flags.begin().key()), "does not apply to a trace file",
                         "drop it, or open a job file");
   } else if (args.positionals.empty() && !args.job_flags.contains("model")) {
-    job = default_job();
-    for (auto it = args.job_flags.begin(); it != args.job_flags.end(); ++it) job[it.key()] = it.value();
+    r.job = default_job();
+    for (auto it = args.job_flags.begin(); it != args.job_flags.end(); ++it) r.job[it.key()] = it.value();
   } else {
-    job = job_json(args);
+    r.job = job_json(args);
   }
-  std::pair<int, int> size{1600, 1000};
-  if (args.command_options.count("size")) size = parse_window_size(args.command_options.at("size"));
-  const auto threads = static_cast<int>(int_option(
+  if (args.command_options.count("size"))
+    std::tie(r.width, r.height) = parse_window_size(args.command_options.at("size"));
+  r.screenshot = option(args, "screenshot", "");
+  r.regions = option(args, "regions", "");
+  r.plans = args.options.count("no-plans") == 0;
+  r.threads = static_cast<int>(int_option(
       args, "threads", std::max<int64_t>(1, static_cast<int64_t>(std::thread::hardware_concurrency()) - 1), 1, 1024));
-#if TRAINSIM_HAVE_UI
-  ui::AppOptions o;
-  o.job = job;
-  o.trace = trace;
-  o.screenshot = option(args, "screenshot", "");
-  o.regions = option(args, "regions", "");
-  std::tie(o.width, o.height) = size;
-  o.plans = args.options.count("no-plans") == 0;
-  o.threads = threads;
-  return ui::run_app(o);
-#else
-  (void)threads;
-  throw ConfigError("ui", "this trainsim was built without the viewer (ImGui, GLFW or OpenGL was not found)",
-                    "install libimgui-dev and libglfw3-dev (bash .ci/setup) and rebuild");
-#endif
+  return r;
+}
+
+int run_ui(const Args& args, const char* const* argv) {
+  ui_request(args);  // bad arguments are this process's errors
+  // trainsim-ui beside this executable.
+  std::error_code ec;
+  const std::filesystem::path self = std::filesystem::read_symlink("/proc/self/exe", ec);
+  const std::filesystem::path viewer = self.parent_path() / "trainsim-ui";
+  if (ec || !std::filesystem::exists(viewer))
+    throw ConfigError("ui", "this trainsim was built without the viewer (no trainsim-ui beside it)",
+                      "install libimgui-dev and libglfw3-dev (bash .ci/setup) and rebuild");
+  std::cout.flush();
+  std::cerr.flush();
+  execv(viewer.c_str(), const_cast<char* const*>(argv));
+  throw ConfigError("ui", std::string("cannot start ") + viewer.string() + ": " + std::strerror(errno),
+                    "check that trainsim-ui is executable");
 }
 
 }  // namespace trainsim::planner::cli
