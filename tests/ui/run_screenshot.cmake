@@ -1,14 +1,17 @@
 # Runs `trainsim ui --screenshot` under xvfb-run, then screenshot_check on the image.
 #   -DXVFB_RUN= -DTRAINSIM= -DCHECK= -DOUT=<dir> -DNAME=<case> -DSIZE=WxH -DARGS="a;b;..." [-DTRACE_JOB="..."]
 # With TRACE_JOB set, `trainsim simulate TRACE_JOB --trace OUT/NAME.trace.json` runs first and the
-# viewer opens that trace.
+# viewer opens that trace. With TRACE_FILE set (a PyTorch profiler trace), the viewer opens it.
 file(MAKE_DIRECTORY ${OUT})
 set(png ${OUT}/${NAME}.png)
 set(regions ${OUT}/${NAME}.regions.json)
 file(REMOVE ${png} ${regions})
 set(view_args ${ARGS})
 set(mode "")
-if(DEFINED TRACE_JOB)
+if(DEFINED TRACE_FILE)
+  list(PREPEND view_args ${TRACE_FILE})
+  set(mode kineto)
+elseif(DEFINED TRACE_JOB)
   set(trace ${OUT}/${NAME}.trace.json)
   separate_arguments(job_args UNIX_COMMAND "${TRACE_JOB}")
   execute_process(COMMAND ${TRAINSIM} simulate ${job_args} --trace ${trace} RESULT_VARIABLE rc OUTPUT_QUIET

@@ -34,7 +34,9 @@ void draw_topology_view(ViewState& st) {
     return;
   }
   if (scene->nodes.empty()) {
-    ImGui::TextUnformatted("no topology: the analytic network has none (use network flow)");
+    ImGui::TextUnformatted(scene->source == "simulation"
+                               ? "no topology: the analytic network has none (use --network flow)"
+                               : "no topology: this trace has no link counters");
     return;
   }
   const double t0 = st.window.begin(), t1 = st.window.end();
