@@ -150,8 +150,8 @@ KinetoComparison compare_kineto(const KinetoTrace& trace, const std::string& fil
   out.rank = trace.rank;
   out.world_size = trace.world_size;
   out.real = summarize_timeline(trace);
-  const KinetoTrace simulated = parse_kineto_trace(export_kineto(job, trace.rank), "simulated iteration");
-  out.simulated = summarize_timeline(simulated);
+  out.simulated_trace = parse_kineto_trace(export_kineto(job, trace.rank), "simulated iteration");
+  out.simulated = summarize_timeline(out.simulated_trace);
   out.ops = top_ops(trace, job.gpu, top);
   return out;
 }

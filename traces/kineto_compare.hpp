@@ -48,6 +48,7 @@ struct KinetoComparison {
   int64_t rank = 0, world_size = 1;
   TimelineSummary real, simulated;
   std::vector<OpComparison> ops;
+  KinetoTrace simulated_trace;        // the simulated iteration as read back (for kineto_plot)
   sim::config::Json to_json() const;  // with "schema_version"
 };
 

@@ -90,11 +90,7 @@ int run_simulate(const Args& args, std::ostream& out) {
   };
   opt.on_network = [&](sim::flow::FlowNetwork& net, const topology::Topology& t) {
     if (args.trace_file.empty() && args.link_csv.empty()) return;
-    std::vector<std::string> labels;
-    labels.reserve(t.link_count());
-    for (topology::LinkId l = 0; l < t.link_count(); ++l)
-      labels.push_back(t.node(t.link_src(l)).name + "->" + t.node(t.link_dst(l)).name + " " + t.link(l).kind);
-    flows = std::make_unique<traces::FlowRecorder>(net, std::move(labels));
+    flows = std::make_unique<traces::FlowRecorder>(net, traces::link_labels(t));
     if (recorder) recorder->set_flows(flows.get());
   };
   opt.after_run = [&](const models::workload::Workload& w, const sim::task::TaskExecutor& exec) {
@@ -436,7 +432,8 @@ void print_help(std::ostream& out) {
          "  trainsim validate (job flags) --measurements MEASURED.json [...]   fit and report saved measurements\n"
          "  trainsim kineto calibrate TRACE.json [--gpu G] [--out CALIBRATION.json] [--json]\n"
          "                    fit the compute model to a PyTorch profiler trace's kernel times (docs/kineto.md)\n"
-         "  trainsim kineto compare TRACE.json [JOB.json] (job flags) [--json]   trace vs simulated timeline\n"
+         "  trainsim kineto compare TRACE.json [JOB.json] (job flags) [--json] [--plot FILE.svg]\n"
+         "                    trace vs simulated timeline (the plot: both, one axis)\n"
          "  trainsim kineto export [JOB.json] (job flags) --out TRACE.json [--rank R]\n"
          "                    write the simulated iteration of rank R as a Kineto trace\n"
          "  trainsim list models|gpus|clusters|calibrations|schedules|emitters|failures|failure-laws|checkpoints\n"

@@ -1,6 +1,6 @@
 // `trainsim kineto`: PyTorch profiler (Kineto) traces (docs/kineto.md).
 //   kineto calibrate TRACE.json [--gpu G] [--out CAL.json] [--json]   fit the compute constants
-//   kineto compare TRACE.json [JOB.json] (job flags) [--json]          real vs simulated timeline
+//   kineto compare TRACE.json [JOB.json] (job flags) [--json] [--plot FILE.svg]   real vs simulated timeline
 //   kineto export [JOB.json] (job flags) --out TRACE.json [--rank R]   a simulated iteration as a trace
 #include <cstdio>
 #include <fstream>
@@ -14,7 +14,9 @@
 #include "traces/kineto_calibrate.hpp"
 #include "traces/kineto_compare.hpp"
 #include "traces/kineto_export.hpp"
+#include "traces/kineto_plot.hpp"
 #include "traces/kineto_trace.hpp"
+#include "traces/svg.hpp"
 
 namespace trainsim::planner::cli {
 
@@ -126,6 +128,13 @@ int run_compare(const Args& args, std::ostream& out) {
   const models::workload::Job job = kineto_job(args, 2);
   const traces::KinetoTrace trace = traces::load_kineto_trace(file);
   const traces::KinetoComparison c = traces::compare_kineto(trace, file, job);
+  if (args.command_options.count("plot")) {
+    std::ostringstream title;
+    title << "rank " << c.rank << " of " << c.world_size << ": " << file << " vs trainsim (" << job.model.name
+          << ", tp " << job.tp << ", pp " << job.pp << ", dp " << job.dp << ")";
+    traces::write_svg_file(args.command_options.at("plot"),
+                           traces::kineto_compare_svg(trace, c.simulated_trace, title.str()), "--plot");
+  }
   if (args.json) {
     out << c.to_json().dump(2) << "\n";
     return kExitOk;
@@ -185,6 +194,8 @@ int run_kineto(const Args& args, std::ostream& out, const std::string& command_l
     throw ConfigError("--rank", "only applies to `trainsim kineto export`", "drop it: compare reads the trace's rank");
   if (args.command_options.count("out") && sub == "compare")
     throw ConfigError("--out", "does not apply to `trainsim kineto compare`", "drop it");
+  if (args.command_options.count("plot") && sub != "compare")
+    throw ConfigError("--plot", "only applies to `trainsim kineto compare`", "drop it");
   if (sub == "calibrate") return run_calibrate(args, out, command_line);
   if (sub == "compare") return run_compare(args, out);
   if (sub == "export") return run_export(args, out);
