@@ -120,19 +120,7 @@ ReplayResult replay(const ImportedWorkload& iw, const models::workload::Job& job
   res.tasks = w.graph.size();
   res.events = engine.events_executed();
   res.ranks = rank_times(w, exec, res.iteration);
-  if (network) {
-    const auto& ns = network->network().stats();
-    const auto& es = network->executor().stats();
-    res.network = models::workload::NetworkStats{network->topology().builder(),
-                                                 network->topology().link_count(),
-                                                 es.collectives,
-                                                 es.transfers,
-                                                 ns.flows_completed,
-                                                 ns.solves,
-                                                 ns.variables_solved,
-                                                 network->memoized,
-                                                 network->memo_overlaps};
-  }
+  if (network) res.network = models::workload::network_stats(*network);
   if (options.after_run) options.after_run(w, exec);
   return res;
 }

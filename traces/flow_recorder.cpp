@@ -4,10 +4,22 @@
 #include <cmath>
 #include <cstdio>
 #include <fstream>
+#include <sstream>
 
 #include "sim/error.hpp"
 
 namespace trainsim::traces {
+
+std::vector<std::string> link_labels(const topology::Topology& t) {
+  std::vector<std::string> labels;
+  labels.reserve(t.link_count());
+  for (topology::LinkId l = 0; l < t.link_count(); ++l) {
+    std::ostringstream label;
+    label << t.node(t.link_src(l)).name << "->" << t.node(t.link_dst(l)).name << " " << t.link(l).kind;
+    labels.push_back(label.str());
+  }
+  return labels;
+}
 
 FlowRecorder::FlowRecorder(sim::flow::FlowNetwork& net, std::vector<std::string> link_labels)
     : net_(net), labels_(std::move(link_labels)), load_(net.link_count()) {

@@ -11,8 +11,12 @@
 
 #include "sim/flow/network.hpp"
 #include "sim/units.hpp"
+#include "topology/graph.hpp"
 
 namespace trainsim::traces {
+
+// "a->b kind" for each directed link of `t`: the labels FlowRecorder's outputs use.
+std::vector<std::string> link_labels(const topology::Topology& t);
 
 class FlowRecorder {
  public:

@@ -35,6 +35,16 @@ std::vector<StageReport> stage_memory_reports(const Job& job) {
   return out;
 }
 
+NetworkStats network_stats(const NetworkCommRunner& n) {
+  const auto& ns = n.network().stats();
+  const auto& es = n.executor().stats();
+  return NetworkStats{n.topology().builder(), n.topology().link_count(),
+                      es.collectives,         es.transfers,
+                      ns.flows_completed,     ns.solves,
+                      ns.variables_solved,    n.memoized,
+                      n.memo_overlaps};
+}
+
 SimulationResult simulate(const Job& job, const SimulateOptions& options) {
   if (!options.faults.empty()) check_faults(job, options.faults);
   SimulationResult res;
@@ -80,19 +90,7 @@ SimulationResult simulate(const Job& job, const SimulateOptions& options) {
     injector->arm();
   }
   res.iteration = exec.run();
-  if (network) {
-    const auto& ns = network->network().stats();
-    const auto& es = network->executor().stats();
-    res.network = NetworkStats{network->topology().builder(),
-                               network->topology().link_count(),
-                               es.collectives,
-                               es.transfers,
-                               ns.flows_completed,
-                               ns.solves,
-                               ns.variables_solved,
-                               network->memoized,
-                               network->memo_overlaps};
-  }
+  if (network) res.network = network_stats(*network);
   res.simulated = true;
   res.tasks = w.graph.size();
   res.events = engine.events_executed();

@@ -33,6 +33,9 @@ struct NetworkStats {
   uint64_t collectives = 0, transfers = 0, flows = 0, solves = 0, flows_solved = 0;
   uint64_t memoized = 0, memo_overlaps = 0;  // private collectives that reused a measured duration
 };
+class NetworkCommRunner;
+// What a run's flow network did (after the run).
+NetworkStats network_stats(const NetworkCommRunner& runner);
 
 struct SimulationResult {
   Job job;

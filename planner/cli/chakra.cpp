@@ -140,11 +140,7 @@ int run_chakra_simulate(const Args& args, std::ostream& out) {
   };
   ro.on_network = [&](sim::flow::FlowNetwork& net, const topology::Topology& t) {
     if (args.trace_file.empty() && args.link_csv.empty()) return;
-    std::vector<std::string> labels;
-    labels.reserve(t.link_count());
-    for (topology::LinkId l = 0; l < t.link_count(); ++l)
-      labels.push_back(t.node(t.link_src(l)).name + "->" + t.node(t.link_dst(l)).name + " " + t.link(l).kind);
-    flows = std::make_unique<traces::FlowRecorder>(net, std::move(labels));
+    flows = std::make_unique<traces::FlowRecorder>(net, traces::link_labels(t));
     if (recorder) recorder->set_flows(flows.get());
   };
   ro.after_run = [&](const models::workload::Workload& w, const sim::task::TaskExecutor& exec) {

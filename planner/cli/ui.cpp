@@ -20,10 +20,7 @@ namespace trainsim::planner::cli {
 
 using sim::config::Json;
 
-namespace {
-
-// The job `trainsim ui` opens without one: the README's first example.
-Json default_job() {
+Json default_ui_job() {
   return Json{{"model", "llama3-70b"},
               {"cluster", "dgx-h100"},
               {"gpus", 1024},
@@ -35,6 +32,8 @@ Json default_job() {
               {"recompute", "selective"},
               {"schedule", "1f1b"}};
 }
+
+namespace {
 
 // A trace-event file (not a job) by its first bytes: an object with "traceEvents", or an array.
 bool looks_like_trace(const std::string& file) {
@@ -86,7 +85,7 @@ UiRequest ui_request(const Args& args) {
       throw ConfigError(flag_name(args.job_flags.begin().key()), "does not apply to a trace file",
                         "drop it, or open a job file");
   } else if (args.positionals.empty() && !args.job_flags.contains("model")) {
-    r.job = default_job();
+    r.job = default_ui_job();
     for (auto it = args.job_flags.begin(); it != args.job_flags.end(); ++it) r.job[it.key()] = it.value();
   } else {
     r.job = job_json(args);

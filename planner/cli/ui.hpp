@@ -12,6 +12,10 @@
 
 namespace trainsim::planner::cli {
 
+// The job `trainsim ui` opens without one: the README's first example, LLaMA-3-70B on 1,024 H100s
+// (TP 8, PP 4, micro-batch 1, global batch 512, sequence 8,192, selective recompute, 1F1B).
+sim::config::Json default_ui_job();
+
 // The viewer's arguments, checked: a trace file or a job (with no job file and no --model, the
 // built-in default job: the README's LLaMA-3-70B on 1,024 H100s). Throws ConfigError.
 struct UiRequest {

@@ -4,6 +4,7 @@
 // a second pass (every flow recorded), shown as it arrives.
 #include <benchmark/benchmark.h>
 
+#include "planner/cli/ui.hpp"
 #include "ui/model/simulate_scene.hpp"
 #include "ui/model/what_if.hpp"
 
@@ -11,17 +12,8 @@ namespace {
 
 using trainsim::sim::config::Json;
 
-// The viewer's default job: LLaMA-3-70B on 1,024 H100s, TP 8, PP 4.
-const Json kJob = {{"model", "llama3-70b"},
-                   {"cluster", "dgx-h100"},
-                   {"gpus", 1024},
-                   {"tp", 8},
-                   {"pp", 4},
-                   {"micro_batch", 1},
-                   {"global_batch", 512},
-                   {"seq_len", 8192},
-                   {"recompute", "selective"},
-                   {"schedule", "1f1b"}};
+// The viewer's default job (planner/cli/ui.hpp): LLaMA-3-70B on 1,024 H100s, TP 8, PP 4.
+const Json kJob = trainsim::planner::cli::default_ui_job();
 
 // A what-if change: PP 4 -> 8 and back (alternating, so nothing is reused), then the schedule pass.
 void BM_WhatIfSchedulePass1024Gpus(benchmark::State& state) {
