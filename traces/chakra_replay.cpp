@@ -25,16 +25,7 @@ Json ReplayResult::to_json() const {
     per_rank.push_back(j);
   }
   Json sim{{"tasks", tasks}, {"events", events}, {"simulated_ranks", ranks.size()}};
-  if (network)
-    sim["network"] = Json{{"topology", network->topology},
-                          {"links", network->links},
-                          {"collectives", network->collectives},
-                          {"transfers", network->transfers},
-                          {"flows", network->flows},
-                          {"solves", network->solves},
-                          {"flows_solved", network->flows_solved},
-                          {"memoized_collectives", network->memoized},
-                          {"memo_overlaps", network->memo_overlaps}};
+  if (network) sim["network"] = network->to_json();
   return Json{{"iteration_time_s", iteration.seconds()}, {"time_breakdown", per_rank}, {"simulation", sim}};
 }
 

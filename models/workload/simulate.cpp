@@ -35,6 +35,18 @@ std::vector<StageReport> stage_memory_reports(const Job& job) {
   return out;
 }
 
+sim::config::Json NetworkStats::to_json() const {
+  return sim::config::Json{{"topology", topology},
+                           {"links", links},
+                           {"collectives", collectives},
+                           {"transfers", transfers},
+                           {"flows", flows},
+                           {"solves", solves},
+                           {"flows_solved", flows_solved},
+                           {"memoized_collectives", memoized},
+                           {"memo_overlaps", memo_overlaps}};
+}
+
 NetworkStats network_stats(const NetworkCommRunner& n) {
   const auto& ns = n.network().stats();
   const auto& es = n.executor().stats();
@@ -188,15 +200,7 @@ Json SimulationResult::to_json() const {
   out["time_breakdown"] = tb;
   out["simulation"] = Json{{"tasks", tasks}, {"events", events}, {"simulated_ranks", simulated_ranks}};
   if (network) {
-    out["simulation"]["network"] = Json{{"topology", network->topology},
-                                        {"links", network->links},
-                                        {"collectives", network->collectives},
-                                        {"transfers", network->transfers},
-                                        {"flows", network->flows},
-                                        {"solves", network->solves},
-                                        {"flows_solved", network->flows_solved},
-                                        {"memoized_collectives", network->memoized},
-                                        {"memo_overlaps", network->memo_overlaps}};
+    out["simulation"]["network"] = network->to_json();
   }
   return out;
 }

@@ -32,6 +32,7 @@ struct NetworkStats {
   size_t links = 0;      // directed links
   uint64_t collectives = 0, transfers = 0, flows = 0, solves = 0, flows_solved = 0;
   uint64_t memoized = 0, memo_overlaps = 0;  // private collectives that reused a measured duration
+  sim::config::Json to_json() const;         // the reports' "simulation.network" object
 };
 class NetworkCommRunner;
 // What a run's flow network did (after the run).
