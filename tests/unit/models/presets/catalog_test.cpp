@@ -92,7 +92,11 @@ TEST(Catalog, FileReferences) {
 
 class CatalogFiles : public ::testing::Test {
  protected:
-  std::filesystem::path dir = std::filesystem::path(::testing::TempDir()) / "trainsim_catalog_test";
+  // One directory per test: ctest runs the tests of this fixture in parallel processes, and one's
+  // TearDown must not remove the other's files.
+  std::filesystem::path dir =
+      std::filesystem::path(::testing::TempDir()) /
+      (std::string("trainsim_catalog_") + ::testing::UnitTest::GetInstance()->current_test_info()->name());
   void SetUp() override { std::filesystem::create_directories(dir); }
   void TearDown() override { std::filesystem::remove_all(dir); }
   std::string write(const std::string& name, const std::string& text) {
