@@ -19,9 +19,13 @@
 // fp32 accumulator with float4 atomics (one per thread and 8-column tile). dK and dV of the q
 // heads of a GQA group are summed with fp32 atomics too; a last kernel converts the three
 // accumulators to bf16.
+//
+// attention_fwd runs attention_wgmma.cu's Hopper kernel instead when asked for
+// AttentionKernel::kWgmma.
 
 #include <cmath>
 
+#include "kernels/attention_wgmma.hpp"
 #include "kernels/device_utils.cuh"
 #include "kernels/kernels.hpp"
 #include "kernels/ptx.cuh"
@@ -761,14 +765,17 @@ cudaError_t launch_bwd(const bf16* q, const bf16* k, const bf16* v, const bf16* 
 }  // namespace
 
 cudaError_t attention_fwd(const bf16* q, const bf16* k, const bf16* v, bf16* o, float* lse, const AttentionShape& shape,
-                          float scale, cudaStream_t stream) {
+                          float scale, cudaStream_t stream, AttentionKernel kernel) {
   if (!shape_ok(shape) || !detail::aligned16(q) || !detail::aligned16(k) || !detail::aligned16(v) ||
       !detail::aligned16(o)) {
     return cudaErrorInvalidValue;
   }
+  if (kernel == AttentionKernel::kWgmma) return detail::attention_fwd_wgmma(q, k, v, o, lse, shape, scale, stream);
   if (shape.head_dim == 64) return launch_fwd<64>(q, k, v, o, lse, shape, scale, stream);
   return launch_fwd<128>(q, k, v, o, lse, shape, scale, stream);
 }
+
+bool attention_wgmma_supported() { return detail::attention_wgmma_supported(); }
 
 size_t attention_bwd_workspace_bytes(const AttentionShape& shape) {
   if (!shape_ok(shape)) return 0;

@@ -479,7 +479,8 @@ void bench_adamw(Bench& b, int64_t n) {
 
 void bench_attention(Bench& b, int batch, int seq, int hq, int hkv, int d) {
   const bool fwd = b.selected("attention_fwd"), bwd = b.selected("attention_bwd");
-  if (!fwd && !bwd) return;
+  const bool wgmma = b.selected("attention_fwd_wgmma") && tk::attention_wgmma_supported();
+  if (!fwd && !bwd && !wgmma) return;
   tk::AttentionShape sh;
   sh.batch = batch;
   sh.seq = seq;
@@ -503,6 +504,12 @@ void bench_attention(Bench& b, int batch, int seq, int hq, int hkv, int d) {
   // The backward needs o and lse of a real forward.
   for (int i = 0; i < sets.count(); ++i) CHECK_CUDA(run_fwd(sets, i));
   if (fwd) b.compute("attention_fwd", size, flops, sets, run_fwd);
+  if (wgmma) {
+    b.compute("attention_fwd_wgmma", size, flops, sets, [=](const Sets& s, int i) {
+      return tk::attention_fwd(s.get<bf16>(i, 0), s.get<bf16>(i, 1), s.get<bf16>(i, 2), s.get<bf16>(i, 3),
+                               s.get<float>(i, 4), sh, scale, nullptr, tk::AttentionKernel::kWgmma);
+    });
+  }
   if (bwd) {
     const size_t ws_bytes = tk::attention_bwd_workspace_bytes(sh);
     void* ws = nullptr;

@@ -677,6 +677,19 @@ void check_attention(Report& rep, int batch, int seq, int hq, int hkv, int d, ui
   sync();
   rep.compare("attention_fwd", sizes, "o", dout_o.download(), ref.o, kBoundBf16);
   rep.compare("attention_fwd", sizes, "lse", dlse.download(), ref.lse, kBoundF32);
+  // The Hopper warpgroup-MMA forward, on the same inputs, where the GPU runs it.
+  if (trainsim::kernels::attention_wgmma_supported()) {
+    dout_o.poison();
+    dlse.poison();
+    CHECK_CUDA(trainsim::kernels::attention_fwd(dq_in.data(), dk_in.data(), dv_in.data(), dout_o.data(), dlse.data(),
+                                                sh, static_cast<float>(scale), nullptr,
+                                                trainsim::kernels::AttentionKernel::kWgmma));
+    sync();
+    rep.compare("attention_fwd_wgmma", sizes, "o", dout_o.download(), ref.o, kBoundBf16);
+    rep.compare("attention_fwd_wgmma", sizes, "lse", dlse.download(), ref.lse, kBoundF32);
+  } else {
+    std::printf("attention_fwd_wgmma %s: skipped: not a compute capability 9.0 GPU\n", sizes.c_str());
+  }
 
   const size_t ws_bytes = trainsim::kernels::attention_bwd_workspace_bytes(sh);
   DeviceBuffer<unsigned char> ws(ws_bytes);
@@ -786,6 +799,9 @@ int main(int argc, char** argv) {
     check_attention(rep, 1, 129, 2, 2, 128, ++seed);
     check_attention(rep, 1, 200, 8, 2, 64, ++seed);
     check_attention(rep, 1, 33, 1, 1, 128, ++seed);
+    // Several 128-row tiles of the wgmma kernel, the last one ragged.
+    check_attention(rep, 1, 600, 4, 1, 128, ++seed);
+    check_attention(rep, 1, 333, 2, 1, 64, ++seed);
   }
   if (rep.lines() == 0) {
     std::printf("kernels-check: no case matches '%s'\n", filter);
