@@ -20,8 +20,8 @@
 // heads of a GQA group are summed with fp32 atomics too; a last kernel converts the three
 // accumulators to bf16.
 //
-// attention_fwd runs attention_wgmma.cu's Hopper kernel instead when asked for
-// AttentionKernel::kWgmma.
+// attention_fwd and attention_bwd run attention_wgmma.cu's Hopper kernels instead when asked for
+// AttentionKernel::kWgmma (the backward keeps this file's delta, zeroing and conversion steps).
 
 #include <cmath>
 
@@ -730,7 +730,7 @@ cudaError_t launch_fwd(const bf16* q, const bf16* k, const bf16* v, bf16* o, flo
 template <int D>
 cudaError_t launch_bwd(const bf16* q, const bf16* k, const bf16* v, const bf16* o, const bf16* dout, const float* lse,
                        bf16* dq, bf16* dk, bf16* dv, const Workspace& w, const AttentionShape& s, float scale,
-                       cudaStream_t stream) {
+                       cudaStream_t stream, AttentionKernel kernel) {
   using Cfg = BwdCfg<D>;
   const int64_t rows_q = static_cast<int64_t>(s.batch) * s.seq * s.q_heads;
   const int64_t rows_kv = static_cast<int64_t>(s.batch) * s.seq * s.kv_heads;
@@ -743,15 +743,19 @@ cudaError_t launch_bwd(const bf16* q, const bf16* k, const bf16* v, const bf16* 
   err = cudaGetLastError();
   if (err != cudaSuccess) return err;
 
-  err = cudaFuncSetAttribute(attn_bwd_kernel<D>, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                             static_cast<int>(Cfg::kSmem));
-  if (err != cudaSuccess) return err;
-  const int64_t n_kt = detail::ceil_div(s.seq, Cfg::kBc);
-  const int64_t blocks = n_kt * s.batch * s.q_heads;
-  if (blocks > 0x7fffffff) return cudaErrorInvalidValue;
-  attn_bwd_kernel<D><<<static_cast<unsigned>(blocks), Cfg::kThreads, Cfg::kSmem, stream>>>(
-      q, k, v, dout, lse, w.delta, w.dq, w.dk, w.dv, s.batch, s.seq, s.q_heads, s.kv_heads, scale * kLog2e, scale);
-  err = cudaGetLastError();
+  if (kernel == AttentionKernel::kWgmma) {
+    err = detail::attention_bwd_wgmma_main(q, k, v, dout, lse, w.delta, w.dq, w.dk, w.dv, s, scale, stream);
+  } else {
+    err = cudaFuncSetAttribute(attn_bwd_kernel<D>, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                               static_cast<int>(Cfg::kSmem));
+    if (err != cudaSuccess) return err;
+    const int64_t n_kt = detail::ceil_div(s.seq, Cfg::kBc);
+    const int64_t blocks = n_kt * s.batch * s.q_heads;
+    if (blocks > 0x7fffffff) return cudaErrorInvalidValue;
+    attn_bwd_kernel<D><<<static_cast<unsigned>(blocks), Cfg::kThreads, Cfg::kSmem, stream>>>(
+        q, k, v, dout, lse, w.delta, w.dq, w.dk, w.dv, s.batch, s.seq, s.q_heads, s.kv_heads, scale * kLog2e, scale);
+    err = cudaGetLastError();
+  }
   if (err != cudaSuccess) return err;
 
   const int64_t nq = rows_q * D;
@@ -784,7 +788,7 @@ size_t attention_bwd_workspace_bytes(const AttentionShape& shape) {
 
 cudaError_t attention_bwd(const bf16* q, const bf16* k, const bf16* v, const bf16* o, const bf16* dout,
                           const float* lse, bf16* dq, bf16* dk, bf16* dv, void* workspace, size_t workspace_bytes,
-                          const AttentionShape& shape, float scale, cudaStream_t stream) {
+                          const AttentionShape& shape, float scale, cudaStream_t stream, AttentionKernel kernel) {
   if (!shape_ok(shape) || workspace == nullptr || (reinterpret_cast<uintptr_t>(workspace) & 255u) != 0 ||
       workspace_bytes < attention_bwd_workspace_bytes(shape)) {
     return cudaErrorInvalidValue;
@@ -795,8 +799,9 @@ cudaError_t attention_bwd(const bf16* q, const bf16* k, const bf16* v, const bf1
     if (!detail::aligned16(p)) return cudaErrorInvalidValue;
   }
   const Workspace w = carve(workspace, shape);
-  if (shape.head_dim == 64) return launch_bwd<64>(q, k, v, o, dout, lse, dq, dk, dv, w, shape, scale, stream);
-  return launch_bwd<128>(q, k, v, o, dout, lse, dq, dk, dv, w, shape, scale, stream);
+  if (kernel == AttentionKernel::kWgmma && !detail::attention_wgmma_supported()) return cudaErrorNotSupported;
+  if (shape.head_dim == 64) return launch_bwd<64>(q, k, v, o, dout, lse, dq, dk, dv, w, shape, scale, stream, kernel);
+  return launch_bwd<128>(q, k, v, o, dout, lse, dq, dk, dv, w, shape, scale, stream, kernel);
 }
 
 }  // namespace trainsim::kernels

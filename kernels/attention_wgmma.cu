@@ -90,9 +90,9 @@ __device__ __forceinline__ void gemm_qk(float (&s)[kBc / 2], const unsigned char
     const uint64_t da = wgmma_desc(sQ + (kk / 4) * kBr * 128 + (kk % 4) * 32, 16, 1024);
     const uint64_t db = wgmma_desc(sK + (kk / 4) * kBc * 128 + (kk % 4) * 32, 16, 1024);
     if constexpr (kBc == 128) {
-      wgmma_ss_m64n128k16(s, da, db, kk > 0 ? 1 : 0);
+      wgmma_ss_m64n128k16<0, 0>(s, da, db, kk > 0 ? 1 : 0);
     } else {
-      wgmma_ss_m64n64k16(s, da, db, kk > 0 ? 1 : 0);
+      wgmma_ss_m64n64k16<0, 0>(s, da, db, kk > 0 ? 1 : 0);
     }
   }
 }
@@ -285,6 +285,278 @@ __global__ void __launch_bounds__(WgFwdCfg<D>::kThreads, 1)
   }
 }
 
+// ---- backward ------------------------------------------------------------------------------
+
+template <int D>
+struct WgBwdCfg {
+  static constexpr int kWarpGroups = 2;
+  static constexpr int kBc = 64 * kWarpGroups;  // kv rows per block
+  static constexpr int kBr = 64;                // query rows per step
+  static constexpr int kThreads = 128 * kWarpGroups;
+  static constexpr size_t kTileKV = static_cast<size_t>(kBc) * D * sizeof(bf16);
+  static constexpr size_t kTileQ = static_cast<size_t>(kBr) * D * sizeof(bf16);
+  static constexpr size_t kTileDS = static_cast<size_t>(kBc) * kBr * sizeof(bf16);  // dS^T, one 128-byte span
+  // K, V, 2 stages of Q and dO, dS^T, 2 stages of lse and delta, and the alignment slack.
+  static constexpr size_t kSmem = 2 * kTileKV + 4 * kTileQ + kTileDS + 4 * kBr * sizeof(float) + 1024;
+  static_assert(kTileKV % 1024 == 0 && kTileQ % 1024 == 0 && kTileDS % 1024 == 0, "1024-byte aligned tiles");
+  static_assert(kBr * sizeof(bf16) == 128, "dS^T rows are one swizzle span");
+};
+
+// Accumulator fragment (64 x 64 fp32, 8-column blocks) to the four bf16 A fragments of its 16-column steps.
+__device__ __forceinline__ void acc_to_a4(uint32_t (&a)[4][4], const float (&c)[32]) {
+#pragma unroll
+  for (int kk = 0; kk < 4; ++kk) {
+    a[kk][0] = pack_bf16x2(c[kk * 8 + 0], c[kk * 8 + 1]);
+    a[kk][1] = pack_bf16x2(c[kk * 8 + 2], c[kk * 8 + 3]);
+    a[kk][2] = pack_bf16x2(c[kk * 8 + 4], c[kk * 8 + 5]);
+    a[kk][3] = pack_bf16x2(c[kk * 8 + 6], c[kk * 8 + 7]);
+  }
+}
+
+template <int D>
+__device__ __forceinline__ void wgmma_rs_d(float (&acc)[D / 2], const uint32_t (&a)[4], uint64_t desc_b) {
+  if constexpr (D == 128) {
+    wgmma_rs_m64n128k16_tb(acc, a, desc_b, 1);
+  } else {
+    wgmma_rs_m64n64k16_tb(acc, a, desc_b, 1);
+  }
+}
+
+// A block of two warpgroups owns kBc = 128 kv rows of one (batch, q head), warpgroup g rows
+// 64g..64g+63, and walks the query tiles of kBr = 64 rows from the diagonal on. Per tile, each
+// warpgroup computes S^T = K_g Q^T and dP^T = V_g dO^T (wgmma m64n64k16, all four operands
+// K-major in shared memory), P^T and dS^T = scale P^T (dP^T - delta) in registers, then
+// dV += P^T dO and dK += dS^T Q (A from registers, B = dO and Q read N-major), dK and dV staying
+// in registers for the whole walk. dS^T goes to shared memory (one 128-byte swizzled span per kv
+// row), and dQ = dS K is computed by both warpgroups with A = dS^T read M-major: at d 128 each
+// takes 64 of the columns over all 128 kv rows, at d 64 each takes all columns over its own 64 kv
+// rows; the partial dQ is added to the fp32 accumulator with float4 atomics.
+template <int D>
+__global__ void __launch_bounds__(WgBwdCfg<D>::kThreads, 1)
+    attn_bwd_wgmma_kernel(const bf16* __restrict__ q, const bf16* __restrict__ k, const bf16* __restrict__ v,
+                          const bf16* __restrict__ dout, const float* __restrict__ lse, const float* __restrict__ delta,
+                          float* __restrict__ dq_acc, float* __restrict__ dk_acc, float* __restrict__ dv_acc, int batch,
+                          int S, int Hq, int Hkv, float scale_log2, float scale) {
+  using Cfg = WgBwdCfg<D>;
+  constexpr int kBc = Cfg::kBc, kBr = Cfg::kBr, kThreads = Cfg::kThreads;
+  constexpr int kDT = D / 8;
+
+  const int bh_count = batch * Hq;
+  const int kt = static_cast<int>(blockIdx.x / bh_count);  // kv tile 0 (most query tiles) first
+  const int bh = static_cast<int>(blockIdx.x % bh_count);
+  const int b = bh / Hq;
+  const int h = bh % Hq;
+  const int hk = h / (Hq / Hkv);
+  const int kv0 = kt * kBc;
+
+  unsigned char* base = reinterpret_cast<unsigned char*>((reinterpret_cast<uintptr_t>(dynamic_smem()) + 1023) &
+                                                         ~static_cast<uintptr_t>(1023));
+  unsigned char* sK = base;
+  unsigned char* sV = sK + Cfg::kTileKV;
+  unsigned char* sQ = sV + Cfg::kTileKV;      // 2 stages
+  unsigned char* sdO = sQ + 2 * Cfg::kTileQ;  // 2 stages
+  unsigned char* sdS = sdO + 2 * Cfg::kTileQ;
+  float* sL = reinterpret_cast<float*>(sdS + Cfg::kTileDS);  // 2 stages of kBr lse
+  float* sDl = sL + 2 * kBr;                                 // 2 stages of kBr delta
+
+  const int64_t q_ld = static_cast<int64_t>(Hq) * D;
+  const int64_t kv_ld = static_cast<int64_t>(Hkv) * D;
+  const bf16* qb = q + (static_cast<int64_t>(b) * S * Hq + h) * D;
+  const bf16* dob = dout + (static_cast<int64_t>(b) * S * Hq + h) * D;
+  const bf16* kb = k + (static_cast<int64_t>(b) * S * Hkv + hk) * D;
+  const bf16* vb = v + (static_cast<int64_t>(b) * S * Hkv + hk) * D;
+  const float* lseb = lse + (static_cast<int64_t>(b) * Hq + h) * S;
+  const float* deltab = delta + (static_cast<int64_t>(b) * Hq + h) * S;
+
+  const int qt_begin = kv0 / kBr;
+  const int n_qt = (S + kBr - 1) / kBr;
+
+  auto load_q_tile = [&](int qt, int stage) {
+    load_tile_sw128<D, kBr, kThreads>(sQ + stage * Cfg::kTileQ, qb, q_ld, qt * kBr, S);
+    load_tile_sw128<D, kBr, kThreads>(sdO + stage * Cfg::kTileQ, dob, q_ld, qt * kBr, S);
+    const int i = static_cast<int>(threadIdx.x);
+    if (i < 2 * kBr) {
+      const int r = i % kBr;
+      const int gr = qt * kBr + r;
+      const bool ok = gr < S;
+      if (i < kBr) {
+        cp_async_4(sL + stage * kBr + r, lseb + (ok ? gr : 0), ok);
+      } else {
+        cp_async_4(sDl + stage * kBr + r, deltab + (ok ? gr : 0), ok);
+      }
+    }
+  };
+
+  load_tile_sw128<D, kBc, kThreads>(sK, kb, kv_ld, kv0, S);
+  load_tile_sw128<D, kBc, kThreads>(sV, vb, kv_ld, kv0, S);
+  if (qt_begin < n_qt) load_q_tile(qt_begin, 0);
+  cp_async_commit();
+
+  const int tid = static_cast<int>(threadIdx.x);
+  const int wg = tid / 128;
+  const int w4 = (tid / 32) % 4;
+  const int lane = tid % 32;
+  const int kvw = wg * 64 + w4 * 16;  // first kv row of this warp in the block's tile
+
+  float dk[D / 2], dv[D / 2];
+#pragma unroll
+  for (int i = 0; i < D / 2; ++i) {
+    dk[i] = 0.0f;
+    dv[i] = 0.0f;
+  }
+  float sT[32], dpT[32], dq[32];
+#pragma unroll
+  for (int i = 0; i < 32; ++i) {
+    sT[i] = 0.0f;
+    dpT[i] = 0.0f;
+    dq[i] = 0.0f;
+  }
+
+  for (int qt = qt_begin; qt < n_qt; ++qt) {
+    const int st = (qt - qt_begin) & 1;
+    __syncthreads();  // both warpgroups are done with stage st ^ 1 and with sdS
+    if (qt + 1 < n_qt) load_q_tile(qt + 1, st ^ 1);
+    cp_async_commit();
+    cp_async_wait<1>();
+    fence_proxy_async_smem();
+    __syncthreads();
+    const unsigned char* cQ = sQ + st * Cfg::kTileQ;
+    const unsigned char* cdO = sdO + st * Cfg::kTileQ;
+    const float* cL = sL + st * kBr;
+    const float* cDl = sDl + st * kBr;
+    const int q0 = qt * kBr;
+
+    // 1. S^T = K_g Q^T and dP^T = V_g dO^T (64 kv rows x 64 query columns each).
+    fence_registers(sT);
+    fence_registers(dpT);
+    wgmma_fence();
+#pragma unroll
+    for (int kk = 0; kk < D / 16; ++kk) {
+      const uint32_t a_off = (kk / 4) * kBc * 128 + wg * 64 * 128 + (kk % 4) * 32;
+      const uint32_t b_off = (kk / 4) * kBr * 128 + (kk % 4) * 32;
+      wgmma_ss_m64n64k16<0, 0>(sT, wgmma_desc(sK + a_off, 16, 1024), wgmma_desc(cQ + b_off, 16, 1024), kk > 0);
+    }
+#pragma unroll
+    for (int kk = 0; kk < D / 16; ++kk) {
+      const uint32_t a_off = (kk / 4) * kBc * 128 + wg * 64 * 128 + (kk % 4) * 32;
+      const uint32_t b_off = (kk / 4) * kBr * 128 + (kk % 4) * 32;
+      wgmma_ss_m64n64k16<0, 0>(dpT, wgmma_desc(sV + a_off, 16, 1024), wgmma_desc(cdO + b_off, 16, 1024), kk > 0);
+    }
+    wgmma_commit();
+    wgmma_wait<0>();
+    fence_registers(sT);
+    fence_registers(dpT);
+
+    // 2. P^T = exp(S^T scale - lse) with the causal mask, dS^T = scale P^T (dP^T - delta).
+    // Element 4i + e is kv row kvw + lane / 4 + (e / 2) 8, query column 8i + 2 (lane % 4) + e % 2.
+    const bool need_mask = (kv0 + kvw + 15 > q0) || (q0 + kBr > S);
+#pragma unroll
+    for (int i = 0; i < 8; ++i) {
+#pragma unroll
+      for (int e = 0; e < 4; ++e) {
+        const int ql = i * 8 + (lane & 3) * 2 + (e & 1);
+        const int kvr = kv0 + kvw + (lane >> 2) + (e >> 1) * 8;
+        const int qr = q0 + ql;
+        float p = fast_exp2(sT[i * 4 + e] * scale_log2 - cL[ql] * kLog2e);
+        if (need_mask && (kvr > qr || qr >= S)) p = 0.0f;
+        sT[i * 4 + e] = p;
+        dpT[i * 4 + e] = scale * p * (dpT[i * 4 + e] - cDl[ql]);
+      }
+    }
+    uint32_t pA[4][4], dsA[4][4];
+    acc_to_a4(pA, sT);
+    acc_to_a4(dsA, dpT);
+
+    // 3. dV += P^T dO and dK += dS^T Q (k = the 64 query rows, 16 per step).
+    fence_registers(dv);
+    fence_registers(dk);
+    wgmma_fence();
+#pragma unroll
+    for (int kk = 0; kk < 4; ++kk) wgmma_rs_d<D>(dv, pA[kk], wgmma_desc(cdO + kk * 16 * 128, kBr * 128, 1024));
+#pragma unroll
+    for (int kk = 0; kk < 4; ++kk) wgmma_rs_d<D>(dk, dsA[kk], wgmma_desc(cQ + kk * 16 * 128, kBr * 128, 1024));
+    wgmma_commit();
+
+    // 4. dS^T to shared memory (row = kv row of the tile, 128-byte swizzled) while those run.
+#pragma unroll
+    for (int i = 0; i < 8; ++i) {
+#pragma unroll
+      for (int hf = 0; hf < 2; ++hf) {
+        const int r = kvw + (lane >> 2) + hf * 8;
+        const int c = i * 8 + (lane & 3) * 2;
+        *reinterpret_cast<uint32_t*>(sdS + r * 128 + ((((c >> 3) ^ (r & 7))) << 4) + (c & 7) * 2) =
+            dsA[i / 2][hf + 2 * (i & 1)];
+      }
+    }
+    wgmma_wait<0>();
+    fence_registers(dv);
+    fence_registers(dk);
+#pragma unroll
+    for (int kk = 0; kk < 4; ++kk) {
+      fence_registers(pA[kk]);
+      fence_registers(dsA[kk]);
+    }
+    fence_proxy_async_smem();
+    __syncthreads();  // dS^T of both warpgroups is in shared memory
+
+    // 5. dQ (+)= dS K: A = dS^T (M-major), B = K (N-major).
+    fence_registers(dq);
+    wgmma_fence();
+    int col0 = 0;
+    if constexpr (D == 128) {
+      col0 = wg * 64;
+#pragma unroll
+      for (int kk = 0; kk < kBc / 16; ++kk) {
+        wgmma_ss_m64n64k16<1, 1>(dq, wgmma_desc(sdS + kk * 16 * 128, kBr * 128, 1024),
+                                 wgmma_desc(sK + wg * kBc * 128 + kk * 16 * 128, kBc * 128, 1024), kk > 0);
+      }
+    } else {
+#pragma unroll
+      for (int kk = 0; kk < 4; ++kk) {
+        wgmma_ss_m64n64k16<1, 1>(dq, wgmma_desc(sdS + (wg * 64 + kk * 16) * 128, kBr * 128, 1024),
+                                 wgmma_desc(sK + (wg * 64 + kk * 16) * 128, kBc * 128, 1024), kk > 0);
+      }
+    }
+    wgmma_commit();
+    wgmma_wait<0>();
+    fence_registers(dq);
+    {
+      // dq[4i + e]: query row q0 + 16 w4 + lane / 4 + (e / 2) 8, column col0 + 8i + 2 (lane % 4) + e % 2.
+      // Lanes 2c and 2c+1 of a quad swap halves: the even lane then holds 4 consecutive columns of
+      // row r, the odd lane 4 of row r + 8, so each thread issues one float4 atomic per block.
+      const bool odd = (lane & 1) != 0;
+      const int qr = q0 + w4 * 16 + (lane >> 2) + (odd ? 8 : 0);
+      float* dst = dq_acc + ((static_cast<int64_t>(b) * S + qr) * Hq + h) * D + col0 + ((lane & 3) >> 1) * 4;
+#pragma unroll
+      for (int i = 0; i < 8; ++i) {
+        const float s0 = odd ? dq[i * 4 + 0] : dq[i * 4 + 2];
+        const float s1 = odd ? dq[i * 4 + 1] : dq[i * 4 + 3];
+        const float r0 = __shfl_xor_sync(0xffffffffu, s0, 1);
+        const float r1 = __shfl_xor_sync(0xffffffffu, s1, 1);
+        const float4 val =
+            odd ? make_float4(r0, r1, dq[i * 4 + 2], dq[i * 4 + 3]) : make_float4(dq[i * 4 + 0], dq[i * 4 + 1], r0, r1);
+        if (qr < S) atomicAdd(reinterpret_cast<float4*>(dst + i * 8), val);
+      }
+    }
+  }
+
+  // dK, dV of this block's kv rows, summed over the q heads of the group.
+#pragma unroll
+  for (int hf = 0; hf < 2; ++hf) {
+    const int kvr = kv0 + kvw + (lane >> 2) + hf * 8;
+    if (kvr < S) {
+      const int64_t off = ((static_cast<int64_t>(b) * S + kvr) * Hkv + hk) * D + (lane & 3) * 2;
+#pragma unroll
+      for (int dt = 0; dt < kDT; ++dt) {
+        atomicAdd(reinterpret_cast<float2*>(dk_acc + off + dt * 8),
+                  make_float2(dk[dt * 4 + hf * 2], dk[dt * 4 + hf * 2 + 1]));
+        atomicAdd(reinterpret_cast<float2*>(dv_acc + off + dt * 8),
+                  make_float2(dv[dt * 4 + hf * 2], dv[dt * 4 + hf * 2 + 1]));
+      }
+    }
+  }
+}
+
 template <int D>
 cudaError_t launch(const bf16* q, const bf16* k, const bf16* v, bf16* o, float* lse, const AttentionShape& s,
                    float scale, cudaStream_t stream) {
@@ -296,6 +568,21 @@ cudaError_t launch(const bf16* q, const bf16* k, const bf16* v, bf16* o, float* 
   if (blocks > 0x7fffffff) return cudaErrorInvalidValue;
   attn_fwd_wgmma_kernel<D><<<static_cast<unsigned>(blocks), Cfg::kThreads, Cfg::kSmem, stream>>>(
       q, k, v, o, lse, s.batch, s.seq, s.q_heads, s.kv_heads, scale * kLog2e);
+  return cudaGetLastError();
+}
+
+template <int D>
+cudaError_t launch_bwd(const bf16* q, const bf16* k, const bf16* v, const bf16* dout, const float* lse,
+                       const float* delta, float* dq_acc, float* dk_acc, float* dv_acc, const AttentionShape& s,
+                       float scale, cudaStream_t stream) {
+  using Cfg = WgBwdCfg<D>;
+  cudaError_t err = cudaFuncSetAttribute(attn_bwd_wgmma_kernel<D>, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                         static_cast<int>(Cfg::kSmem));
+  if (err != cudaSuccess) return err;
+  const int64_t blocks = ceil_div(s.seq, Cfg::kBc) * s.batch * s.q_heads;
+  if (blocks > 0x7fffffff) return cudaErrorInvalidValue;
+  attn_bwd_wgmma_kernel<D><<<static_cast<unsigned>(blocks), Cfg::kThreads, Cfg::kSmem, stream>>>(
+      q, k, v, dout, lse, delta, dq_acc, dk_acc, dv_acc, s.batch, s.seq, s.q_heads, s.kv_heads, scale * kLog2e, scale);
   return cudaGetLastError();
 }
 
@@ -314,6 +601,15 @@ cudaError_t attention_fwd_wgmma(const bf16* q, const bf16* k, const bf16* v, bf1
   if (!attention_wgmma_supported()) return cudaErrorNotSupported;
   if (shape.head_dim == 64) return launch<64>(q, k, v, o, lse, shape, scale, stream);
   return launch<128>(q, k, v, o, lse, shape, scale, stream);
+}
+
+cudaError_t attention_bwd_wgmma_main(const bf16* q, const bf16* k, const bf16* v, const bf16* dout, const float* lse,
+                                     const float* delta, float* dq_acc, float* dk_acc, float* dv_acc,
+                                     const AttentionShape& shape, float scale, cudaStream_t stream) {
+  if (!attention_wgmma_supported()) return cudaErrorNotSupported;
+  if (shape.head_dim == 64)
+    return launch_bwd<64>(q, k, v, dout, lse, delta, dq_acc, dk_acc, dv_acc, shape, scale, stream);
+  return launch_bwd<128>(q, k, v, dout, lse, delta, dq_acc, dk_acc, dv_acc, shape, scale, stream);
 }
 
 }  // namespace trainsim::kernels::detail

@@ -112,9 +112,9 @@ struct AttentionShape {
 // q_heads, seq] fp32. For query row i: s_j = scale * q_i . k_j for j <= i,
 //   lse_i = log(sum_{j<=i} exp(s_j));  o_i = sum_{j<=i} exp(s_j - lse_i) v_j.
 // scale is usually 1/sqrt(head_dim). Rows of q, k, v, o must be 16-byte aligned (head_dim 64/128 is).
-// Which forward kernel runs (docs/kernels.md): kMmaSync, the FlashAttention-2 style kernel
-// (sm_80+, mma.sync); kWgmma, the Hopper warpgroup-MMA kernel (compute capability 9.0 only, else
-// cudaErrorNotSupported); kAuto, kMmaSync until the wgmma kernel has passed
+// Which kernels run, forward and backward (docs/kernels.md): kMmaSync, the FlashAttention-2 style
+// kernels (sm_80+, mma.sync); kWgmma, the Hopper warpgroup-MMA kernels (compute capability 9.0
+// only, else cudaErrorNotSupported); kAuto, kMmaSync until the wgmma kernels have passed
 // trainsim-kernels-check on an H100 (docs/kernels.md, version 4).
 enum class AttentionKernel { kAuto, kMmaSync, kWgmma };
 cudaError_t attention_fwd(const bf16* q, const bf16* k, const bf16* v, bf16* o, float* lse, const AttentionShape& shape,
@@ -129,6 +129,7 @@ size_t attention_bwd_workspace_bytes(const AttentionShape& shape);
 // workspace: attention_bwd_workspace_bytes(shape) bytes of device memory, 256-byte aligned.
 cudaError_t attention_bwd(const bf16* q, const bf16* k, const bf16* v, const bf16* o, const bf16* dout,
                           const float* lse, bf16* dq, bf16* dk, bf16* dv, void* workspace, size_t workspace_bytes,
-                          const AttentionShape& shape, float scale, cudaStream_t stream);
+                          const AttentionShape& shape, float scale, cudaStream_t stream,
+                          AttentionKernel kernel = AttentionKernel::kAuto);
 
 }  // namespace trainsim::kernels

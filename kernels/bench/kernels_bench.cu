@@ -479,8 +479,9 @@ void bench_adamw(Bench& b, int64_t n) {
 
 void bench_attention(Bench& b, int batch, int seq, int hq, int hkv, int d) {
   const bool fwd = b.selected("attention_fwd"), bwd = b.selected("attention_bwd");
-  const bool wgmma = b.selected("attention_fwd_wgmma") && tk::attention_wgmma_supported();
-  if (!fwd && !bwd && !wgmma) return;
+  const bool wg = tk::attention_wgmma_supported();
+  const bool fwd_wg = wg && b.selected("attention_fwd_wgmma"), bwd_wg = wg && b.selected("attention_bwd_wgmma");
+  if (!fwd && !bwd && !fwd_wg && !bwd_wg) return;
   tk::AttentionShape sh;
   sh.batch = batch;
   sh.seq = seq;
@@ -499,26 +500,30 @@ void bench_attention(Bench& b, int batch, int seq, int hq, int hkv, int d) {
   const std::string size = fmt("b=%d s=%d hq=%d hkv=%d d=%d", batch, seq, hq, hkv, d);
   auto run_fwd = [=](const Sets& s, int i) {
     return tk::attention_fwd(s.get<bf16>(i, 0), s.get<bf16>(i, 1), s.get<bf16>(i, 2), s.get<bf16>(i, 3),
-                             s.get<float>(i, 4), sh, scale, nullptr);
+                             s.get<float>(i, 4), sh, scale, nullptr, tk::AttentionKernel::kMmaSync);
   };
   // The backward needs o and lse of a real forward.
   for (int i = 0; i < sets.count(); ++i) CHECK_CUDA(run_fwd(sets, i));
   if (fwd) b.compute("attention_fwd", size, flops, sets, run_fwd);
-  if (wgmma) {
+  if (fwd_wg) {
     b.compute("attention_fwd_wgmma", size, flops, sets, [=](const Sets& s, int i) {
       return tk::attention_fwd(s.get<bf16>(i, 0), s.get<bf16>(i, 1), s.get<bf16>(i, 2), s.get<bf16>(i, 3),
                                s.get<float>(i, 4), sh, scale, nullptr, tk::AttentionKernel::kWgmma);
     });
   }
-  if (bwd) {
+  if (bwd || bwd_wg) {
     const size_t ws_bytes = tk::attention_bwd_workspace_bytes(sh);
     void* ws = nullptr;
     CHECK_CUDA(cudaMalloc(&ws, ws_bytes));
-    b.compute("attention_bwd", size, 2.5 * flops, sets, [=](const Sets& s, int i) {
-      return tk::attention_bwd(s.get<bf16>(i, 0), s.get<bf16>(i, 1), s.get<bf16>(i, 2), s.get<bf16>(i, 3),
-                               s.get<bf16>(i, 5), s.get<float>(i, 4), s.get<bf16>(i, 6), s.get<bf16>(i, 7),
-                               s.get<bf16>(i, 8), ws, ws_bytes, sh, scale, nullptr);
-    });
+    auto run_bwd = [=](tk::AttentionKernel kernel) {
+      return [=](const Sets& s, int i) {
+        return tk::attention_bwd(s.get<bf16>(i, 0), s.get<bf16>(i, 1), s.get<bf16>(i, 2), s.get<bf16>(i, 3),
+                                 s.get<bf16>(i, 5), s.get<float>(i, 4), s.get<bf16>(i, 6), s.get<bf16>(i, 7),
+                                 s.get<bf16>(i, 8), ws, ws_bytes, sh, scale, nullptr, kernel);
+      };
+    };
+    if (bwd) b.compute("attention_bwd", size, 2.5 * flops, sets, run_bwd(tk::AttentionKernel::kMmaSync));
+    if (bwd_wg) b.compute("attention_bwd_wgmma", size, 2.5 * flops, sets, run_bwd(tk::AttentionKernel::kWgmma));
     CHECK_CUDA(cudaFree(ws));
   }
 }

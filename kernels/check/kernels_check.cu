@@ -688,7 +688,8 @@ void check_attention(Report& rep, int batch, int seq, int hq, int hkv, int d, ui
     rep.compare("attention_fwd_wgmma", sizes, "o", dout_o.download(), ref.o, kBoundBf16);
     rep.compare("attention_fwd_wgmma", sizes, "lse", dlse.download(), ref.lse, kBoundF32);
   } else {
-    std::printf("attention_fwd_wgmma %s: skipped: not a compute capability 9.0 GPU\n", sizes.c_str());
+    std::printf("attention_fwd_wgmma, attention_bwd_wgmma %s: skipped: not a compute capability 9.0 GPU\n",
+                sizes.c_str());
   }
 
   const size_t ws_bytes = trainsim::kernels::attention_bwd_workspace_bytes(sh);
@@ -704,6 +705,20 @@ void check_attention(Report& rep, int batch, int seq, int hq, int hkv, int d, ui
   rep.compare("attention_bwd", sizes, "dq", dq.download(), ref.dq, kBoundBf16);
   rep.compare("attention_bwd", sizes, "dk", dk.download(), ref.dk, kBoundBf16);
   rep.compare("attention_bwd", sizes, "dv", dv.download(), ref.dv, kBoundBf16);
+  if (trainsim::kernels::attention_wgmma_supported()) {
+    ws.poison();
+    dq.poison();
+    dk.poison();
+    dv.poison();
+    CHECK_CUDA(trainsim::kernels::attention_bwd(dq_in.data(), dk_in.data(), dv_in.data(), o_ref.data(), ddout.data(),
+                                                lse_ref.data(), dq.data(), dk.data(), dv.data(), ws.data(), ws_bytes,
+                                                sh, static_cast<float>(scale), nullptr,
+                                                trainsim::kernels::AttentionKernel::kWgmma));
+    sync();
+    rep.compare("attention_bwd_wgmma", sizes, "dq", dq.download(), ref.dq, kBoundBf16);
+    rep.compare("attention_bwd_wgmma", sizes, "dk", dk.download(), ref.dk, kBoundBf16);
+    rep.compare("attention_bwd_wgmma", sizes, "dv", dv.download(), ref.dv, kBoundBf16);
+  }
 }
 
 bool selected(const char* filter, const char* name) {
