@@ -1,6 +1,7 @@
 #pragma once
 // Hopper warpgroup MMA (wgmma, sm_90a) for the attention kernels: shared-memory matrix
-// descriptors, the fences and group waits, and the four shapes attention_wgmma.cu issues. Only
+// descriptors, the fences and group waits, and the wgmma forms attention_wgmma.cu issues (n 64
+// and 128; A from shared memory or registers). Only
 // sources compiled for sm_90a may include this (kernels/CMakeLists.txt). Internal to kernels/.
 //
 // From the PTX ISA ("Asynchronous Warpgroup Level Matrix Multiply-Accumulate"):
@@ -18,8 +19,9 @@
 //     K-major (rows are M or N, the 128 bytes run along K): LBO unused (1), SBO = the stride
 //     between 8-row blocks. Stepping K by 16 elements inside the 64-element span adds 32 bytes to
 //     the start address (the hardware swizzles the final address).
-//     MN-major (B with imm-trans-b = 1: rows are K, the 128 bytes run along N): LBO = the stride
-//     between 64-column spans of N, SBO = the stride between 8-row blocks of K.
+//     MN-major (A with imm-trans-a = 1 or B with imm-trans-b = 1: rows are K, the 128 bytes run
+//     along M or N): LBO = the stride between 64-element spans of M or N, SBO = the stride
+//     between 8-row blocks of K. Stepping K by 16 adds 16 rows (2048 bytes) to the start.
 // - Order: registers written by ordinary instructions before a wgmma reads them (accumulators, A
 //   fragments) need wgmma.fence first; shared memory written by the generic proxy (st.shared,
 //   cp.async) needs fence.proxy.async before the barrier that precedes the wgmma; accumulators
