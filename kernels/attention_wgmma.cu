@@ -467,7 +467,7 @@ __global__ void __launch_bounds__(WgBwdCfg<D>::kThreads, 1)
     acc_to_a4(pA, sT);
     acc_to_a4(dsA, dpT);
 
-    // 3. dV += P^T dO and dK += dS^T Q (k = the 64 query rows, 16 per step).
+    // 4. dV += P^T dO and dK += dS^T Q (k = the 64 query rows, 16 per step).
     fence_registers(dv);
     fence_registers(dk);
     wgmma_fence();
@@ -476,8 +476,16 @@ __global__ void __launch_bounds__(WgBwdCfg<D>::kThreads, 1)
 #pragma unroll
     for (int kk = 0; kk < 4; ++kk) wgmma_rs_d<D>(dk, dsA[kk], wgmma_desc(cQ + kk * 16 * 128, kBr * 128, 1024));
     wgmma_commit();
-
-    // 4. dS^T to shared memory (row = kv row of the tile, 128-byte swizzled) while those run.
+    wgmma_wait<0>();
+    fence_registers(dv);
+    fence_registers(dk);
+#pragma unroll
+    for (int kk = 0; kk < 4; ++kk) {
+      fence_registers(pA[kk]);
+      fence_registers(dsA[kk]);
+    }
+    // 4b. dS^T to shared memory (row = kv row of the tile, 128-byte swizzled) for the dQ GEMM, once
+    // the wgmmas above are done: their A registers (dsA) may not be read before.
 #pragma unroll
     for (int i = 0; i < 8; ++i) {
 #pragma unroll
@@ -487,14 +495,6 @@ __global__ void __launch_bounds__(WgBwdCfg<D>::kThreads, 1)
         *reinterpret_cast<uint32_t*>(sdS + r * 128 + ((((c >> 3) ^ (r & 7))) << 4) + (c & 7) * 2) =
             dsA[i / 2][hf + 2 * (i & 1)];
       }
-    }
-    wgmma_wait<0>();
-    fence_registers(dv);
-    fence_registers(dk);
-#pragma unroll
-    for (int kk = 0; kk < 4; ++kk) {
-      fence_registers(pA[kk]);
-      fence_registers(dsA[kk]);
     }
     fence_proxy_async_smem();
     __syncthreads();  // dS^T of both warpgroups is in shared memory
