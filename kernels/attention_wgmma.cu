@@ -23,6 +23,7 @@
 #include "kernels/attention_wgmma.hpp"
 #include "kernels/device_utils.cuh"
 #include "kernels/ptx.cuh"
+#include "kernels/sw128_layout.hpp"
 #include "kernels/wgmma.cuh"
 
 #if defined(__CUDA_ARCH__) && !defined(__CUDA_ARCH_FEAT_SM90_ALL)
@@ -54,13 +55,6 @@ struct WgFwdCfg {
   static_assert(kTileQ % 1024 == 0 && kTileKV % 1024 == 0, "tiles keep every swizzle block 1024-byte aligned");
 };
 
-// Byte offset of 16-byte chunk c (of D/8) of row r in a [ROWS x D] tile stored as D/64 spans of
-// ROWS x 128 bytes, 128-byte swizzled.
-template <int ROWS>
-__device__ __forceinline__ uint32_t sw128_offset(int r, int c) {
-  return static_cast<uint32_t>((c >> 3) * ROWS * 128 + r * 128 + (((c & 7) ^ (r & 7)) << 4));
-}
-
 // cp.async of rows row0 .. row0+ROWS-1 (row r at base + r * ld) into a swizzled tile; rows >=
 // limit are zero-filled and not read.
 template <int D, int ROWS, int THREADS>
@@ -76,19 +70,19 @@ __device__ __forceinline__ void load_tile_sw128(unsigned char* tile, const bf16*
     const int c = idx % kChunks;
     const int gr = row0 + r;
     const bool ok = gr < limit;
-    cp_async_16(tile + sw128_offset<ROWS>(r, c), base + static_cast<int64_t>(ok ? gr : 0) * ld + c * 8, ok);
+    cp_async_16(tile + sw128::chunk<ROWS>(r, c), base + static_cast<int64_t>(ok ? gr : 0) * ld + c * 8, ok);
   }
 }
 
-// S[64 x kBc] = Q[64 x D] K^T for one warpgroup: Q rows at sQ (its first row), K at sK.
+// S[64 x kBc] = Q[64 x D] K^T for one warpgroup: its Q rows from q_row0 of the Q tile sQ, K at sK.
 template <int D, int kBr, int kBc>
-__device__ __forceinline__ void gemm_qk(float (&s)[kBc / 2], const unsigned char* sQ, const unsigned char* sK) {
+__device__ __forceinline__ void gemm_qk(float (&s)[kBc / 2], const unsigned char* sQ, int q_row0,
+                                        const unsigned char* sK) {
   static_assert(kBc == 64 || kBc == 128, "wgmma.cuh has n = 64 and 128");
 #pragma unroll
   for (int kk = 0; kk < D / 16; ++kk) {
-    // Span kk / 4 of the tile, 32 bytes per 16 columns inside it.
-    const uint64_t da = wgmma_desc(sQ + (kk / 4) * kBr * 128 + (kk % 4) * 32, 16, 1024);
-    const uint64_t db = wgmma_desc(sK + (kk / 4) * kBc * 128 + (kk % 4) * 32, 16, 1024);
+    const uint64_t da = wgmma_desc(sQ + sw128::kmajor_start<kBr>(q_row0, kk), sw128::kKMajorLbo, sw128::kSbo);
+    const uint64_t db = wgmma_desc(sK + sw128::kmajor_start<kBc>(0, kk), sw128::kKMajorLbo, sw128::kSbo);
     if constexpr (kBc == 128) {
       wgmma_ss_m64n128k16<0, 0>(s, da, db, kk > 0 ? 1 : 0);
     } else {
@@ -103,8 +97,7 @@ __device__ __forceinline__ void gemm_pv(float (&o)[D / 2], const uint32_t (&p)[k
   static_assert(D == 64 || D == 128, "wgmma.cuh has n = 64 and 128");
 #pragma unroll
   for (int kk = 0; kk < kBc / 16; ++kk) {
-    // 16 key rows of 128 bytes per step; the next 64 columns of V are kBc rows further on.
-    const uint64_t db = wgmma_desc(sV + kk * 16 * 128, kBc * 128, 1024);
+    const uint64_t db = wgmma_desc(sV + sw128::mnmajor_start<kBc>(kk * 16, 0), sw128::mnmajor_lbo<kBc>(), sw128::kSbo);
     if constexpr (D == 128) {
       wgmma_rs_m64n128k16_tb(o, p[kk], db, 1);
     } else {
@@ -157,7 +150,6 @@ __global__ void __launch_bounds__(WgFwdCfg<D>::kThreads, 1)
   const int wg = tid / 128;
   const int lane = tid % 32;
   const int wrow = wg * 64 + ((tid / 32) % 4) * 16;  // first row of this warp in the block's tile
-  const unsigned char* sQ_wg = sQ + wg * 64 * 128;   // 64 rows of 128 bytes into each span
 
   float acc[D / 2];
   float s[kBc / 2];
@@ -185,7 +177,7 @@ __global__ void __launch_bounds__(WgFwdCfg<D>::kThreads, 1)
     // 1. S = Q K^T.
     fence_registers(s);
     wgmma_fence();
-    gemm_qk<D, kBr, kBc>(s, sQ_wg, cK);
+    gemm_qk<D, kBr, kBc>(s, sQ, wg * 64, cK);
     wgmma_commit();
     wgmma_wait<0>();
     fence_registers(s);
@@ -432,15 +424,15 @@ __global__ void __launch_bounds__(WgBwdCfg<D>::kThreads, 1)
     wgmma_fence();
 #pragma unroll
     for (int kk = 0; kk < D / 16; ++kk) {
-      const uint32_t a_off = (kk / 4) * kBc * 128 + wg * 64 * 128 + (kk % 4) * 32;
-      const uint32_t b_off = (kk / 4) * kBr * 128 + (kk % 4) * 32;
-      wgmma_ss_m64n64k16<0, 0>(sT, wgmma_desc(sK + a_off, 16, 1024), wgmma_desc(cQ + b_off, 16, 1024), kk > 0);
+      const uint32_t a_off = sw128::kmajor_start<kBc>(wg * 64, kk), b_off = sw128::kmajor_start<kBr>(0, kk);
+      wgmma_ss_m64n64k16<0, 0>(sT, wgmma_desc(sK + a_off, sw128::kKMajorLbo, sw128::kSbo),
+                               wgmma_desc(cQ + b_off, sw128::kKMajorLbo, sw128::kSbo), kk > 0);
     }
 #pragma unroll
     for (int kk = 0; kk < D / 16; ++kk) {
-      const uint32_t a_off = (kk / 4) * kBc * 128 + wg * 64 * 128 + (kk % 4) * 32;
-      const uint32_t b_off = (kk / 4) * kBr * 128 + (kk % 4) * 32;
-      wgmma_ss_m64n64k16<0, 0>(dpT, wgmma_desc(sV + a_off, 16, 1024), wgmma_desc(cdO + b_off, 16, 1024), kk > 0);
+      const uint32_t a_off = sw128::kmajor_start<kBc>(wg * 64, kk), b_off = sw128::kmajor_start<kBr>(0, kk);
+      wgmma_ss_m64n64k16<0, 0>(dpT, wgmma_desc(sV + a_off, sw128::kKMajorLbo, sw128::kSbo),
+                               wgmma_desc(cdO + b_off, sw128::kKMajorLbo, sw128::kSbo), kk > 0);
     }
     wgmma_commit();
     wgmma_wait<0>();
@@ -472,9 +464,15 @@ __global__ void __launch_bounds__(WgBwdCfg<D>::kThreads, 1)
     fence_registers(dk);
     wgmma_fence();
 #pragma unroll
-    for (int kk = 0; kk < 4; ++kk) wgmma_rs_d<D>(dv, pA[kk], wgmma_desc(cdO + kk * 16 * 128, kBr * 128, 1024));
+    for (int kk = 0; kk < 4; ++kk) {
+      wgmma_rs_d<D>(dv, pA[kk],
+                    wgmma_desc(cdO + sw128::mnmajor_start<kBr>(kk * 16, 0), sw128::mnmajor_lbo<kBr>(), sw128::kSbo));
+    }
 #pragma unroll
-    for (int kk = 0; kk < 4; ++kk) wgmma_rs_d<D>(dk, dsA[kk], wgmma_desc(cQ + kk * 16 * 128, kBr * 128, 1024));
+    for (int kk = 0; kk < 4; ++kk) {
+      wgmma_rs_d<D>(dk, dsA[kk],
+                    wgmma_desc(cQ + sw128::mnmajor_start<kBr>(kk * 16, 0), sw128::mnmajor_lbo<kBr>(), sw128::kSbo));
+    }
     wgmma_commit();
     wgmma_wait<0>();
     fence_registers(dv);
@@ -492,8 +490,7 @@ __global__ void __launch_bounds__(WgBwdCfg<D>::kThreads, 1)
       for (int hf = 0; hf < 2; ++hf) {
         const int r = kvw + (lane >> 2) + hf * 8;
         const int c = i * 8 + (lane & 3) * 2;
-        *reinterpret_cast<uint32_t*>(sdS + r * 128 + ((((c >> 3) ^ (r & 7))) << 4) + (c & 7) * 2) =
-            dsA[i / 2][hf + 2 * (i & 1)];
+        *reinterpret_cast<uint32_t*>(sdS + sw128::element<kBc>(r, c)) = dsA[i / 2][hf + 2 * (i & 1)];
       }
     }
     fence_proxy_async_smem();
@@ -507,14 +504,17 @@ __global__ void __launch_bounds__(WgBwdCfg<D>::kThreads, 1)
       col0 = wg * 64;
 #pragma unroll
       for (int kk = 0; kk < kBc / 16; ++kk) {
-        wgmma_ss_m64n64k16<1, 1>(dq, wgmma_desc(sdS + kk * 16 * 128, kBr * 128, 1024),
-                                 wgmma_desc(sK + wg * kBc * 128 + kk * 16 * 128, kBc * 128, 1024), kk > 0);
+        wgmma_ss_m64n64k16<1, 1>(
+            dq, wgmma_desc(sdS + sw128::mnmajor_start<kBc>(kk * 16, 0), sw128::mnmajor_lbo<kBc>(), sw128::kSbo),
+            wgmma_desc(sK + sw128::mnmajor_start<kBc>(kk * 16, wg), sw128::mnmajor_lbo<kBc>(), sw128::kSbo), kk > 0);
       }
     } else {
 #pragma unroll
       for (int kk = 0; kk < 4; ++kk) {
-        wgmma_ss_m64n64k16<1, 1>(dq, wgmma_desc(sdS + (wg * 64 + kk * 16) * 128, kBr * 128, 1024),
-                                 wgmma_desc(sK + (wg * 64 + kk * 16) * 128, kBc * 128, 1024), kk > 0);
+        const int k_row0 = wg * 64 + kk * 16;
+        wgmma_ss_m64n64k16<1, 1>(
+            dq, wgmma_desc(sdS + sw128::mnmajor_start<kBc>(k_row0, 0), sw128::mnmajor_lbo<kBc>(), sw128::kSbo),
+            wgmma_desc(sK + sw128::mnmajor_start<kBc>(k_row0, 0), sw128::mnmajor_lbo<kBc>(), sw128::kSbo), kk > 0);
       }
     }
     wgmma_commit();
