@@ -25,6 +25,7 @@
 
 #include <cmath>
 
+#include "kernels/attention_common.cuh"
 #include "kernels/attention_wgmma.hpp"
 #include "kernels/device_utils.cuh"
 #include "kernels/kernels.hpp"
@@ -37,20 +38,13 @@ using detail::cp_async_16;
 using detail::cp_async_4;
 using detail::cp_async_commit;
 using detail::cp_async_wait;
+using detail::fast_exp2;
+using detail::kLn2;
+using detail::kLog2e;
 using detail::ldmatrix_x4;
 using detail::ldmatrix_x4_trans;
 using detail::mma_bf16_16816;
 using detail::pack_bf16x2;
-
-constexpr float kLog2e = 1.4426950408889634f;
-constexpr float kLn2 = 0.6931471805599453f;
-
-// 2^x with one MUFU.EX2 (flush to zero; -inf -> 0), without exp2f's denormal fix-ups.
-__device__ __forceinline__ float fast_exp2(float x) {
-  float y;
-  asm("ex2.approx.ftz.f32 %0, %1;" : "=f"(y) : "f"(x));
-  return y;
-}
 
 // Shared memory tiles are row-major with rows padded by 16 bytes (kPad bf16): the 8 rows an
 // ldmatrix reads at one column then fall in 8 distinct bank groups, and every operand address is a
@@ -147,9 +141,9 @@ __global__ void __launch_bounds__(FwdCfg<D>::kThreads)
 
   const int64_t q_ld = static_cast<int64_t>(Hq) * D;
   const int64_t kv_ld = static_cast<int64_t>(Hkv) * D;
-  const bf16* qb = q + (static_cast<int64_t>(b) * S * Hq + h) * D;
-  const bf16* kb = k + (static_cast<int64_t>(b) * S * Hkv + hk) * D;
-  const bf16* vb = v + (static_cast<int64_t>(b) * S * Hkv + hk) * D;
+  const bf16* qb = q + detail::head_offset(b, h, S, Hq, D);
+  const bf16* kb = k + detail::head_offset(b, hk, S, Hkv, D);
+  const bf16* vb = v + detail::head_offset(b, hk, S, Hkv, D);
 
   const int kv_end = min(S, q0 + kBr);
   const int n_kv = (kv_end + kBc - 1) / kBc;
@@ -232,15 +226,8 @@ __global__ void __launch_bounds__(FwdCfg<D>::kThreads)
       for (int mt = 0; mt < kMT; ++mt) {
 #pragma unroll
         for (int hf = 0; hf < 2; ++hf) {
-          // Column (within the tile) nt * 8 + e of this thread is masked when it exceeds lim.
           const int lim = q0 + wrow + mt * 16 + hf * 8 + (lane >> 2) - j * kBc - (lane & 3) * 2;
-#pragma unroll
-          for (int nt = 0; nt < kNT; ++nt) {
-#pragma unroll
-            for (int e = 0; e < 2; ++e) {
-              if (nt * 8 + e > lim) s[mt][nt][hf * 2 + e] = -INFINITY;
-            }
-          }
+          detail::causal_mask_half<kNT>([&](int nt, int e) -> float& { return s[mt][nt][hf * 2 + e]; }, lim);
         }
       }
     }
@@ -248,34 +235,9 @@ __global__ void __launch_bounds__(FwdCfg<D>::kThreads)
     for (int mt = 0; mt < kMT; ++mt) {
 #pragma unroll
       for (int hf = 0; hf < 2; ++hf) {
-        float mx = -INFINITY;
-#pragma unroll
-        for (int nt = 0; nt < kNT; ++nt) {
-#pragma unroll
-          for (int e = 0; e < 2; ++e) {
-            float& x = s[mt][nt][hf * 2 + e];
-            x *= scale_log2;
-            mx = fmaxf(mx, x);
-          }
-        }
-        mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, 1));
-        mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, 2));
-        const float m_new = fmaxf(row_max[mt][hf], mx);
-        const float m_use = m_new == -INFINITY ? 0.0f : m_new;
-        corr[mt][hf] = fast_exp2(row_max[mt][hf] - m_use);
+        corr[mt][hf] = detail::online_softmax_half<kNT>([&](int nt, int e) -> float& { return s[mt][nt][hf * 2 + e]; },
+                                                        row_max[mt][hf], row_sum[mt][hf], scale_log2);
         rescale |= corr[mt][hf] != 1.0f;
-        row_max[mt][hf] = m_new;
-        float sum = 0.0f;
-#pragma unroll
-        for (int nt = 0; nt < kNT; ++nt) {
-#pragma unroll
-          for (int e = 0; e < 2; ++e) {
-            float& x = s[mt][nt][hf * 2 + e];
-            x = fast_exp2(x - m_use);
-            sum += x;
-          }
-        }
-        row_sum[mt][hf] = row_sum[mt][hf] * corr[mt][hf] + sum;  // per-thread partial; reduced at the end
       }
     }
     // The accumulator only needs rescaling when a row maximum grew (rare after the first tiles);
@@ -317,22 +279,11 @@ __global__ void __launch_bounds__(FwdCfg<D>::kThreads)
   for (int mt = 0; mt < kMT; ++mt) {
 #pragma unroll
     for (int hf = 0; hf < 2; ++hf) {
-      float l = row_sum[mt][hf];
-      l += __shfl_xor_sync(0xffffffffu, l, 1);
-      l += __shfl_xor_sync(0xffffffffu, l, 2);
       const int row = q0 + wrow + mt * 16 + hf * 8 + (lane >> 2);
-      if (row < S) {
-        const float inv = l > 0.0f ? 1.0f / l : 0.0f;
-        bf16* orow = o + ((static_cast<int64_t>(b) * S + row) * Hq + h) * D + (lane & 3) * 2;
-#pragma unroll
-        for (int dt = 0; dt < kDT; ++dt) {
-          *reinterpret_cast<uint32_t*>(orow + dt * 8) =
-              pack_bf16x2(acc[mt][dt][hf * 2] * inv, acc[mt][dt][hf * 2 + 1] * inv);
-        }
-        if ((lane & 3) == 0) {
-          lse[(static_cast<int64_t>(b) * Hq + h) * S + row] = (row_max[mt][hf] + log2f(l)) * kLn2;
-        }
-      }
+      detail::store_output_half<kDT>([&](int dt, int e) -> float& { return acc[mt][dt][hf * 2 + e]; }, row_max[mt][hf],
+                                     row_sum[mt][hf], row, S,
+                                     o + detail::head_offset(b, h, S, Hq, D) + static_cast<int64_t>(row) * Hq * D,
+                                     lse + detail::row_stats_offset(b, h, S, Hq) + row);
     }
   }
 }
@@ -407,12 +358,12 @@ __global__ void __launch_bounds__(BwdCfg<D>::kThreads, 1)
 
   const int64_t q_ld = static_cast<int64_t>(Hq) * D;
   const int64_t kv_ld = static_cast<int64_t>(Hkv) * D;
-  const bf16* qb = q + (static_cast<int64_t>(b) * S * Hq + h) * D;
-  const bf16* dob = dout + (static_cast<int64_t>(b) * S * Hq + h) * D;
-  const bf16* kb = k + (static_cast<int64_t>(b) * S * Hkv + hk) * D;
-  const bf16* vb = v + (static_cast<int64_t>(b) * S * Hkv + hk) * D;
-  const float* lseb = lse + (static_cast<int64_t>(b) * Hq + h) * S;
-  const float* deltab = delta + (static_cast<int64_t>(b) * Hq + h) * S;
+  const bf16* qb = q + detail::head_offset(b, h, S, Hq, D);
+  const bf16* dob = dout + detail::head_offset(b, h, S, Hq, D);
+  const bf16* kb = k + detail::head_offset(b, hk, S, Hkv, D);
+  const bf16* vb = v + detail::head_offset(b, hk, S, Hkv, D);
+  const float* lseb = lse + detail::row_stats_offset(b, h, S, Hq);
+  const float* deltab = delta + detail::row_stats_offset(b, h, S, Hq);
 
   const int qt_begin = kv0 / kBr;
   const int n_qt = (S + kBr - 1) / kBr;
@@ -420,16 +371,7 @@ __global__ void __launch_bounds__(BwdCfg<D>::kThreads, 1)
   auto load_q_tile = [&](int qt, int stage) {
     load_tile<D, kBr, kThreads>(sQ + stage * kBr * kLd, qb, q_ld, qt * kBr, S);
     load_tile<D, kBr, kThreads>(sdO + stage * kBr * kLd, dob, q_ld, qt * kBr, S);
-    for (int i = static_cast<int>(threadIdx.x); i < 2 * kBr; i += kThreads) {
-      const int r = i % kBr;
-      const int gr = qt * kBr + r;
-      const bool ok = gr < S;
-      if (i < kBr) {
-        cp_async_4(sL + stage * kBr + r, lseb + (ok ? gr : 0), ok);
-      } else {
-        cp_async_4(sDl + stage * kBr + r, deltab + (ok ? gr : 0), ok);
-      }
-    }
+    detail::load_row_stats<kBr>(sL + stage * kBr, sDl + stage * kBr, lseb, deltab, qt * kBr, S);
   };
 
   load_tile<D, kBc, kThreads>(sK, kb, kv_ld, kv0, S);
@@ -610,21 +552,13 @@ __global__ void __launch_bounds__(BwdCfg<D>::kThreads, 1)
       }
     }
     {
-      // Lanes 2c and 2c+1 of a quad swap halves: the even lane then holds 4 consecutive columns of
-      // row r, the odd lane 4 of row r + 8, so each thread issues one float4 atomic per tile.
+      // One float4 atomic per thread and 8-column block (attention_common.cuh).
       const bool odd = (lane & 1) != 0;
       const int qr = q0 + mq * 16 + (lane >> 2) + (odd ? 8 : 0);
       float* dst = dq_acc + ((static_cast<int64_t>(b) * S + qr) * Hq + h) * D + nq0 + ((lane & 3) >> 1) * 4;
 #pragma unroll
       for (int dt = 0; dt < kDqT; ++dt) {
-        // Send what the partner needs: the even lane sends its row r + 8 pair, the odd lane its row r pair.
-        const float s0 = odd ? dqa[dt][0] : dqa[dt][2];
-        const float s1 = odd ? dqa[dt][1] : dqa[dt][3];
-        const float r0 = __shfl_xor_sync(0xffffffffu, s0, 1);
-        const float r1 = __shfl_xor_sync(0xffffffffu, s1, 1);
-        const float4 val =
-            odd ? make_float4(r0, r1, dqa[dt][2], dqa[dt][3]) : make_float4(dqa[dt][0], dqa[dt][1], r0, r1);
-        if (qr < S) atomicAdd(reinterpret_cast<float4*>(dst + dt * 8), val);
+        detail::atomic_add_block_swapped(dst + dt * 8, dqa[dt][0], dqa[dt][1], dqa[dt][2], dqa[dt][3], odd, qr < S);
       }
     }
   }
@@ -634,12 +568,9 @@ __global__ void __launch_bounds__(BwdCfg<D>::kThreads, 1)
   for (int hf = 0; hf < 2; ++hf) {
     const int kvr = kv0 + wrow + (lane >> 2) + hf * 8;
     if (kvr < S) {
-      const int64_t off = ((static_cast<int64_t>(b) * S + kvr) * Hkv + hk) * D + (lane & 3) * 2;
-#pragma unroll
-      for (int dt = 0; dt < kDT; ++dt) {
-        atomicAdd(reinterpret_cast<float2*>(dk_acc + off + dt * 8), make_float2(dk[dt][hf * 2], dk[dt][hf * 2 + 1]));
-        atomicAdd(reinterpret_cast<float2*>(dv_acc + off + dt * 8), make_float2(dv[dt][hf * 2], dv[dt][hf * 2 + 1]));
-      }
+      detail::atomic_add_kv_half<kDT>(
+          dk_acc, dv_acc, ((static_cast<int64_t>(b) * S + kvr) * Hkv + hk) * D + (lane & 3) * 2,
+          [&](int dt, int e) { return dk[dt][hf * 2 + e]; }, [&](int dt, int e) { return dv[dt][hf * 2 + e]; });
     }
   }
 }

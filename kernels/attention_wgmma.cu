@@ -20,6 +20,7 @@
 
 #include <cmath>
 
+#include "kernels/attention_common.cuh"
 #include "kernels/attention_wgmma.hpp"
 #include "kernels/device_utils.cuh"
 #include "kernels/ptx.cuh"
@@ -32,15 +33,6 @@
 
 namespace trainsim::kernels::detail {
 namespace {
-
-constexpr float kLog2e = 1.4426950408889634f;
-constexpr float kLn2 = 0.6931471805599453f;
-
-__device__ __forceinline__ float fast_exp2(float x) {
-  float y;
-  asm("ex2.approx.ftz.f32 %0, %1;" : "=f"(y) : "f"(x));
-  return y;
-}
 
 template <int D>
 struct WgFwdCfg {
@@ -134,9 +126,9 @@ __global__ void __launch_bounds__(WgFwdCfg<D>::kThreads, 1)
 
   const int64_t q_ld = static_cast<int64_t>(Hq) * D;
   const int64_t kv_ld = static_cast<int64_t>(Hkv) * D;
-  const bf16* qb = q + (static_cast<int64_t>(b) * S * Hq + h) * D;
-  const bf16* kb = k + (static_cast<int64_t>(b) * S * Hkv + hk) * D;
-  const bf16* vb = v + (static_cast<int64_t>(b) * S * Hkv + hk) * D;
+  const bf16* qb = q + head_offset(b, h, S, Hq, D);
+  const bf16* kb = k + head_offset(b, hk, S, Hkv, D);
+  const bf16* vb = v + head_offset(b, hk, S, Hkv, D);
 
   const int kv_end = min(S, q0 + kBr);
   const int n_kv = (kv_end + kBc - 1) / kBc;
@@ -188,47 +180,16 @@ __global__ void __launch_bounds__(WgFwdCfg<D>::kThreads, 1)
 #pragma unroll
       for (int hf = 0; hf < 2; ++hf) {
         const int lim = q0 + wrow + hf * 8 + (lane >> 2) - j * kBc - (lane & 3) * 2;
-#pragma unroll
-        for (int nt = 0; nt < kNT; ++nt) {
-#pragma unroll
-          for (int e = 0; e < 2; ++e) {
-            if (nt * 8 + e > lim) s[nt * 4 + hf * 2 + e] = -INFINITY;
-          }
-        }
+        causal_mask_half<kNT>([&](int nt, int e) -> float& { return s[nt * 4 + hf * 2 + e]; }, lim);
       }
     }
     float corr[2];
     bool rescale = false;
 #pragma unroll
     for (int hf = 0; hf < 2; ++hf) {
-      float mx = -INFINITY;
-#pragma unroll
-      for (int nt = 0; nt < kNT; ++nt) {
-#pragma unroll
-        for (int e = 0; e < 2; ++e) {
-          float& x = s[nt * 4 + hf * 2 + e];
-          x *= scale_log2;
-          mx = fmaxf(mx, x);
-        }
-      }
-      mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, 1));
-      mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, 2));
-      const float m_new = fmaxf(row_max[hf], mx);
-      const float m_use = m_new == -INFINITY ? 0.0f : m_new;
-      corr[hf] = fast_exp2(row_max[hf] - m_use);
+      corr[hf] = online_softmax_half<kNT>([&](int nt, int e) -> float& { return s[nt * 4 + hf * 2 + e]; }, row_max[hf],
+                                          row_sum[hf], scale_log2);
       rescale |= corr[hf] != 1.0f;
-      row_max[hf] = m_new;
-      float sum = 0.0f;
-#pragma unroll
-      for (int nt = 0; nt < kNT; ++nt) {
-#pragma unroll
-        for (int e = 0; e < 2; ++e) {
-          float& x = s[nt * 4 + hf * 2 + e];
-          x = fast_exp2(x - m_use);
-          sum += x;
-        }
-      }
-      row_sum[hf] = row_sum[hf] * corr[hf] + sum;  // per-thread partial; reduced at the end
     }
     if (__any_sync(0xffffffffu, rescale)) {
 #pragma unroll
@@ -260,20 +221,10 @@ __global__ void __launch_bounds__(WgFwdCfg<D>::kThreads, 1)
   // Normalize and store O and the log-sum-exp.
 #pragma unroll
   for (int hf = 0; hf < 2; ++hf) {
-    float l = row_sum[hf];
-    l += __shfl_xor_sync(0xffffffffu, l, 1);
-    l += __shfl_xor_sync(0xffffffffu, l, 2);
     const int row = q0 + wrow + hf * 8 + (lane >> 2);
-    if (row < S) {
-      const float inv = l > 0.0f ? 1.0f / l : 0.0f;
-      bf16* orow = o + ((static_cast<int64_t>(b) * S + row) * Hq + h) * D + (lane & 3) * 2;
-#pragma unroll
-      for (int dt = 0; dt < kDT; ++dt) {
-        *reinterpret_cast<uint32_t*>(orow + dt * 8) =
-            pack_bf16x2(acc[dt * 4 + hf * 2] * inv, acc[dt * 4 + hf * 2 + 1] * inv);
-      }
-      if ((lane & 3) == 0) lse[(static_cast<int64_t>(b) * Hq + h) * S + row] = (row_max[hf] + log2f(l)) * kLn2;
-    }
+    store_output_half<kDT>([&](int dt, int e) -> float& { return acc[dt * 4 + hf * 2 + e]; }, row_max[hf], row_sum[hf],
+                           row, S, o + head_offset(b, h, S, Hq, D) + static_cast<int64_t>(row) * Hq * D,
+                           lse + row_stats_offset(b, h, S, Hq) + row);
   }
 }
 
@@ -353,12 +304,12 @@ __global__ void __launch_bounds__(WgBwdCfg<D>::kThreads, 1)
 
   const int64_t q_ld = static_cast<int64_t>(Hq) * D;
   const int64_t kv_ld = static_cast<int64_t>(Hkv) * D;
-  const bf16* qb = q + (static_cast<int64_t>(b) * S * Hq + h) * D;
-  const bf16* dob = dout + (static_cast<int64_t>(b) * S * Hq + h) * D;
-  const bf16* kb = k + (static_cast<int64_t>(b) * S * Hkv + hk) * D;
-  const bf16* vb = v + (static_cast<int64_t>(b) * S * Hkv + hk) * D;
-  const float* lseb = lse + (static_cast<int64_t>(b) * Hq + h) * S;
-  const float* deltab = delta + (static_cast<int64_t>(b) * Hq + h) * S;
+  const bf16* qb = q + head_offset(b, h, S, Hq, D);
+  const bf16* dob = dout + head_offset(b, h, S, Hq, D);
+  const bf16* kb = k + head_offset(b, hk, S, Hkv, D);
+  const bf16* vb = v + head_offset(b, hk, S, Hkv, D);
+  const float* lseb = lse + row_stats_offset(b, h, S, Hq);
+  const float* deltab = delta + row_stats_offset(b, h, S, Hq);
 
   const int qt_begin = kv0 / kBr;
   const int n_qt = (S + kBr - 1) / kBr;
@@ -366,17 +317,7 @@ __global__ void __launch_bounds__(WgBwdCfg<D>::kThreads, 1)
   auto load_q_tile = [&](int qt, int stage) {
     load_tile_sw128<D, kBr, kThreads>(sQ + stage * Cfg::kTileQ, qb, q_ld, qt * kBr, S);
     load_tile_sw128<D, kBr, kThreads>(sdO + stage * Cfg::kTileQ, dob, q_ld, qt * kBr, S);
-    const int i = static_cast<int>(threadIdx.x);
-    if (i < 2 * kBr) {
-      const int r = i % kBr;
-      const int gr = qt * kBr + r;
-      const bool ok = gr < S;
-      if (i < kBr) {
-        cp_async_4(sL + stage * kBr + r, lseb + (ok ? gr : 0), ok);
-      } else {
-        cp_async_4(sDl + stage * kBr + r, deltab + (ok ? gr : 0), ok);
-      }
-    }
+    load_row_stats<kBr>(sL + stage * kBr, sDl + stage * kBr, lseb, deltab, qt * kBr, S);
   };
 
   load_tile_sw128<D, kBc, kThreads>(sK, kb, kv_ld, kv0, S);
@@ -521,21 +462,14 @@ __global__ void __launch_bounds__(WgBwdCfg<D>::kThreads, 1)
     wgmma_wait<0>();
     fence_registers(dq);
     {
-      // dq[4i + e]: query row q0 + 16 w4 + lane / 4 + (e / 2) 8, column col0 + 8i + 2 (lane % 4) + e % 2.
-      // Lanes 2c and 2c+1 of a quad swap halves: the even lane then holds 4 consecutive columns of
-      // row r, the odd lane 4 of row r + 8, so each thread issues one float4 atomic per block.
+      // dq[4i + e]: query row q0 + 16 w4 + lane / 4 + (e / 2) 8, column col0 + 8i + 2 (lane % 4) + e % 2;
+      // one float4 atomic per thread and 8-column block (attention_common.cuh).
       const bool odd = (lane & 1) != 0;
       const int qr = q0 + w4 * 16 + (lane >> 2) + (odd ? 8 : 0);
       float* dst = dq_acc + ((static_cast<int64_t>(b) * S + qr) * Hq + h) * D + col0 + ((lane & 3) >> 1) * 4;
 #pragma unroll
       for (int i = 0; i < 8; ++i) {
-        const float s0 = odd ? dq[i * 4 + 0] : dq[i * 4 + 2];
-        const float s1 = odd ? dq[i * 4 + 1] : dq[i * 4 + 3];
-        const float r0 = __shfl_xor_sync(0xffffffffu, s0, 1);
-        const float r1 = __shfl_xor_sync(0xffffffffu, s1, 1);
-        const float4 val =
-            odd ? make_float4(r0, r1, dq[i * 4 + 2], dq[i * 4 + 3]) : make_float4(dq[i * 4 + 0], dq[i * 4 + 1], r0, r1);
-        if (qr < S) atomicAdd(reinterpret_cast<float4*>(dst + i * 8), val);
+        atomic_add_block_swapped(dst + i * 8, dq[i * 4 + 0], dq[i * 4 + 1], dq[i * 4 + 2], dq[i * 4 + 3], odd, qr < S);
       }
     }
   }
@@ -545,14 +479,10 @@ __global__ void __launch_bounds__(WgBwdCfg<D>::kThreads, 1)
   for (int hf = 0; hf < 2; ++hf) {
     const int kvr = kv0 + kvw + (lane >> 2) + hf * 8;
     if (kvr < S) {
-      const int64_t off = ((static_cast<int64_t>(b) * S + kvr) * Hkv + hk) * D + (lane & 3) * 2;
-#pragma unroll
-      for (int dt = 0; dt < kDT; ++dt) {
-        atomicAdd(reinterpret_cast<float2*>(dk_acc + off + dt * 8),
-                  make_float2(dk[dt * 4 + hf * 2], dk[dt * 4 + hf * 2 + 1]));
-        atomicAdd(reinterpret_cast<float2*>(dv_acc + off + dt * 8),
-                  make_float2(dv[dt * 4 + hf * 2], dv[dt * 4 + hf * 2 + 1]));
-      }
+      atomic_add_kv_half<kDT>(
+          dk_acc, dv_acc, ((static_cast<int64_t>(b) * S + kvr) * Hkv + hk) * D + (lane & 3) * 2,
+          [&](int dt, int e) { return dk[dt * 4 + hf * 2 + e]; },
+          [&](int dt, int e) { return dv[dt * 4 + hf * 2 + e]; });
     }
   }
 }
