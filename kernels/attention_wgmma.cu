@@ -1,8 +1,9 @@
-// Causal attention forward on Hopper's warpgroup MMA (wgmma, sm_90a): the FlashAttention-3 data
-// path without its warp specialization. Same formulas, layouts and results as attention.cu's
-// mma.sync forward (kernels.hpp); selected with AttentionKernel::kWgmma.
+// Causal attention forward and backward on Hopper's warpgroup MMA (wgmma, sm_90a): the
+// FlashAttention-3 data path without its warp specialization. Same formulas, layouts and results
+// as attention.cu's mma.sync kernels (kernels.hpp); selected with AttentionKernel::kWgmma. The
+// backward is described above its kernel below.
 //
-// A block of kWarpGroups warpgroups owns kBr = 64 * kWarpGroups query rows of one (batch, q
+// Forward: a block of kWarpGroups warpgroups owns kBr = 64 * kWarpGroups query rows of one (batch, q
 // head); warpgroup g owns rows 64g..64g+63 and needs no data from the other. Q, and two stages of
 // K and V tiles (kBc keys), sit in shared memory in the 128-byte swizzled layout wgmma reads
 // (wgmma.cuh), filled by cp.async with the swizzle applied to the destination address. Per key
@@ -10,8 +11,8 @@
 //   1. S = Q K^T: D/16 wgmma m64n{kBc}k16, A (Q) and B (K) from shared memory, both K-major;
 //   2. the causal mask (only on tiles that cross the warp's diagonal) and the online softmax in
 //      base 2 on the S accumulators, which are laid out per 8-column block like mma.sync's, so
-//      this is the mma.sync kernel's code; the O accumulator is rescaled only when a row
-//      maximum of the warp grew;
+//      the code is the mma.sync kernel's (attention_common.cuh); the O accumulator is rescaled
+//      only when a row maximum of the warp grew;
 //   3. O += P V: kBc/16 wgmma m64n{D}k16 with A = P packed to bf16 straight from the S
 //      accumulators (registers) and B = V from shared memory read N-major (transposed), so V
 //      needs neither ldmatrix nor a transposed copy.
