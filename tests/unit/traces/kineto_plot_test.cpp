@@ -6,17 +6,14 @@
 
 #include <set>
 
+#include "tests/unit/traces/count_occurrences.hpp"
 #include "tests/unit/traces/kineto_test_job.hpp"
 #include "traces/kineto_compare.hpp"
 
 namespace trainsim::traces {
 namespace {
 
-size_t count(const std::string& s, const std::string& what) {
-  size_t n = 0;
-  for (size_t at = s.find(what); at != std::string::npos; at = s.find(what, at + 1)) ++n;
-  return n;
-}
+using testing::count;
 
 TEST(KinetoPlot, BothPanelsOnOneAxis) {
   const KinetoTrace real = load_kineto_trace(test::kExampleTrace);

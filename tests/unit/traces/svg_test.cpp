@@ -6,15 +6,12 @@
 #include <vector>
 
 #include "sim/error.hpp"
+#include "tests/unit/traces/count_occurrences.hpp"
 
 namespace trainsim::traces {
 namespace {
 
-size_t count(const std::string& s, const std::string& what) {
-  size_t n = 0;
-  for (size_t at = s.find(what); at != std::string::npos; at = s.find(what, at + 1)) ++n;
-  return n;
-}
+using testing::count;
 
 std::string sample() {
   SvgCanvas svg(400, 300);
