@@ -24,6 +24,8 @@
 // AttentionKernel::kWgmma (the backward keeps this file's delta, zeroing and conversion steps).
 
 #include <cmath>
+#include <cstdlib>
+#include <cstring>
 
 #include "kernels/attention_common.cuh"
 #include "kernels/attention_wgmma.hpp"
@@ -697,6 +699,23 @@ cudaError_t launch_bwd(const bf16* q, const bf16* k, const bf16* v, const bf16* 
   return cudaGetLastError();
 }
 
+// What kAuto runs (docs/kernels.md, version 5), per direction, on a compute capability 9.0 GPU;
+// elsewhere kAuto is always kMmaSync. TRAINSIM_ATTENTION_KERNEL=mma|wgmma in the environment
+// overrides kAuto (the validator's replays measure one against the other with it); an explicit
+// kernel argument is never overridden.
+constexpr AttentionKernel kAutoForward = AttentionKernel::kWgmma;
+constexpr AttentionKernel kAutoBackward = AttentionKernel::kWgmma;
+
+AttentionKernel resolve_kernel(AttentionKernel kernel, AttentionKernel auto_choice) {
+  if (kernel != AttentionKernel::kAuto) return kernel;
+  if (!detail::attention_wgmma_supported()) return AttentionKernel::kMmaSync;
+  if (const char* env = std::getenv("TRAINSIM_ATTENTION_KERNEL")) {
+    if (std::strcmp(env, "wgmma") == 0) return AttentionKernel::kWgmma;
+    if (std::strcmp(env, "mma") == 0) return AttentionKernel::kMmaSync;
+  }
+  return auto_choice;
+}
+
 }  // namespace
 
 cudaError_t attention_fwd(const bf16* q, const bf16* k, const bf16* v, bf16* o, float* lse, const AttentionShape& shape,
@@ -705,12 +724,29 @@ cudaError_t attention_fwd(const bf16* q, const bf16* k, const bf16* v, bf16* o, 
       !detail::aligned16(o)) {
     return cudaErrorInvalidValue;
   }
+  kernel = resolve_kernel(kernel, kAutoForward);
   if (kernel == AttentionKernel::kWgmma) return detail::attention_fwd_wgmma(q, k, v, o, lse, shape, scale, stream);
   if (shape.head_dim == 64) return launch_fwd<64>(q, k, v, o, lse, shape, scale, stream);
   return launch_fwd<128>(q, k, v, o, lse, shape, scale, stream);
 }
 
 bool attention_wgmma_supported() { return detail::attention_wgmma_supported(); }
+
+AttentionKernel attention_auto_choice(bool backward) {
+  return resolve_kernel(AttentionKernel::kAuto, backward ? kAutoBackward : kAutoForward);
+}
+
+const char* attention_kernel_name(AttentionKernel kernel) {
+  switch (kernel) {
+    case AttentionKernel::kMmaSync:
+      return "mma.sync";
+    case AttentionKernel::kWgmma:
+      return "wgmma";
+    case AttentionKernel::kAuto:
+      break;
+  }
+  return "auto";
+}
 
 size_t attention_bwd_workspace_bytes(const AttentionShape& shape) {
   if (!shape_ok(shape)) return 0;
@@ -730,6 +766,7 @@ cudaError_t attention_bwd(const bf16* q, const bf16* k, const bf16* v, const bf1
     if (!detail::aligned16(p)) return cudaErrorInvalidValue;
   }
   const Workspace w = carve(workspace, shape);
+  kernel = resolve_kernel(kernel, kAutoBackward);
   if (kernel == AttentionKernel::kWgmma && !detail::attention_wgmma_supported()) return cudaErrorNotSupported;
   if (shape.head_dim == 64) return launch_bwd<64>(q, k, v, o, dout, lse, dq, dk, dv, w, shape, scale, stream, kernel);
   return launch_bwd<128>(q, k, v, o, dout, lse, dq, dk, dv, w, shape, scale, stream, kernel);

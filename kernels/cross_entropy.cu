@@ -21,6 +21,14 @@ using detail::revisit_row;
 using detail::store_f;
 using detail::unpack;
 
+// Two shapes (version 5). A row of at most kSmallThreads * kSmallSlots vectors (vocab <= 16384,
+// the tensor-parallel shards the validator replays) takes a 256-thread block with 8 vectors per
+// thread, 4 blocks per SM: 4 rows in flight per SM, so one block's reduction and exp work overlaps
+// the others' loads (version 4 ran 2 rows of 512 threads per SM, and HBM idled while both
+// reduced). Longer rows keep up to 1024 threads x 4 vectors, so that a row stays mostly in
+// registers instead of streaming through an L2 that all the resident rows would overflow.
+constexpr int kSmallSlots = 8;
+constexpr int kSmallThreads = 256;
 constexpr int kSlots = 4;
 constexpr int kMaxThreads = 1024;
 
@@ -48,8 +56,8 @@ __device__ __forceinline__ MaxSum update(MaxSum st, const float (&f)[VEC]) {
   return MaxSum{m, s};
 }
 
-template <int VEC>
-__global__ void __launch_bounds__(kMaxThreads, 1)
+template <int VEC, int kCacheSlots, int kThreads, int kMinBlocks>
+__global__ void __launch_bounds__(kThreads, kMinBlocks)
     cross_entropy_kernel(const bf16* __restrict__ logits, const int32_t* __restrict__ targets, float* __restrict__ loss,
                          bf16* __restrict__ dlogits, int vocab, float grad_scale) {
   __shared__ float sm_m[32];
@@ -61,9 +69,42 @@ __global__ void __launch_bounds__(kMaxThreads, 1)
   const int target = targets[row];
   const bool ignored = target < 0 || target >= vocab;
 
-  Pack<VEC> cache[kSlots];
+  Pack<VEC> cache[kCacheSlots];
   MaxSum st{-INFINITY, 0.0f};
-  read_row<VEC, kSlots>(lr, nvec, cache, [&](int, const float(&f)[VEC]) { st = update<VEC>(st, f); });
+  if (nvec <= kCacheSlots * static_cast<int>(blockDim.x)) {
+    // The whole row is in registers: the thread's maximum first, then one exp per element (no
+    // running rescale, no exp chained behind each load; version 5).
+#pragma unroll
+    for (int s = 0; s < kCacheSlots; ++s) {
+      const int i = threadIdx.x + s * blockDim.x;
+      if (i < nvec) cache[s] = load_pack<VEC>(lr + static_cast<int64_t>(i) * VEC);
+    }
+    float m = -INFINITY;
+#pragma unroll
+    for (int s = 0; s < kCacheSlots; ++s) {
+      if (threadIdx.x + s * blockDim.x < nvec) {
+        float f[VEC];
+        unpack<VEC>(cache[s], f);
+#pragma unroll
+        for (int j = 0; j < VEC; ++j) m = fmaxf(m, f[j]);
+      }
+    }
+    float sum = 0.0f;
+    if (m != -INFINITY) {
+#pragma unroll
+      for (int s = 0; s < kCacheSlots; ++s) {
+        if (threadIdx.x + s * blockDim.x < nvec) {
+          float f[VEC];
+          unpack<VEC>(cache[s], f);
+#pragma unroll
+          for (int j = 0; j < VEC; ++j) sum += __expf(f[j] - m);
+        }
+      }
+    }
+    st = MaxSum{m, sum};
+  } else {
+    read_row<VEC, kCacheSlots>(lr, nvec, cache, [&](int, const float(&f)[VEC]) { st = update<VEC>(st, f); });
+  }
   // Merge across the warp, then across warps.
 #pragma unroll
   for (int o = 16; o > 0; o >>= 1) {
@@ -85,16 +126,20 @@ __global__ void __launch_bounds__(kMaxThreads, 1)
     st = merge(st, other);
   }
   const float lse = st.m + logf(st.s);
-  if (threadIdx.x == 0) loss[row] = ignored ? 0.0f : lse - __bfloat162float(lr[target]);
+  if (ignored && threadIdx.x == 0) loss[row] = 0.0f;
 
+  // The thread that holds logits[target] writes the loss: no dependent load after the reduction.
   const float scale = ignored ? 0.0f : grad_scale;
   auto emit = [&](int i, float(&f)[VEC]) {
     const int c0 = i * VEC;
 #pragma unroll
-    for (int j = 0; j < VEC; ++j) f[j] = scale * (__expf(f[j] - lse) - (c0 + j == target ? 1.0f : 0.0f));
+    for (int j = 0; j < VEC; ++j) {
+      if (c0 + j == target) loss[row] = lse - f[j];
+      f[j] = scale * (__expf(f[j] - lse) - (c0 + j == target ? 1.0f : 0.0f));
+    }
     store_f<VEC>(dr + c0, f);
   };
-  revisit_row<VEC, kSlots>(lr, nvec, cache, emit);
+  revisit_row<VEC, kCacheSlots>(lr, nvec, cache, emit);
 }
 
 }  // namespace
@@ -103,14 +148,20 @@ cudaError_t cross_entropy_fwd_bwd(const bf16* logits, const int32_t* targets, fl
                                   int vocab, float grad_scale, cudaStream_t stream) {
   if (rows < 0 || rows > 0x7fffffff || vocab <= 0) return cudaErrorInvalidValue;
   if (rows == 0) return cudaSuccess;
+  const unsigned grid = static_cast<unsigned>(rows);
   if (vocab % 8 == 0 && detail::aligned16(logits) && detail::aligned16(dlogits)) {
-    const int threads = detail::row_block_threads(vocab / 8, kSlots, 128, kMaxThreads);
-    cross_entropy_kernel<8>
-        <<<static_cast<unsigned>(rows), threads, 0, stream>>>(logits, targets, loss, dlogits, vocab, grad_scale);
+    if (vocab / 8 <= kSmallThreads * kSmallSlots) {
+      cross_entropy_kernel<8, kSmallSlots, kSmallThreads, 4>
+          <<<grid, kSmallThreads, 0, stream>>>(logits, targets, loss, dlogits, vocab, grad_scale);
+    } else {
+      const int threads = detail::row_block_threads(vocab / 8, kSlots, 128, kMaxThreads);
+      cross_entropy_kernel<8, kSlots, kMaxThreads, 1>
+          <<<grid, threads, 0, stream>>>(logits, targets, loss, dlogits, vocab, grad_scale);
+    }
   } else {
     const int threads = detail::row_block_threads(vocab, kSlots, 128, kMaxThreads);
-    cross_entropy_kernel<1>
-        <<<static_cast<unsigned>(rows), threads, 0, stream>>>(logits, targets, loss, dlogits, vocab, grad_scale);
+    cross_entropy_kernel<1, kSlots, kMaxThreads, 1>
+        <<<grid, threads, 0, stream>>>(logits, targets, loss, dlogits, vocab, grad_scale);
   }
   return cudaGetLastError();
 }

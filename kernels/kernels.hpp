@@ -68,12 +68,19 @@ cudaError_t dropout_bwd(const bf16* dy, bf16* dx, int64_t n, float p, uint64_t s
 // x, y: [tokens, heads, head_dim], tokens = batch * seq, token t at position t % seq. With
 // h = head_dim/2, inv_freq_i = theta^(-2i/head_dim), a = pos * inv_freq_i (i < h):
 //   y[i]   = x[i] cos a - x[i+h] sin a;   y[i+h] = x[i+h] cos a + x[i] sin a.
-// head_dim must be even. In place (y == x) is allowed.
+// head_dim must be even and at most 512. In place (y == x) is allowed.
 cudaError_t rope_fwd(const bf16* x, bf16* y, int64_t tokens, int seq, int heads, int head_dim, float theta,
                      cudaStream_t stream);
 // The transpose (rotation by -a): dx[i] = dy[i] cos a + dy[i+h] sin a;  dx[i+h] = dy[i+h] cos a - dy[i] sin a.
 cudaError_t rope_bwd(const bf16* dy, bf16* dx, int64_t tokens, int seq, int heads, int head_dim, float theta,
                      cudaStream_t stream);
+// q [tokens, q_heads, head_dim] and k [tokens, kv_heads, head_dim] rotated by the same angles in
+// one launch (one kernel over q's and k's bytes, as a fused QKV RoPE runs and as the simulator
+// prices it): the same results as rope_fwd / rope_bwd on each, one launch and one latency fewer.
+cudaError_t rope_qk_fwd(const bf16* q, bf16* yq, const bf16* k, bf16* yk, int64_t tokens, int seq, int q_heads,
+                        int kv_heads, int head_dim, float theta, cudaStream_t stream);
+cudaError_t rope_qk_bwd(const bf16* dyq, bf16* dq, const bf16* dyk, bf16* dk, int64_t tokens, int seq, int q_heads,
+                        int kv_heads, int head_dim, float theta, cudaStream_t stream);
 
 // ---- Softmax cross-entropy, fused forward + backward -----------------------------------------
 // logits, dlogits: [rows, vocab]; targets: [rows] int32 in [0, vocab), or < 0 to ignore the row;
@@ -114,13 +121,18 @@ struct AttentionShape {
 // scale is usually 1/sqrt(head_dim). Rows of q, k, v, o must be 16-byte aligned (head_dim 64/128 is).
 // Which kernels run, forward and backward (docs/kernels.md): kMmaSync, the FlashAttention-2 style
 // kernels (sm_80+, mma.sync); kWgmma, the Hopper warpgroup-MMA kernels (compute capability 9.0
-// only, else cudaErrorNotSupported); kAuto, kMmaSync until the wgmma kernels have passed
-// trainsim-kernels-check on an H100 (docs/kernels.md, version 4).
+// only, else cudaErrorNotSupported); kAuto, the faster of the two on this GPU as measured on an
+// H100 (docs/kernels.md, version 5), per direction; TRAINSIM_ATTENTION_KERNEL=mma|wgmma in the
+// environment overrides kAuto alone.
 enum class AttentionKernel { kAuto, kMmaSync, kWgmma };
 cudaError_t attention_fwd(const bf16* q, const bf16* k, const bf16* v, bf16* o, float* lse, const AttentionShape& shape,
                           float scale, cudaStream_t stream, AttentionKernel kernel = AttentionKernel::kAuto);
 // True where attention_fwd can run AttentionKernel::kWgmma (a compute capability 9.0 GPU).
 bool attention_wgmma_supported();
+// What kAuto runs on the current GPU for the forward (backward = false) or the backward, after
+// TRAINSIM_ATTENTION_KERNEL; and a kernel's name ("mma.sync", "wgmma"; "auto" for kAuto).
+AttentionKernel attention_auto_choice(bool backward);
+const char* attention_kernel_name(AttentionKernel kernel);
 // fp32 scratch the backward needs: dq, dk, dv accumulators and the row sums D = rowsum(dO * O).
 size_t attention_bwd_workspace_bytes(const AttentionShape& shape);
 // dout, dq: like q; dk, dv: like k (summed over the q heads of each GQA group). With P the

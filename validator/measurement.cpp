@@ -99,6 +99,7 @@ const sim::config::Schema<Provenance>& provenance_schema() {
         .string("command", &Provenance::command, "", "")
         .string("host", &Provenance::host, "", "")
         .string("replay", &Provenance::replay, "", "")
+        .string("kernels", &Provenance::kernels, "", "")
         .custom("job", "object or null", std::string("null"), "",
                 [](Provenance& p, const Json& j, const std::string& path) {
                   if (!j.is_null() && !j.is_object())
@@ -176,6 +177,7 @@ nlohmann::json to_json(const Provenance& p) {
             {"host", p.host},
             {"gpus", p.gpus}};
   if (!p.replay.empty()) prov["replay"] = p.replay;
+  if (!p.kernels.empty()) prov["kernels"] = p.kernels;
   if (!p.job.is_null()) prov["job"] = p.job;
   return prov;
 }

@@ -62,6 +62,7 @@ struct Provenance {
   std::string host;
   int gpus = 1;        // GPUs (processes) that took part
   std::string replay;  // what the layer replay covered, in words ("" when none ran)
+  std::string kernels;  // which kernels/ implementations the replay ran, e.g. the attention kernel ("" unknown)
   nlohmann::json job;  // the measured job's resolved configuration (Job::to_json), or null
 };
 

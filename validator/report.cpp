@@ -160,6 +160,7 @@ void print_report(std::ostream& out, const Report& r) {
       << " GPU(s), CUDA " << p.cuda_version << ", cuBLASLt " << p.cublas_version << ", NCCL " << p.nccl_version << ", "
       << p.date << "\n";
   if (!p.replay.empty()) out << "replayed: " << p.replay << "\n";
+  if (!p.kernels.empty()) out << "kernels: " << p.kernels << "\n";
   out << "\n";
   char line[256];
   std::snprintf(line, sizeof line, "%-26s %-14s %-46s %11s %11s %8s %11s %8s\n", "op", "kind", "shape / size",

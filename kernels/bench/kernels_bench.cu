@@ -454,6 +454,21 @@ void bench_rope(Bench& b, int64_t T, int seq, int heads, int d, const char* what
   });
 }
 
+void bench_rope_qk(Bench& b, int64_t T, int seq, int hq, int hk, int d) {
+  const size_t nq = static_cast<size_t>(T) * hq * d, nk = static_cast<size_t>(T) * hk * d;
+  const std::string size = fmt("q+k T=%lld heads=%d+%d d=%d", static_cast<long long>(T), hq, hk, d);
+  const std::vector<Buf> bufs{Buf{nq * kB16, Fill::kBf16}, Buf{nq * kB16}, Buf{nk * kB16, Fill::kBf16},
+                              Buf{nk * kB16}};
+  b.memory("rope_qk_fwd", size, bufs, 2.0 * (nq + nk) * kB16, [=](const Sets& s, int i) {
+    return tk::rope_qk_fwd(s.get<bf16>(i, 0), s.get<bf16>(i, 1), s.get<bf16>(i, 2), s.get<bf16>(i, 3), T, seq, hq, hk,
+                           d, 500000.0f, nullptr);
+  });
+  b.memory("rope_qk_bwd", size, bufs, 2.0 * (nq + nk) * kB16, [=](const Sets& s, int i) {
+    return tk::rope_qk_bwd(s.get<bf16>(i, 0), s.get<bf16>(i, 1), s.get<bf16>(i, 2), s.get<bf16>(i, 3), T, seq, hq, hk,
+                           d, 500000.0f, nullptr);
+  });
+}
+
 void bench_cross_entropy(Bench& b, int64_t T, int V) {
   const size_t n = static_cast<size_t>(T) * V;
   b.memory("cross_entropy", fmt("T=%lld vocab=%d", static_cast<long long>(T), V),
@@ -588,6 +603,7 @@ int main(int argc, char** argv) {
   bench_elementwise(b, T, 8192, 3584, 4 * 8192 / 8);
   bench_rope(b, T, 8192 / q, 8, 128, "q");
   bench_rope(b, T, 8192 / q, 1, 128, "k");
+  bench_rope_qk(b, T, 8192 / q, 8, 1, 128);
   bench_cross_entropy(b, T, 16032);
   // One decoder layer's shard: (8192 * (8192 + 2 * 1024) + 8192 * 8192 + 3 * 8192 * 28672) / 8.
   bench_adamw(b, 106954752 / q);

@@ -502,6 +502,41 @@ void check_rope(Report& rep, int batch, int seq, int heads, int d, float theta, 
   rep.compare("rope_bwd", sizes, "dx", in_place ? ddy.download() : ddx.download(), dx, kBoundBf16);
 }
 
+// q and k rotated in one launch: each against the same reference as rope_fwd / rope_bwd.
+void check_rope_qk(Report& rep, int batch, int seq, int hq, int hk, int d, float theta, bool in_place,
+                   uint64_t seed) {
+  Rng rng(seed);
+  const int64_t tokens = static_cast<int64_t>(batch) * seq;
+  const size_t nq = static_cast<size_t>(tokens) * hq * d, nk = static_cast<size_t>(tokens) * hk * d;
+  const auto q = random_bf16(rng, nq, -1.0, 1.0), k = random_bf16(rng, nk, -1.0, 1.0);
+  const auto dyq = random_bf16(rng, nq, -1.0, 1.0), dyk = random_bf16(rng, nk, -1.0, 1.0);
+  std::vector<double> yq(nq), yk(nk), dq(nq), dk(nk);
+  rope_ref(q.ref, yq, tokens, seq, hq, d, theta, false);
+  rope_ref(k.ref, yk, tokens, seq, hk, d, theta, false);
+  rope_ref(dyq.ref, dq, tokens, seq, hq, d, theta, true);
+  rope_ref(dyk.ref, dk, tokens, seq, hk, d, theta, true);
+  const std::string sizes = fmt("b=%d s=%d hq=%d hk=%d d=%d%s", batch, seq, hq, hk, d, in_place ? " in-place" : "");
+  DeviceBuffer<bf16> dq_in(q.vals), dk_in(k.vals), ddyq(dyq.vals), ddyk(dyk.vals);
+  DeviceBuffer<bf16> oq(nq), ok(nk), odq(nq), odk(nk);
+  oq.poison();
+  ok.poison();
+  odq.poison();
+  odk.poison();
+  bf16* yq_ptr = in_place ? dq_in.data() : oq.data();
+  bf16* yk_ptr = in_place ? dk_in.data() : ok.data();
+  bf16* dq_ptr = in_place ? ddyq.data() : odq.data();
+  bf16* dk_ptr = in_place ? ddyk.data() : odk.data();
+  CHECK_CUDA(trainsim::kernels::rope_qk_fwd(dq_in.data(), yq_ptr, dk_in.data(), yk_ptr, tokens, seq, hq, hk, d, theta,
+                                            nullptr));
+  CHECK_CUDA(trainsim::kernels::rope_qk_bwd(ddyq.data(), dq_ptr, ddyk.data(), dk_ptr, tokens, seq, hq, hk, d, theta,
+                                            nullptr));
+  sync();
+  rep.compare("rope_qk_fwd", sizes, "yq", in_place ? dq_in.download() : oq.download(), yq, kBoundBf16);
+  rep.compare("rope_qk_fwd", sizes, "yk", in_place ? dk_in.download() : ok.download(), yk, kBoundBf16);
+  rep.compare("rope_qk_bwd", sizes, "dq", in_place ? ddyq.download() : odq.download(), dq, kBoundBf16);
+  rep.compare("rope_qk_bwd", sizes, "dk", in_place ? ddyk.download() : odk.download(), dk, kBoundBf16);
+}
+
 // ---- cross-entropy -------------------------------------------------------------------------
 
 void check_cross_entropy(Report& rep, int64_t rows, int vocab, size_t offset, uint64_t seed) {
@@ -673,7 +708,8 @@ void check_attention(Report& rep, int batch, int seq, int hq, int hkv, int d, ui
   dout_o.poison();
   dlse.poison();
   CHECK_CUDA(trainsim::kernels::attention_fwd(dq_in.data(), dk_in.data(), dv_in.data(), dout_o.data(), dlse.data(), sh,
-                                              static_cast<float>(scale), nullptr));
+                                              static_cast<float>(scale), nullptr,
+                                              trainsim::kernels::AttentionKernel::kMmaSync));
   sync();
   rep.compare("attention_fwd", sizes, "o", dout_o.download(), ref.o, kBoundBf16);
   rep.compare("attention_fwd", sizes, "lse", dlse.download(), ref.lse, kBoundF32);
@@ -700,7 +736,8 @@ void check_attention(Report& rep, int batch, int seq, int hq, int hkv, int d, ui
   dv.poison();
   CHECK_CUDA(trainsim::kernels::attention_bwd(dq_in.data(), dk_in.data(), dv_in.data(), o_ref.data(), ddout.data(),
                                               lse_ref.data(), dq.data(), dk.data(), dv.data(), ws.data(), ws_bytes, sh,
-                                              static_cast<float>(scale), nullptr));
+                                              static_cast<float>(scale), nullptr,
+                                              trainsim::kernels::AttentionKernel::kMmaSync));
   sync();
   rep.compare("attention_bwd", sizes, "dq", dq.download(), ref.dq, kBoundBf16);
   rep.compare("attention_bwd", sizes, "dk", dk.download(), ref.dk, kBoundBf16);
@@ -762,6 +799,7 @@ int main(int argc, char** argv) {
     check_layernorm(rep, 17, 4096, 0, ++seed);
     check_layernorm(rep, 9, 999, 0, ++seed);
     check_layernorm(rep, 3, 20000, 0, ++seed);
+    check_layernorm(rep, 5, 16384, 0, ++seed);  // 2,048 vectors: the largest row of the small-block shape
   }
   if (selected(filter, "swiglu")) {
     check_swiglu(rep, 37, 1000, 0, ++seed);
@@ -796,6 +834,9 @@ int main(int argc, char** argv) {
     check_rope(rep, 1, 129, 4, 128, 10000.0f, true, 0, ++seed);
     check_rope(rep, 1, 65, 2, 64, 10000.0f, false, 1, ++seed);
     check_rope(rep, 1, 8192, 1, 128, 500000.0f, false, 0, ++seed);  // large positions
+    check_rope_qk(rep, 2, 129, 8, 1, 128, 500000.0f, false, ++seed);
+    check_rope_qk(rep, 1, 257, 12, 4, 128, 10000.0f, true, ++seed);  // 16 heads: two load steps
+    check_rope_qk(rep, 1, 65, 3, 2, 72, 10000.0f, false, ++seed);    // head_dim/2 = 36: scalar path
   }
   if (selected(filter, "cross_entropy")) {
     check_cross_entropy(rep, 37, 16032, 0, ++seed);

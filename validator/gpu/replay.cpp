@@ -130,14 +130,12 @@ class LayerReplay {
       const int seq = static_cast<int>(job_.seq_len), hq = static_cast<int>(heads_), hk = static_cast<int>(kv_),
                 d = static_cast<int>(d_);
       const bool fwd = n == "attn.rope.fwd";
-      st.launches = 2;
+      // q and k in one launch, as the simulator prices it (one memory-bound kernel over both).
       st.run = [=](cudaStream_t s) {
         if (fwd) {
-          TRAINSIM_CUDA(kernels::rope_fwd(q, q, tokens, seq, hq, d, 10000.0f, s));
-          TRAINSIM_CUDA(kernels::rope_fwd(k, k, tokens, seq, hk, d, 10000.0f, s));
+          TRAINSIM_CUDA(kernels::rope_qk_fwd(q, q, k, k, tokens, seq, hq, hk, d, 10000.0f, s));
         } else {
-          TRAINSIM_CUDA(kernels::rope_bwd(q, q, tokens, seq, hq, d, 10000.0f, s));
-          TRAINSIM_CUDA(kernels::rope_bwd(k, k, tokens, seq, hk, d, 10000.0f, s));
+          TRAINSIM_CUDA(kernels::rope_qk_bwd(q, q, k, k, tokens, seq, hq, hk, d, 10000.0f, s));
         }
       };
     } else if (n == "attn.core.fwd" || n == "attn.core.bwd") {

@@ -13,6 +13,7 @@
 #include <ostream>
 #include <set>
 
+#include "kernels/kernels.hpp"
 #include "models/llm/layer_kernels.hpp"
 #include "models/workload/simulate.hpp"
 #include "sim/error.hpp"
@@ -284,6 +285,10 @@ MeasurementSet measure(const models::workload::Job& job, const MeasureOptions& o
   ReplayResult replay = replay_layer(job, lk, s, opt.warmup, opt.reps);
   log_line(log, world, "replay: " + replay.scope);
   set.provenance.replay = replay.scope;
+  set.provenance.kernels = std::string("attention forward ") +
+                           kernels::attention_kernel_name(kernels::attention_auto_choice(false)) + ", backward " +
+                           kernels::attention_kernel_name(kernels::attention_auto_choice(true)) +
+                           " (AttentionKernel::kAuto on this GPU)";
   for (auto& m : replay.ops) set.items.push_back(std::move(m));
   set.items.push_back(replay.layer);
 
