@@ -738,12 +738,9 @@ AttentionKernel attention_auto_choice(bool backward) {
 
 const char* attention_kernel_name(AttentionKernel kernel) {
   switch (kernel) {
-    case AttentionKernel::kMmaSync:
-      return "mma.sync";
-    case AttentionKernel::kWgmma:
-      return "wgmma";
-    case AttentionKernel::kAuto:
-      break;
+    case AttentionKernel::kMmaSync: return "mma.sync";
+    case AttentionKernel::kWgmma: return "wgmma";
+    case AttentionKernel::kAuto: break;
   }
   return "auto";
 }

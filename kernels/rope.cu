@@ -1,8 +1,9 @@
 // Rotary position embedding, rotate-half convention, forward and backward (formulas in
 // kernels.hpp). A thread owns (token, a chunk of VEC rotation pairs): it computes cos/sin for its
 // pairs once and applies them to every head of the token. inv_freq = theta^(-2i/d) is tabulated
-// on the host in fp64 and passed as a kernel parameter; the angle pos * inv_freq and its reduction to [-pi, pi] are fp64 too (exact
-// at positions of 10^5 and more), then __sincosf in fp32 on the reduced angle.
+// on the host in fp64 and passed as a kernel parameter; the angle pos * inv_freq and its
+// reduction to [-pi, pi] are fp64 too (exact at positions of 10^5 and more), then __sincosf in
+// fp32 on the reduced angle.
 
 #include "kernels/device_utils.cuh"
 #include "kernels/kernels.hpp"

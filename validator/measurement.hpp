@@ -60,10 +60,10 @@ struct Provenance {
   std::string date;     // ISO 8601 UTC, when the run started
   std::string command;  // the command line that produced the measurements
   std::string host;
-  int gpus = 1;        // GPUs (processes) that took part
-  std::string replay;  // what the layer replay covered, in words ("" when none ran)
+  int gpus = 1;         // GPUs (processes) that took part
+  std::string replay;   // what the layer replay covered, in words ("" when none ran)
   std::string kernels;  // which kernels/ implementations the replay ran, e.g. the attention kernel ("" unknown)
-  nlohmann::json job;  // the measured job's resolved configuration (Job::to_json), or null
+  nlohmann::json job;   // the measured job's resolved configuration (Job::to_json), or null
 };
 
 struct MeasurementSet {

@@ -457,8 +457,7 @@ void bench_rope(Bench& b, int64_t T, int seq, int heads, int d, const char* what
 void bench_rope_qk(Bench& b, int64_t T, int seq, int hq, int hk, int d) {
   const size_t nq = static_cast<size_t>(T) * hq * d, nk = static_cast<size_t>(T) * hk * d;
   const std::string size = fmt("q+k T=%lld heads=%d+%d d=%d", static_cast<long long>(T), hq, hk, d);
-  const std::vector<Buf> bufs{Buf{nq * kB16, Fill::kBf16}, Buf{nq * kB16}, Buf{nk * kB16, Fill::kBf16},
-                              Buf{nk * kB16}};
+  const std::vector<Buf> bufs{Buf{nq * kB16, Fill::kBf16}, Buf{nq * kB16}, Buf{nk * kB16, Fill::kBf16}, Buf{nk * kB16}};
   b.memory("rope_qk_fwd", size, bufs, 2.0 * (nq + nk) * kB16, [=](const Sets& s, int i) {
     return tk::rope_qk_fwd(s.get<bf16>(i, 0), s.get<bf16>(i, 1), s.get<bf16>(i, 2), s.get<bf16>(i, 3), T, seq, hq, hk,
                            d, 500000.0f, nullptr);

@@ -503,8 +503,7 @@ void check_rope(Report& rep, int batch, int seq, int heads, int d, float theta, 
 }
 
 // q and k rotated in one launch: each against the same reference as rope_fwd / rope_bwd.
-void check_rope_qk(Report& rep, int batch, int seq, int hq, int hk, int d, float theta, bool in_place,
-                   uint64_t seed) {
+void check_rope_qk(Report& rep, int batch, int seq, int hq, int hk, int d, float theta, bool in_place, uint64_t seed) {
   Rng rng(seed);
   const int64_t tokens = static_cast<int64_t>(batch) * seq;
   const size_t nq = static_cast<size_t>(tokens) * hq * d, nk = static_cast<size_t>(tokens) * hk * d;
@@ -528,8 +527,8 @@ void check_rope_qk(Report& rep, int batch, int seq, int hq, int hk, int d, float
   bf16* dk_ptr = in_place ? ddyk.data() : odk.data();
   CHECK_CUDA(trainsim::kernels::rope_qk_fwd(dq_in.data(), yq_ptr, dk_in.data(), yk_ptr, tokens, seq, hq, hk, d, theta,
                                             nullptr));
-  CHECK_CUDA(trainsim::kernels::rope_qk_bwd(ddyq.data(), dq_ptr, ddyk.data(), dk_ptr, tokens, seq, hq, hk, d, theta,
-                                            nullptr));
+  CHECK_CUDA(
+      trainsim::kernels::rope_qk_bwd(ddyq.data(), dq_ptr, ddyk.data(), dk_ptr, tokens, seq, hq, hk, d, theta, nullptr));
   sync();
   rep.compare("rope_qk_fwd", sizes, "yq", in_place ? dq_in.download() : oq.download(), yq, kBoundBf16);
   rep.compare("rope_qk_fwd", sizes, "yk", in_place ? dk_in.download() : ok.download(), yk, kBoundBf16);
