@@ -3,7 +3,9 @@
 
 namespace trainsim::validator {
 
-MeasurementSet measure(const models::workload::Job&, const MeasureOptions&, std::ostream*) {
+namespace calibration = models::calibration;
+
+calibration::MeasurementSet measure(const models::workload::Job&, const MeasureOptions&, std::ostream*) {
   throw NoGpuError(
       "this trainsim was built without CUDA, so it cannot measure a GPU (rebuild on a machine with nvcc, cuBLASLt "
       "and NCCL under /usr/local/cuda, or fit saved results with `trainsim validate --measurements FILE`)");

@@ -11,31 +11,33 @@
 
 namespace trainsim::validator {
 
+namespace calibration = models::calibration;
+
 namespace {
 using models::compute::ComputeModel;
 using models::compute::Precision;
 
-Precision precision_of(const Measurement& m) {
+Precision precision_of(const calibration::Measurement& m) {
   return m.precision == "fp8" ? Precision::kFp8 : m.precision == "fp16" ? Precision::kFp16 : Precision::kBf16;
 }
 
-std::string detail_of(const Measurement& m) {
+std::string detail_of(const calibration::Measurement& m) {
   char buf[160];
   switch (m.kind) {
-    case OpKind::kGemm:
+    case calibration::OpKind::kGemm:
       std::snprintf(buf, sizeof buf, "%s %lldx%lldx%lld%s", m.precision.c_str(), static_cast<long long>(m.m),
                     static_cast<long long>(m.n), static_cast<long long>(m.k),
                     m.batch > 1 ? (" x" + std::to_string(m.batch)).c_str() : "");
       return buf;
-    case OpKind::kAttentionFwd:
-    case OpKind::kAttentionBwd:
-    case OpKind::kLayer:
-    case OpKind::kIteration: std::snprintf(buf, sizeof buf, "%.3f TFLOP", m.flops * 1e-12); return buf;
-    case OpKind::kCollective:
+    case calibration::OpKind::kAttentionFwd:
+    case calibration::OpKind::kAttentionBwd:
+    case calibration::OpKind::kLayer:
+    case calibration::OpKind::kIteration: std::snprintf(buf, sizeof buf, "%.3f TFLOP", m.flops * 1e-12); return buf;
+    case calibration::OpKind::kCollective:
       std::snprintf(buf, sizeof buf, "%s %.2f MiB on %d (%s)", m.op.c_str(), static_cast<double>(m.bytes) / 1048576.0,
                     m.ranks, m.link_class.c_str());
       return buf;
-    case OpKind::kLaunch: return "per launch";
+    case calibration::OpKind::kLaunch: return "per launch";
     default: std::snprintf(buf, sizeof buf, "%.2f MiB", static_cast<double>(m.bytes) / 1048576.0); return buf;
   }
 }
@@ -54,24 +56,24 @@ std::string us(double s) {
 }
 }  // namespace
 
-double predict(const Measurement& m, const models::hardware::GpuSpec& gpu, const models::hardware::ClusterSpec& c,
+double predict(const calibration::Measurement& m, const models::hardware::GpuSpec& gpu, const models::hardware::ClusterSpec& c,
                const models::workload::Job& job) {
   switch (m.kind) {
-    case OpKind::kGemm: {
+    case calibration::OpKind::kGemm: {
       if (m.precision == "fp8" && gpu.peak_fp8.per_second() <= 0.0) return NAN;
       const ComputeModel cm(gpu, precision_of(m));
       return cm.gemm_matmul(models::compute::GemmShape{m.m, m.n, m.k, m.batch}).seconds();
     }
-    case OpKind::kMemory:
-    case OpKind::kCopyD2D:
+    case calibration::OpKind::kMemory:
+    case calibration::OpKind::kCopyD2D:
       return ComputeModel(gpu, Precision::kBf16).memory_bound(sim::Bytes(m.bytes), std::max(1, m.kernels)).seconds();
-    case OpKind::kAttentionFwd:
-    case OpKind::kAttentionBwd:
+    case calibration::OpKind::kAttentionFwd:
+    case calibration::OpKind::kAttentionBwd:
       return ComputeModel(gpu, Precision::kBf16)
-          .flash_attention(sim::Flops(m.flops), m.kind == OpKind::kAttentionBwd)
+          .flash_attention(sim::Flops(m.flops), m.kind == calibration::OpKind::kAttentionBwd)
           .seconds();
-    case OpKind::kLaunch: return gpu.kernel_launch.seconds();
-    case OpKind::kCollective: {
+    case calibration::OpKind::kLaunch: return gpu.kernel_launch.seconds();
+    case calibration::OpKind::kCollective: {
       if (m.ranks < 2) return NAN;
       const models::collectives::AlphaBetaModel ab(c);
       const bool cross = m.link_class == "ib";
@@ -82,31 +84,31 @@ double predict(const Measurement& m, const models::hardware::GpuSpec& gpu, const
                       models::collectives::GroupPlacement{m.ranks, per_node})
           .seconds();
     }
-    case OpKind::kLayer: {
+    case calibration::OpKind::kLayer: {
       const models::llm::LayerShape shape{job.micro_batch, job.seq_len, job.tp, job.sp, job.attention == "flash"};
       const ComputeModel cm(gpu, job.precision);
       return models::llm::kernels_cost(models::llm::layer_sequence(models::llm::layer_kernels(job.model, shape)), cm)
           .time.seconds();
     }
-    case OpKind::kIteration: {
+    case calibration::OpKind::kIteration: {
       // The whole simulated iteration of the job with these constants (one GPU: no communication).
       models::workload::Job j = job;
       j.gpu = gpu;
       j.cluster = c;
       return models::workload::simulate(j, models::workload::SimulateOptions{}).iteration.seconds();
     }
-    case OpKind::kCopyH2D:
-    case OpKind::kCopyD2H: return NAN;
+    case calibration::OpKind::kCopyH2D:
+    case calibration::OpKind::kCopyD2H: return NAN;
   }
   return NAN;
 }
 
-Report make_report(const MeasurementSet& set, const models::workload::Job& job, const models::hardware::GpuSpec& before,
+Report make_report(const calibration::MeasurementSet& set, const models::workload::Job& job, const models::hardware::GpuSpec& before,
                    const models::hardware::ClusterSpec& cluster_before, const models::hardware::GpuSpec& after,
                    const models::hardware::ClusterSpec& cluster_after) {
   Report r;
   r.provenance = set.provenance;
-  for (const Measurement& m : set.items) {
+  for (const calibration::Measurement& m : set.items) {
     ReportRow row;
     row.name = m.name;
     row.kind = m.kind;
@@ -115,7 +117,7 @@ Report make_report(const MeasurementSet& set, const models::workload::Job& job, 
     row.best_s = m.best_s;
     row.before_s = predict(m, before, cluster_before, job);
     row.after_s = predict(m, after, cluster_after, job);
-    if (m.kind == OpKind::kCollective && m.measured_s > 0.0) {
+    if (m.kind == calibration::OpKind::kCollective && m.measured_s > 0.0) {
       row.algbw_GBps = static_cast<double>(m.bytes) / m.measured_s * 1e-9;
       if (m.ranks > 1)
         row.busbw_GBps = row.algbw_GBps * models::collectives::bus_bandwidth_factor(
@@ -127,14 +129,14 @@ Report make_report(const MeasurementSet& set, const models::workload::Job& job, 
         std::snprintf(bw, sizeof bw, ", algbw %.1f GB/s", row.algbw_GBps);
       row.detail += bw;
     }
-    if (m.kind == OpKind::kGemm && m.best_s > 0.0) {
+    if (m.kind == calibration::OpKind::kGemm && m.best_s > 0.0) {
       const double gap = (m.measured_s - m.best_s) / m.best_s;
       r.gemm_default_vs_best_max =
           std::isnan(r.gemm_default_vs_best_max) ? gap : std::max(r.gemm_default_vs_best_max, gap);
     }
     r.rows.push_back(row);
   }
-  for (int k = 0; k <= static_cast<int>(OpKind::kIteration); ++k) {
+  for (int k = 0; k <= static_cast<int>(calibration::OpKind::kIteration); ++k) {
     std::vector<double> b, a;
     for (const ReportRow& row : r.rows) {
       if (static_cast<int>(row.kind) != k || std::isnan(row.before_s) || row.measured_s <= 0.0) continue;
@@ -143,11 +145,11 @@ Report make_report(const MeasurementSet& set, const models::workload::Job& job, 
     }
     if (b.empty()) continue;
     KindSummary s;
-    s.kind = static_cast<OpKind>(k);
+    s.kind = static_cast<calibration::OpKind>(k);
     s.count = static_cast<int>(b.size());
-    s.median_abs_before = median(b);
+    s.median_abs_before = calibration::median(b);
     s.max_abs_before = *std::max_element(b.begin(), b.end());
-    s.median_abs_after = median(a);
+    s.median_abs_after = calibration::median(a);
     s.max_abs_after = *std::max_element(a.begin(), a.end());
     r.kinds.push_back(s);
   }
@@ -155,7 +157,7 @@ Report make_report(const MeasurementSet& set, const models::workload::Job& job, 
 }
 
 void print_report(std::ostream& out, const Report& r) {
-  const Provenance& p = r.provenance;
+  const calibration::Provenance& p = r.provenance;
   out << "measured on " << p.gpu_name << " (" << (p.gpu_preset.empty() ? "no preset" : p.gpu_preset) << "), " << p.gpus
       << " GPU(s), CUDA " << p.cuda_version << ", cuBLASLt " << p.cublas_version << ", NCCL " << p.nccl_version << ", "
       << p.date << "\n";

@@ -12,19 +12,21 @@
 #include "models/hardware/cluster_spec.hpp"
 #include "models/hardware/gpu_spec.hpp"
 #include "models/workload/job.hpp"
-#include "validator/measurement.hpp"
+#include "models/calibration/measurement.hpp"
 
 namespace trainsim::validator {
+
+namespace calibration = models::calibration;
 
 // What the simulator predicts for one measurement with these constants (seconds), or NaN where
 // it has no model for the op (host copies; collectives of a single GPU). A kLayer record is
 // predicted as the sum of the layer's kernels for `job`'s model and shape.
-double predict(const Measurement& m, const models::hardware::GpuSpec& gpu, const models::hardware::ClusterSpec& c,
+double predict(const calibration::Measurement& m, const models::hardware::GpuSpec& gpu, const models::hardware::ClusterSpec& c,
                const models::workload::Job& job);
 
 struct ReportRow {
   std::string name;
-  OpKind kind = OpKind::kGemm;
+  calibration::OpKind kind = calibration::OpKind::kGemm;
   std::string detail;  // shape, size or precision in a few words
   double measured_s = 0.0;
   double best_s = 0.0;  // GEMMs: best cuBLASLt algorithm
@@ -37,20 +39,20 @@ struct ReportRow {
 };
 
 struct KindSummary {
-  OpKind kind = OpKind::kGemm;
+  calibration::OpKind kind = calibration::OpKind::kGemm;
   int count = 0;
   double median_abs_before = NAN, max_abs_before = NAN;
   double median_abs_after = NAN, max_abs_after = NAN;
 };
 
 struct Report {
-  Provenance provenance;
+  calibration::Provenance provenance;
   std::vector<ReportRow> rows;
-  std::vector<KindSummary> kinds;         // kinds with at least one predicted row, in OpKind order
+  std::vector<KindSummary> kinds;         // kinds with at least one predicted row, in calibration::OpKind order
   double gemm_default_vs_best_max = NAN;  // largest (default - best) / best over GEMM shapes
 };
 
-Report make_report(const MeasurementSet& set, const models::workload::Job& job, const models::hardware::GpuSpec& before,
+Report make_report(const calibration::MeasurementSet& set, const models::workload::Job& job, const models::hardware::GpuSpec& before,
                    const models::hardware::ClusterSpec& cluster_before, const models::hardware::GpuSpec& after,
                    const models::hardware::ClusterSpec& cluster_after);
 

@@ -8,9 +8,11 @@
 #include <string>
 
 #include "models/workload/job.hpp"
-#include "validator/measurement.hpp"
+#include "models/calibration/measurement.hpp"
 
 namespace trainsim::validator {
+
+namespace calibration = models::calibration;
 
 // No usable GPU (none present, no driver, or a build without CUDA): `trainsim validate` exits 4.
 class NoGpuError : public std::runtime_error {
@@ -28,6 +30,6 @@ struct MeasureOptions {
 
 // Runs every measurement for `job` (shapes per TP rank, one micro-batch) and returns them, with
 // provenance. Prints one progress line per phase to `log` when not null. Throws NoGpuError.
-MeasurementSet measure(const models::workload::Job& job, const MeasureOptions& opt, std::ostream* log);
+calibration::MeasurementSet measure(const models::workload::Job& job, const MeasureOptions& opt, std::ostream* log);
 
 }  // namespace trainsim::validator

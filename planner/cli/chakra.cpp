@@ -10,14 +10,14 @@
 #include "planner/cli/report.hpp"
 #include "sim/error.hpp"
 #include "topology/graph.hpp"
-#include "traces/chakra_export.hpp"
-#include "traces/chakra_replay.hpp"
-#include "traces/chakra_trace.hpp"
-#include "traces/chakra_workload.hpp"
-#include "traces/chrome_trace.hpp"
-#include "traces/flow_recorder.hpp"
-#include "traces/svg.hpp"
-#include "traces/timeline_svg.hpp"
+#include "traces/chakra/export.hpp"
+#include "traces/chakra/replay.hpp"
+#include "traces/chakra/trace.hpp"
+#include "traces/chakra/workload.hpp"
+#include "traces/sinks/chrome_trace.hpp"
+#include "traces/sinks/flow_recorder.hpp"
+#include "traces/svg/svg.hpp"
+#include "traces/svg/timeline.hpp"
 
 namespace trainsim::planner::cli {
 

@@ -30,11 +30,11 @@
 #include "topology/graph.hpp"
 #include "topology/routing.hpp"
 #include "topology/summary.hpp"
-#include "traces/chrome_trace.hpp"
-#include "traces/flow_recorder.hpp"
-#include "traces/memory_slots.hpp"
-#include "traces/svg.hpp"
-#include "traces/timeline_svg.hpp"
+#include "traces/sinks/chrome_trace.hpp"
+#include "traces/sinks/flow_recorder.hpp"
+#include "traces/sinks/memory_slots.hpp"
+#include "traces/svg/svg.hpp"
+#include "traces/svg/timeline.hpp"
 
 namespace trainsim::planner::cli {
 

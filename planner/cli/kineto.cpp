@@ -11,12 +11,12 @@
 #include "planner/cli/job_input.hpp"
 #include "planner/cli/options.hpp"
 #include "sim/error.hpp"
-#include "traces/kineto_calibrate.hpp"
-#include "traces/kineto_compare.hpp"
-#include "traces/kineto_export.hpp"
-#include "traces/kineto_plot.hpp"
-#include "traces/kineto_trace.hpp"
-#include "traces/svg.hpp"
+#include "traces/kineto/calibrate.hpp"
+#include "traces/kineto/compare.hpp"
+#include "traces/kineto/export.hpp"
+#include "traces/kineto/plot.hpp"
+#include "traces/kineto/trace.hpp"
+#include "traces/svg/svg.hpp"
 
 namespace trainsim::planner::cli {
 

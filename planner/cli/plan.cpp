@@ -30,7 +30,7 @@
 #include "planner/search/pareto.hpp"
 #include "planner/search/search.hpp"
 #include "sim/error.hpp"
-#include "traces/svg.hpp"
+#include "traces/svg/svg.hpp"
 
 namespace trainsim::planner::cli {
 

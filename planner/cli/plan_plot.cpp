@@ -6,7 +6,7 @@
 #include <vector>
 
 #include "planner/search/candidate.hpp"
-#include "traces/svg.hpp"
+#include "traces/svg/svg.hpp"
 
 namespace trainsim::planner::cli {
 

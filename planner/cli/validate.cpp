@@ -13,8 +13,8 @@
 #include "planner/cli/commands.hpp"
 #include "planner/cli/job_input.hpp"
 #include "sim/error.hpp"
-#include "validator/fit.hpp"
-#include "validator/measurement.hpp"
+#include "models/calibration/fit.hpp"
+#include "models/calibration/measurement.hpp"
 #include "validator/report.hpp"
 #include "validator/runner.hpp"
 
@@ -35,13 +35,13 @@ void write_json_file(const std::string& path, const sim::config::Json& j, const 
 
 // Saved measurements are re-fitted and compared only against the job they were measured for:
 // every setting that shapes the replayed kernels must match.
-void check_same_job(const validator::MeasurementSet& set, const models::workload::Job& job) {
+void check_same_job(const models::calibration::MeasurementSet& set, const models::workload::Job& job) {
   const sim::config::Json& measured = set.provenance.job;
   if (!measured.is_object()) return;  // files written before the job was recorded
   const sim::config::Json now = job.to_json();
   std::vector<std::string> keys = {"model", "tp", "pp", "sp", "micro_batch", "seq_len", "attention", "recompute"};
   for (const auto& m : set.items)
-    if (m.kind == validator::OpKind::kIteration) keys.push_back("microbatches");
+    if (m.kind == models::calibration::OpKind::kIteration) keys.push_back("microbatches");
   for (const std::string& k : keys) {
     if (!measured.contains(k) || measured[k] == now[k]) continue;
     const std::string flag = k == "microbatches" ? "--global-batch" : flag_name(k);
@@ -64,10 +64,10 @@ int parse_positive(const std::string& text, const std::string& flag) {
 
 int run_validate(const Args& args, std::ostream& out, const std::string& command_line) {
   const models::workload::Job job = models::workload::resolve_job(models::workload::parse_job(job_json(args)));
-  validator::MeasurementSet set;
+  models::calibration::MeasurementSet set;
   const std::string saved = option(args, "measurements");
   if (!saved.empty()) {
-    set = validator::measurements_from_json(models::presets::load_json_file(saved, "--measurements"), "--measurements");
+    set = models::calibration::measurements_from_json(models::presets::load_json_file(saved, "--measurements"), "--measurements");
     check_same_job(set, job);
   } else {
     validator::MeasureOptions opt;
@@ -84,9 +84,9 @@ int run_validate(const Args& args, std::ostream& out, const std::string& command
   if (const std::string path = option(args, "save"); !path.empty())
     write_json_file(path, validator::to_json(set), "--save");
 
-  const validator::FitResult fitted = validator::fit(set, job.gpu, &job.cluster);
+  const models::calibration::FitResult fitted = models::calibration::fit(set, job.gpu, &job.cluster);
   if (const std::string path = option(args, "calibration-out"); !path.empty())
-    write_json_file(path, validator::calibration_json(fitted, set.provenance, job.gpu.name + "-measured"),
+    write_json_file(path, models::calibration::calibration_json(fitted, set.provenance, job.gpu.name + "-measured"),
                     "--calibration-out");
   const validator::Report report = validator::make_report(set, job, job.gpu, job.cluster, fitted.gpu,
                                                           fitted.has_cluster ? fitted.cluster : job.cluster);

@@ -5,8 +5,8 @@
 #include <benchmark/benchmark.h>
 
 #include "planner/cli/ui.hpp"
-#include "ui/model/simulate_scene.hpp"
-#include "ui/model/what_if.hpp"
+#include "ui/scene/simulate_scene.hpp"
+#include "ui/scene/what_if.hpp"
 
 namespace {
 

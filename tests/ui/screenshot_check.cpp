@@ -116,7 +116,7 @@ int main(int argc, char** argv) {
     const size_t n = count_near(im, by_name[view], colour, tol, skip);
     if (n < at_least) fail(std::string(view) + ": " + what + " missing (" + std::to_string(n) + " pixels)");
   };
-  // The timeline palette (traces/timeline_svg.cpp): forward, backward, TP communication, below
+  // The timeline palette (traces/svg/timeline.cpp): forward, backward, TP communication, below
   // the title bar, the two heading lines and the legend (whose swatches are 144 pixels each).
   constexpr int kScheduleHeader = 100;
   // The Kineto example is one rank, four streams: a smaller chart.

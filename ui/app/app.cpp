@@ -18,10 +18,10 @@
 #include "sim/error.hpp"
 #include "ui/app/screenshot.hpp"
 #include "ui/app/worker.hpp"
-#include "ui/model/plan_table.hpp"
-#include "ui/model/simulate_scene.hpp"
-#include "ui/model/trace_scene.hpp"
-#include "ui/model/what_if.hpp"
+#include "ui/scene/plan_table.hpp"
+#include "ui/scene/simulate_scene.hpp"
+#include "ui/scene/trace_scene.hpp"
+#include "ui/scene/what_if.hpp"
 #include "ui/views/views.hpp"
 
 namespace trainsim::ui {

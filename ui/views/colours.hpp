@@ -5,7 +5,7 @@
 #include <imgui.h>
 
 #include "topology/graph.hpp"
-#include "traces/timeline_svg.hpp"
+#include "traces/svg/timeline.hpp"
 
 namespace trainsim::ui {
 

@@ -7,10 +7,10 @@
 #include <string>
 #include <vector>
 
-#include "ui/model/plan_table.hpp"
-#include "ui/model/scene.hpp"
-#include "ui/model/time_window.hpp"
-#include "ui/model/what_if.hpp"
+#include "ui/scene/plan_table.hpp"
+#include "ui/scene/scene.hpp"
+#include "ui/scene/time_window.hpp"
+#include "ui/scene/what_if.hpp"
 
 namespace trainsim::ui {
 

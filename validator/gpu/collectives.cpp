@@ -10,7 +10,9 @@
 
 namespace trainsim::validator::gpu {
 
-std::vector<Measurement> measure_collectives(const World& world, const std::vector<CollectiveCase>& cases,
+namespace calibration = models::calibration;
+
+std::vector<calibration::Measurement> measure_collectives(const World& world, const std::vector<CollectiveCase>& cases,
                                              int gpus_per_node, int warmup, int reps) {
   const int n = world.size();
   ncclUniqueId id{};
@@ -29,7 +31,7 @@ std::vector<Measurement> measure_collectives(const World& world, const std::vect
   fill_bf16(send.get(), big / 2, 1.0f, 11 + static_cast<uint64_t>(world.rank()), s);
   fill_bf16(recv.get(), big / 2, 1.0f, 29 + static_cast<uint64_t>(world.rank()), s);
 
-  std::vector<Measurement> out;
+  std::vector<calibration::Measurement> out;
   for (const CollectiveCase& c : cases) {
     const size_t count = static_cast<size_t>(c.bytes) / 2;  // bf16 elements per rank
     auto work = [&](int) {
@@ -58,9 +60,9 @@ std::vector<Measurement> measure_collectives(const World& world, const std::vect
     };
     world.barrier();
     const double t = world.max(median_time(s, warmup, reps, work));
-    Measurement m;
+    calibration::Measurement m;
     m.name = c.name;
-    m.kind = OpKind::kCollective;
+    m.kind = calibration::OpKind::kCollective;
     m.op = c.op;
     m.bytes = c.bytes;
     m.ranks = n;

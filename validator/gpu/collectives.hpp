@@ -7,9 +7,11 @@
 #include <vector>
 
 #include "validator/gpu/world.hpp"
-#include "validator/measurement.hpp"
+#include "models/calibration/measurement.hpp"
 
 namespace trainsim::validator::gpu {
+
+namespace calibration = models::calibration;
 
 struct CollectiveCase {
   std::string op;     // all_reduce | all_gather | reduce_scatter | all_to_all | send_recv
@@ -20,7 +22,7 @@ struct CollectiveCase {
 // Times each case on a communicator of every rank of `world` (the plan's group when the world is
 // that group; a world of one GPU gives "local" records that calibrate nothing). `gpus_per_node`
 // decides the link class: "nvlink" inside one node, "ib" across nodes.
-std::vector<Measurement> measure_collectives(const World& world, const std::vector<CollectiveCase>& cases,
+std::vector<calibration::Measurement> measure_collectives(const World& world, const std::vector<CollectiveCase>& cases,
                                              int gpus_per_node, int warmup, int reps);
 
 }  // namespace trainsim::validator::gpu

@@ -14,6 +14,8 @@
 
 namespace trainsim::validator::gpu {
 
+namespace calibration = models::calibration;
+
 namespace {
 using kernels::bf16;
 using models::llm::KernelOp;
@@ -229,13 +231,13 @@ class LayerReplay {
   }
 };
 
-Measurement record_of(const KernelOp& op, int launches) {
-  Measurement m;
+calibration::Measurement record_of(const KernelOp& op, int launches) {
+  calibration::Measurement m;
   m.name = op.name;
   m.kernels = launches;
   switch (op.kind) {
     case KernelOp::Kind::kGemm:
-      m.kind = OpKind::kGemm;
+      m.kind = calibration::OpKind::kGemm;
       m.m = op.gemm.m;
       m.n = op.gemm.n;
       m.k = op.gemm.k;
@@ -243,15 +245,15 @@ Measurement record_of(const KernelOp& op, int launches) {
       m.flops = op.flops;
       break;
     case KernelOp::Kind::kMemory:
-      m.kind = OpKind::kMemory;
+      m.kind = calibration::OpKind::kMemory;
       m.bytes = static_cast<int64_t>(op.bytes);
       break;
     case KernelOp::Kind::kAttentionFwd:
-      m.kind = OpKind::kAttentionFwd;
+      m.kind = calibration::OpKind::kAttentionFwd;
       m.flops = op.flops;
       break;
     case KernelOp::Kind::kAttentionBwd:
-      m.kind = OpKind::kAttentionBwd;
+      m.kind = calibration::OpKind::kAttentionBwd;
       m.flops = op.flops;
       break;
   }
@@ -299,19 +301,19 @@ ReplayResult replay_layer(const models::workload::Job& job, const models::llm::L
   ReplayResult out;
   double flops = 0.0;
   for (size_t i = 0; i < n; ++i) {
-    Measurement m = record_of(steps[i].op, steps[i].launches);
+    calibration::Measurement m = record_of(steps[i].op, steps[i].launches);
     m.name = "replay." + m.name;
-    m.measured_s = median(per_op[i]);
+    m.measured_s = calibration::median(per_op[i]);
     m.reps = reps;
     flops += steps[i].op.flops;
     out.ops.push_back(m);
   }
   out.layer.name = "layer";
-  out.layer.kind = OpKind::kLayer;
+  out.layer.kind = calibration::OpKind::kLayer;
   out.layer.flops = flops;
   out.layer.kernels = 0;
   for (const auto& st : steps) out.layer.kernels += st.launches;
-  out.layer.measured_s = median(whole);
+  out.layer.measured_s = calibration::median(whole);
   out.layer.reps = reps;
   out.scope = "one decoder layer of TP rank 0 of " + std::to_string(job.tp) + " (forward + backward, micro-batch " +
               std::to_string(job.micro_batch) + ", seq " + std::to_string(job.seq_len) + ", " +
@@ -319,7 +321,7 @@ ReplayResult replay_layer(const models::workload::Job& job, const models::llm::L
   return out;
 }
 
-Measurement replay_iteration(const models::workload::Job& job, cudaStream_t s, int warmup, int reps,
+calibration::Measurement replay_iteration(const models::workload::Job& job, cudaStream_t s, int warmup, int reps,
                              std::string* scope) {
   using models::llm::Kernels;
   const models::llm::LayerShape shape{job.micro_batch, job.seq_len, job.tp, job.sp, job.attention == "flash"};
@@ -399,12 +401,12 @@ Measurement replay_iteration(const models::workload::Job& job, cudaStream_t s, i
   }
   for (auto& e : ev) cudaEventDestroy(e);
 
-  Measurement m;
+  calibration::Measurement m;
   m.name = "iteration";
-  m.kind = OpKind::kIteration;
+  m.kind = calibration::OpKind::kIteration;
   m.flops = flops;
   m.kernels = launches;
-  m.measured_s = median(std::move(times));
+  m.measured_s = calibration::median(std::move(times));
   m.reps = reps;
   if (scope)
     *scope = std::string(job.dp > 1 ? "one data-parallel replica's iteration (gradient all-reduce not executed)"

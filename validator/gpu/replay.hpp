@@ -10,15 +10,17 @@
 
 #include "models/llm/layer_kernels.hpp"
 #include "models/workload/job.hpp"
-#include "validator/measurement.hpp"
+#include "models/calibration/measurement.hpp"
 
 #include <cuda_runtime.h>
 
 namespace trainsim::validator::gpu {
 
+namespace calibration = models::calibration;
+
 struct ReplayResult {
-  std::vector<Measurement> ops;  // one per kernel of the sequence (median over repetitions)
-  Measurement layer;             // the whole sequence, first launch to last completion
+  std::vector<calibration::Measurement> ops;  // one per kernel of the sequence (median over repetitions)
+  calibration::Measurement layer;             // the whole sequence, first launch to last completion
   std::string scope;             // what was replayed, in words (a scaled-down plan says so)
 };
 
@@ -27,7 +29,7 @@ struct ReplayResult {
 // embedding's backward; then the AdamW step over every parameter. For plans of one GPU per model
 // replica (tp = pp = 1; with dp > 1 the gradient all-reduce is left out), flash attention and no
 // recompute. `scope` receives what was replayed, in words.
-Measurement replay_iteration(const models::workload::Job& job, cudaStream_t s, int warmup, int reps,
+calibration::Measurement replay_iteration(const models::workload::Job& job, cudaStream_t s, int warmup, int reps,
                              std::string* scope);
 
 ReplayResult replay_layer(const models::workload::Job& job, const models::llm::LayerKernels& lk, cudaStream_t s,

@@ -28,6 +28,8 @@
 
 namespace trainsim::validator {
 
+namespace calibration = models::calibration;
+
 namespace {
 using namespace gpu;
 
@@ -58,8 +60,8 @@ void log_line(std::ostream* log, const World& w, const std::string& text) {
   if (log && w.rank() == 0) *log << "validate: " << text << std::endl;
 }
 
-Provenance provenance(const World& world, const cudaDeviceProp& prop, const MeasureOptions& opt) {
-  Provenance p;
+calibration::Provenance provenance(const World& world, const cudaDeviceProp& prop, const MeasureOptions& opt) {
+  calibration::Provenance p;
   p.gpu_name = prop.name;
   p.gpu_preset = preset_for(prop.name, prop.totalGlobalMem);
   int driver = 0, runtime = 0;
@@ -81,8 +83,8 @@ Provenance provenance(const World& world, const cudaDeviceProp& prop, const Meas
   return p;
 }
 
-Measurement copy_record(const char* name, OpKind kind, int64_t bytes, double t, int reps) {
-  Measurement m;
+calibration::Measurement copy_record(const char* name, calibration::OpKind kind, int64_t bytes, double t, int reps) {
+  calibration::Measurement m;
   m.name = name;
   m.kind = kind;
   m.bytes = bytes;
@@ -93,8 +95,8 @@ Measurement copy_record(const char* name, OpKind kind, int64_t bytes, double t, 
 
 // HBM bandwidth (1 GiB device-to-device copy, bytes read + written), pinned host copies, and the
 // cost of one kernel launch (2,000 empty kernels back to back).
-std::vector<Measurement> measure_basics(cudaStream_t s, const MeasureOptions& opt) {
-  std::vector<Measurement> out;
+std::vector<calibration::Measurement> measure_basics(cudaStream_t s, const MeasureOptions& opt) {
+  std::vector<calibration::Measurement> out;
   const size_t big = size_t{1} << 30;
   {
     DeviceBuffer a(big), b(big);
@@ -102,7 +104,7 @@ std::vector<Measurement> measure_basics(cudaStream_t s, const MeasureOptions& op
     const double t = median_time(s, opt.warmup, opt.reps, [&](int) {
       TRAINSIM_CUDA(cudaMemcpyAsync(b.get(), a.get(), big, cudaMemcpyDeviceToDevice, s));
     });
-    out.push_back(copy_record("hbm.copy", OpKind::kCopyD2D, static_cast<int64_t>(2 * big), t, opt.reps));
+    out.push_back(copy_record("hbm.copy", calibration::OpKind::kCopyD2D, static_cast<int64_t>(2 * big), t, opt.reps));
   }
   {
     const size_t bytes = size_t{256} << 20;
@@ -117,15 +119,15 @@ std::vector<Measurement> measure_basics(cudaStream_t s, const MeasureOptions& op
       TRAINSIM_CUDA(cudaMemcpyAsync(host, d.get(), bytes, cudaMemcpyDeviceToHost, s));
     });
     TRAINSIM_CUDA(cudaFreeHost(host));
-    out.push_back(copy_record("host.h2d", OpKind::kCopyH2D, static_cast<int64_t>(bytes), h2d, opt.reps));
-    out.push_back(copy_record("host.d2h", OpKind::kCopyD2H, static_cast<int64_t>(bytes), d2h, opt.reps));
+    out.push_back(copy_record("host.h2d", calibration::OpKind::kCopyH2D, static_cast<int64_t>(bytes), h2d, opt.reps));
+    out.push_back(copy_record("host.d2h", calibration::OpKind::kCopyD2H, static_cast<int64_t>(bytes), d2h, opt.reps));
   }
   {
     constexpr int kLaunches = 2000;
     const double t = median_time(s, 2, std::max(5, opt.reps / 3), [&](int) {
       for (int i = 0; i < kLaunches; ++i) launch_empty(s);
     });
-    Measurement m = copy_record("launch.empty", OpKind::kLaunch, 0, t / kLaunches, std::max(5, opt.reps / 3));
+    calibration::Measurement m = copy_record("launch.empty", calibration::OpKind::kLaunch, 0, t / kLaunches, std::max(5, opt.reps / 3));
     m.kernels = 1;
     out.push_back(m);
   }
@@ -157,10 +159,10 @@ void warm_up_clocks(cudaStream_t s, double seconds) {
 
 // Every distinct GEMM of the layer: the time with cuBLASLt's default (first heuristic) algorithm
 // and the best of up to `gemm_algorithms` candidates; forward GEMMs also in FP8 when available.
-std::vector<Measurement> measure_gemms(const models::llm::Kernels& kernels, bool has_fp8, cudaStream_t s,
+std::vector<calibration::Measurement> measure_gemms(const models::llm::Kernels& kernels, bool has_fp8, cudaStream_t s,
                                        const MeasureOptions& opt, std::ostream* log, const World& world) {
   GemmRunner runner;
-  std::vector<Measurement> out;
+  std::vector<calibration::Measurement> out;
   std::set<std::string> seen;
   for (const auto& k : kernels) {
     if (k.kind != models::llm::KernelOp::Kind::kGemm) continue;
@@ -202,11 +204,11 @@ std::vector<Measurement> measure_gemms(const models::llm::Kernels& kernels, bool
           if (rep >= opt.warmup) times[a].push_back(t);
         }
       std::vector<double> per_algo;
-      for (auto& t : times) per_algo.push_back(median(std::move(t)));
+      for (auto& t : times) per_algo.push_back(calibration::median(std::move(t)));
       runner.destroy(plan);
-      Measurement m;
+      calibration::Measurement m;
       m.name = k.name;
-      m.kind = OpKind::kGemm;
+      m.kind = calibration::OpKind::kGemm;
       m.m = k.gemm.m;
       m.n = k.gemm.n;
       m.k = k.gemm.k;
@@ -242,7 +244,7 @@ std::vector<CollectiveCase> plan_collectives(const models::workload::Job& job, c
 }
 }  // namespace
 
-MeasurementSet measure(const models::workload::Job& job, const MeasureOptions& opt, std::ostream* log) {
+calibration::MeasurementSet measure(const models::workload::Job& job, const MeasureOptions& opt, std::ostream* log) {
   int devices = 0;
   const cudaError_t e = cudaGetDeviceCount(&devices);
   if (e != cudaSuccess || devices == 0)
@@ -262,7 +264,7 @@ MeasurementSet measure(const models::workload::Job& job, const MeasureOptions& o
   cudaDeviceProp prop{};
   TRAINSIM_CUDA(cudaGetDeviceProperties(&prop, world.local_rank() % devices));
 
-  MeasurementSet set;
+  calibration::MeasurementSet set;
   set.provenance = provenance(world, prop, opt);
   set.provenance.job = job.to_json();
   log_line(log, world,

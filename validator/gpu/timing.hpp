@@ -8,9 +8,11 @@
 #include <vector>
 
 #include "validator/gpu/check.hpp"
-#include "validator/measurement.hpp"
+#include "models/calibration/measurement.hpp"
 
 namespace trainsim::validator::gpu {
+
+namespace calibration = models::calibration;
 
 class EventTimer {
  public:
@@ -46,7 +48,7 @@ inline double median_time(cudaStream_t s, int warmup, int reps, const std::funct
   std::vector<double> times;
   times.reserve(static_cast<size_t>(reps));
   for (int i = 0; i < reps; ++i) times.push_back(t.time(s, work, warmup + i));
-  return median(std::move(times));
+  return calibration::median(std::move(times));
 }
 
 }  // namespace trainsim::validator::gpu

@@ -1,8 +1,8 @@
-// Chakra export (traces/chakra_export.*): the committed example under traces/examples/chakra is
+// Chakra export (traces/chakra/export.*): the committed example under traces/examples/chakra is
 // exactly what the exporter writes for its job (TRAINSIM_UPDATE_GOLDEN=1 rewrites it); the
 // files have chakra_jsonizer's shape; export -> import -> replay on the same cluster gives the
 // simulated iteration time back; the example replayed on faster GPUs runs faster.
-#include "traces/chakra_export.hpp"
+#include "traces/chakra/export.hpp"
 
 #include <gtest/gtest.h>
 
@@ -16,9 +16,9 @@
 #include "chakra_test_util.hpp"
 #include "models/presets/catalog.hpp"
 #include "models/workload/simulate.hpp"
-#include "traces/chakra_replay.hpp"
-#include "traces/chakra_trace.hpp"
-#include "traces/chakra_workload.hpp"
+#include "traces/chakra/replay.hpp"
+#include "traces/chakra/trace.hpp"
+#include "traces/chakra/workload.hpp"
 
 namespace trainsim::traces::chakra {
 namespace {

@@ -1,7 +1,7 @@
-// Chakra JSON parsing (traces/chakra_trace.*): the chakra_jsonizer form of the hand-written
+// Chakra JSON parsing (traces/chakra/trace.*): the chakra_jsonizer form of the hand-written
 // example, the other accepted forms (proto field names, numbers for 64-bit integers, enums by
 // value, a JSON array, {"nodes": [...]}) giving the same nodes, and every structural error.
-#include "traces/chakra_trace.hpp"
+#include "traces/chakra/trace.hpp"
 
 #include <gtest/gtest.h>
 

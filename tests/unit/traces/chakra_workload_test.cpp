@@ -1,7 +1,7 @@
-// Chakra import (traces/chakra_workload.*): the hand-written example as tasks, streams and
+// Chakra import (traces/chakra/workload.*): the hand-written example as tasks, streams and
 // communicators; compute times kept, rescaled to another GPU or timed by the roofline; nodes
 // passed over keep their dependencies; and every error of a trace that cannot be replayed.
-#include "traces/chakra_workload.hpp"
+#include "traces/chakra/workload.hpp"
 
 #include <gtest/gtest.h>
 
@@ -13,9 +13,9 @@
 #include "chakra_test_util.hpp"
 #include "models/presets/catalog.hpp"
 #include "trace_schema.hpp"
-#include "traces/chakra_node.hpp"
-#include "traces/chakra_replay.hpp"
-#include "traces/chrome_trace.hpp"
+#include "traces/chakra/node.hpp"
+#include "traces/chakra/replay.hpp"
+#include "traces/sinks/chrome_trace.hpp"
 
 namespace trainsim::traces::chakra {
 namespace {

@@ -1,4 +1,4 @@
-#include "traces/chrome_trace.hpp"
+#include "traces/sinks/chrome_trace.hpp"
 
 #include <gtest/gtest.h>
 

@@ -1,5 +1,5 @@
-// FlowRecorder (traces/flow_recorder.cpp): flow spans and the link-utilization CSV.
-#include "traces/flow_recorder.hpp"
+// FlowRecorder (traces/sinks/flow_recorder.cpp): flow spans and the link-utilization CSV.
+#include "traces/sinks/flow_recorder.hpp"
 
 #include <gtest/gtest.h>
 

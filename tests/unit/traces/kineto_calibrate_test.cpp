@@ -1,9 +1,9 @@
-// Calibration from a Kineto trace (traces/kineto_calibrate.*). The trace is written by the
+// Calibration from a Kineto trace (traces/kineto/calibrate.*). The trace is written by the
 // exporter from a job whose GPU runs GEMMs at 1/1.25 of the preset's efficiency (every other
 // constant the preset's); fitted against the preset, the GEMM efficiency must come back within
 // 0.1% and the GEMM class must go from far off to within 0.1%. Observed: 0.642392 for 0.6424
 // (-0.001%), GEMM class -16.3% before, +0.0% after.
-#include "traces/kineto_calibrate.hpp"
+#include "traces/kineto/calibrate.hpp"
 
 #include <gtest/gtest.h>
 
@@ -11,7 +11,7 @@
 #include "models/presets/catalog.hpp"
 #include "sim/error.hpp"
 #include "tests/unit/traces/kineto_test_job.hpp"
-#include "traces/kineto_export.hpp"
+#include "traces/kineto/export.hpp"
 
 namespace trainsim::traces {
 namespace {
@@ -28,7 +28,7 @@ TEST(KinetoCalibrate, RecoversTheGemmEfficiencyTheTraceRanAt) {
   EXPECT_EQ(trace_gpu(trace, "").name, "h100-sxm-80gb");  // from the device name
 
   const KinetoCalibration c = calibrate_kineto(trace, "slow.json", preset, "test");
-  const validator::ParameterFit* e = c.fit.find("gemm_efficiency");
+  const models::calibration::ParameterFit* e = c.fit.find("gemm_efficiency");
   ASSERT_NE(e, nullptr);
   EXPECT_FALSE(e->kept);
   EXPECT_NEAR(e->fitted / job.gpu.gemm_efficiency, 1.0, 1e-3) << e->fitted;

@@ -1,14 +1,14 @@
-// Real vs simulated timelines (traces/kineto_compare.*). A trace of the same job compares with
+// Real vs simulated timelines (traces/kineto/compare.*). A trace of the same job compares with
 // no error at all; a trace whose GEMMs ran 1.25x slower shows exactly the GEMM time difference
 // in compute, and a longer step; a trace of another job is refused.
-#include "traces/kineto_compare.hpp"
+#include "traces/kineto/compare.hpp"
 
 #include <gtest/gtest.h>
 
 #include "sim/error.hpp"
 #include "tests/unit/traces/kineto_test_job.hpp"
-#include "traces/kineto_export.hpp"
-#include "traces/kineto_ops.hpp"
+#include "traces/kineto/export.hpp"
+#include "traces/kineto/ops.hpp"
 
 namespace trainsim::traces {
 namespace {

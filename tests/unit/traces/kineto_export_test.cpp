@@ -1,7 +1,7 @@
-// A simulated iteration as a Kineto trace (traces/kineto_export.*): the checked-in example is what
+// A simulated iteration as a Kineto trace (traces/kineto/export.*): the checked-in example is what
 // the exporter writes today, byte for byte (regenerate it with the command in docs/kineto.md when
 // the models change), and reading it back gives the simulated kernels and the iteration time.
-#include "traces/kineto_export.hpp"
+#include "traces/kineto/export.hpp"
 
 #include <gtest/gtest.h>
 
@@ -11,8 +11,8 @@
 #include "models/workload/simulate.hpp"
 #include "sim/error.hpp"
 #include "tests/unit/traces/kineto_test_job.hpp"
-#include "traces/kineto_ops.hpp"
-#include "traces/kineto_trace.hpp"
+#include "traces/kineto/ops.hpp"
+#include "traces/kineto/trace.hpp"
 
 namespace trainsim::traces {
 namespace {

@@ -1,6 +1,6 @@
-// Operator classes (traces/kineto_ops.*): shapes from "Input Dims", precision from "Input type",
+// Operator classes (traces/kineto/ops.*): shapes from "Input Dims", precision from "Input type",
 // attention FLOPs, memory-bound bytes, collectives, and the compute model's prices.
-#include "traces/kineto_ops.hpp"
+#include "traces/kineto/ops.hpp"
 
 #include <gtest/gtest.h>
 

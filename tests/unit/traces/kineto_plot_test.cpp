@@ -1,6 +1,6 @@
-// The real-vs-simulated plot (traces/kineto_plot.*): both panels, one row per stream, bars in the
+// The real-vs-simulated plot (traces/kineto/plot.*): both panels, one row per stream, bars in the
 // three colours, balanced markup, the step difference in the subtitle, same input same bytes.
-#include "traces/kineto_plot.hpp"
+#include "traces/kineto/plot.hpp"
 
 #include <gtest/gtest.h>
 
@@ -8,7 +8,7 @@
 
 #include "tests/unit/traces/count_occurrences.hpp"
 #include "tests/unit/traces/kineto_test_job.hpp"
-#include "traces/kineto_compare.hpp"
+#include "traces/kineto/compare.hpp"
 
 namespace trainsim::traces {
 namespace {

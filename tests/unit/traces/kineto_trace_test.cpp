@@ -1,7 +1,7 @@
-// The Kineto parser (traces/kineto_trace.*) on a hand-written trace in the shape PyTorch 2.x writes
+// The Kineto parser (traces/kineto/trace.*) on a hand-written trace in the shape PyTorch 2.x writes
 // (kernels linked by External id, by correlation only, NCCL metadata on the operator, a CPU-only
 // ProfilerStep), on the example trace `trainsim kineto export` wrote, and on bad input.
-#include "traces/kineto_trace.hpp"
+#include "traces/kineto/trace.hpp"
 
 #include <gtest/gtest.h>
 

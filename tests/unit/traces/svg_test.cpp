@@ -1,4 +1,4 @@
-#include "traces/svg.hpp"
+#include "traces/svg/svg.hpp"
 
 #include <gtest/gtest.h>
 

@@ -1,4 +1,4 @@
-#include "traces/timeline_svg.hpp"
+#include "traces/svg/timeline.hpp"
 
 #include <gtest/gtest.h>
 

@@ -11,9 +11,9 @@
 #include <string>
 
 #include "models/workload/simulate.hpp"
-#include "traces/chrome_trace.hpp"
-#include "traces/flow_recorder.hpp"
-#include "traces/memory_slots.hpp"
+#include "traces/sinks/chrome_trace.hpp"
+#include "traces/sinks/flow_recorder.hpp"
+#include "traces/sinks/memory_slots.hpp"
 
 namespace trainsim::traces {
 namespace {

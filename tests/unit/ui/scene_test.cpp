@@ -9,10 +9,10 @@
 
 #include "models/workload/simulate.hpp"
 #include "sim/error.hpp"
-#include "traces/chrome_trace.hpp"
-#include "traces/memory_slots.hpp"
-#include "ui/model/simulate_scene.hpp"
-#include "ui/model/trace_scene.hpp"
+#include "traces/sinks/chrome_trace.hpp"
+#include "traces/sinks/memory_slots.hpp"
+#include "ui/scene/simulate_scene.hpp"
+#include "ui/scene/trace_scene.hpp"
 
 namespace trainsim::ui {
 namespace {

@@ -1,4 +1,4 @@
-#include "ui/model/time_window.hpp"
+#include "ui/scene/time_window.hpp"
 
 #include <gtest/gtest.h>
 

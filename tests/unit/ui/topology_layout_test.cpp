@@ -1,4 +1,4 @@
-#include "ui/model/topology_layout.hpp"
+#include "ui/scene/topology_layout.hpp"
 
 #include <gtest/gtest.h>
 

@@ -1,10 +1,10 @@
-#include "ui/model/what_if.hpp"
+#include "ui/scene/what_if.hpp"
 
 #include <gtest/gtest.h>
 
 #include "models/presets/catalog.hpp"
 #include "sim/error.hpp"
-#include "ui/model/plan_table.hpp"
+#include "ui/scene/plan_table.hpp"
 
 namespace trainsim::ui {
 namespace {

@@ -13,6 +13,8 @@
 namespace trainsim::validator {
 namespace {
 
+namespace calibration = models::calibration;
+
 models::workload::Job job_70b_tp8() {
   return models::workload::resolve_job(models::workload::parse_job(nlohmann::json{{"model", "llama3-70b"},
                                                                                   {"cluster", "dgx-h100"},
@@ -22,10 +24,10 @@ models::workload::Job job_70b_tp8() {
                                                                                   {"seq_len", 8192}}));
 }
 
-Measurement gemm(int64_t m, int64_t n, int64_t k, const std::string& precision, double t) {
-  Measurement r;
+calibration::Measurement gemm(int64_t m, int64_t n, int64_t k, const std::string& precision, double t) {
+  calibration::Measurement r;
   r.name = "g";
-  r.kind = OpKind::kGemm;
+  r.kind = calibration::OpKind::kGemm;
   r.m = m;
   r.n = n;
   r.k = k;
@@ -46,19 +48,19 @@ TEST(Predict, EachKindUsesTheSimulatorsFormula) {
                    fp8.gemm_matmul(s).seconds());
   EXPECT_LT(fp8.gemm_matmul(s), fp8.gemm(s));
 
-  Measurement mem;
-  mem.kind = OpKind::kMemory;
+  calibration::Measurement mem;
+  mem.kind = calibration::OpKind::kMemory;
   mem.bytes = 1 << 28;
   mem.kernels = 2;
   EXPECT_DOUBLE_EQ(predict(mem, job.gpu, job.cluster, job), bf16.memory_bound(sim::Bytes(1 << 28), 2).seconds());
 
-  Measurement host;
-  host.kind = OpKind::kCopyH2D;
+  calibration::Measurement host;
+  host.kind = calibration::OpKind::kCopyH2D;
   host.bytes = 1 << 28;
   EXPECT_TRUE(std::isnan(predict(host, job.gpu, job.cluster, job)));  // no model of the host link
 
-  Measurement local;
-  local.kind = OpKind::kCollective;
+  calibration::Measurement local;
+  local.kind = calibration::OpKind::kCollective;
   local.op = "all_reduce";
   local.bytes = 1 << 20;
   local.ranks = 1;
@@ -71,8 +73,8 @@ TEST(Predict, EachKindUsesTheSimulatorsFormula) {
 
 TEST(Predict, LayerIsTheSumOfItsKernels) {
   const auto job = job_70b_tp8();
-  Measurement layer;
-  layer.kind = OpKind::kLayer;
+  calibration::Measurement layer;
+  layer.kind = calibration::OpKind::kLayer;
   const models::llm::LayerShape shape{1, 8192, 8, true, true};
   const models::compute::ComputeModel cm(job.gpu, job.precision);
   const auto seq = models::llm::layer_sequence(models::llm::layer_kernels(job.model, shape));
@@ -88,9 +90,9 @@ TEST(Report, ErrorsBeforeAndAfterPerKind) {
   const auto job = job_70b_tp8();
   models::hardware::GpuSpec after = job.gpu;
   after.gemm_efficiency = job.gpu.gemm_efficiency * 0.9;  // a slower GPU than the preset says
-  MeasurementSet set;
+  calibration::MeasurementSet set;
   // Measured exactly what the "after" constants predict.
-  Measurement g = gemm(8192, 1280, 8192, "bf16", 0.0);
+  calibration::Measurement g = gemm(8192, 1280, 8192, "bf16", 0.0);
   g.measured_s = predict(g, after, job.cluster, job);
   g.best_s = g.measured_s * 0.98;
   set.items.push_back(g);
@@ -99,7 +101,7 @@ TEST(Report, ErrorsBeforeAndAfterPerKind) {
   EXPECT_LT(r.rows[0].error_before(), -0.05);  // the preset is optimistic for this GPU
   EXPECT_NEAR(r.rows[0].error_after(), 0.0, 1e-12);
   ASSERT_EQ(r.kinds.size(), 1u);
-  EXPECT_EQ(r.kinds[0].kind, OpKind::kGemm);
+  EXPECT_EQ(r.kinds[0].kind, calibration::OpKind::kGemm);
   EXPECT_NEAR(r.gemm_default_vs_best_max, 1.0 / 0.98 - 1.0, 1e-12);
   std::ostringstream text;
   print_report(text, r);
@@ -111,10 +113,10 @@ TEST(Report, ErrorsBeforeAndAfterPerKind) {
 
 TEST(Report, CollectivesShowNcclTestsBandwidths) {
   const auto job = job_70b_tp8();
-  MeasurementSet set;
-  Measurement c;
+  calibration::MeasurementSet set;
+  calibration::Measurement c;
   c.name = "ar";
-  c.kind = OpKind::kCollective;
+  c.kind = calibration::OpKind::kCollective;
   c.op = "all_reduce";
   c.bytes = int64_t{1} << 30;
   c.ranks = 8;
