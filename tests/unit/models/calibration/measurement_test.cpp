@@ -31,6 +31,7 @@ MeasurementSet sample() {
                             "node17",
                             8,
                             "one decoder layer of TP rank 0 of 8",
+                            "attention forward wgmma, backward wgmma",
                             nlohmann::json{{"model", "llama3-8b"}, {"tp", 8}, {"seq_len", 8192}}};
   Measurement g;
   g.name = "attn.qkv.fwd";
@@ -108,6 +109,7 @@ TEST(Measurement, JsonRoundTripsThroughTextExactly) {
   EXPECT_EQ(back.provenance.command, s.provenance.command);
   EXPECT_EQ(back.provenance.gpus, 8);
   EXPECT_EQ(back.provenance.replay, s.provenance.replay);
+  EXPECT_EQ(back.provenance.kernels, s.provenance.kernels);
   EXPECT_EQ(back.provenance.job, s.provenance.job);
   ASSERT_EQ(back.items.size(), s.items.size());
   for (size_t i = 0; i < s.items.size(); ++i) expect_same(back.items[i], s.items[i]);
