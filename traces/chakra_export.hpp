@@ -23,8 +23,8 @@
 #include <string>
 #include <vector>
 
-#include "models/workload/builder.hpp"
-#include "models/workload/job.hpp"
+#include "models/workload/build/builder.hpp"
+#include "models/workload/job/job.hpp"
 #include "sim/task/executor.hpp"
 
 namespace trainsim::traces::chakra {

@@ -5,8 +5,8 @@
 
 #include <vector>
 
-#include "models/workload/builder.hpp"
-#include "models/workload/job.hpp"
+#include "models/workload/build/builder.hpp"
+#include "models/workload/job/job.hpp"
 #include "traces/chrome_trace.hpp"
 
 namespace trainsim::traces {

@@ -11,7 +11,7 @@
 
 #include "models/hardware/cluster_spec.hpp"
 #include "models/hardware/gpu_spec.hpp"
-#include "models/workload/job.hpp"
+#include "models/workload/job/job.hpp"
 #include "validator/measurement.hpp"
 
 namespace trainsim::validator {

@@ -7,7 +7,7 @@
 #include <stdexcept>
 #include <string>
 
-#include "models/workload/job.hpp"
+#include "models/workload/job/job.hpp"
 #include "validator/measurement.hpp"
 
 namespace trainsim::validator {

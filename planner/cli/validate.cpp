@@ -9,7 +9,7 @@
 #include <vector>
 
 #include "models/presets/catalog.hpp"
-#include "models/workload/job.hpp"
+#include "models/workload/job/job.hpp"
 #include "planner/cli/commands.hpp"
 #include "planner/cli/job_input.hpp"
 #include "sim/error.hpp"

@@ -18,7 +18,7 @@
 
 #include "models/hardware/calibration.hpp"
 #include "models/presets/catalog.hpp"
-#include "models/workload/job.hpp"
+#include "models/workload/job/job.hpp"
 #include "validator/fit.hpp"
 #include "validator/report.hpp"
 

@@ -9,7 +9,7 @@
 #include <vector>
 
 #include "models/llm/layer_kernels.hpp"
-#include "models/workload/job.hpp"
+#include "models/workload/job/job.hpp"
 #include "validator/measurement.hpp"
 
 #include <cuda_runtime.h>

@@ -15,7 +15,7 @@
 
 #include "chakra_test_util.hpp"
 #include "models/presets/catalog.hpp"
-#include "models/workload/simulate.hpp"
+#include "models/workload/run/simulate.hpp"
 #include "traces/chakra_replay.hpp"
 #include "traces/chakra_trace.hpp"
 #include "traces/chakra_workload.hpp"

@@ -10,7 +10,7 @@
 #include <sstream>
 #include <string>
 
-#include "models/workload/simulate.hpp"
+#include "models/workload/run/simulate.hpp"
 #include "traces/chrome_trace.hpp"
 #include "traces/flow_recorder.hpp"
 #include "traces/memory_slots.hpp"

@@ -7,7 +7,7 @@
 #include <memory>
 #include <set>
 
-#include "models/workload/simulate.hpp"
+#include "models/workload/run/simulate.hpp"
 #include "sim/error.hpp"
 #include "traces/chrome_trace.hpp"
 #include "traces/memory_slots.hpp"

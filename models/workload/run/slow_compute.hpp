@@ -12,7 +12,7 @@
 #include <cstdint>
 #include <vector>
 
-#include "models/workload/builder.hpp"
+#include "models/workload/build/builder.hpp"
 #include "sim/task/executor.hpp"
 
 namespace trainsim::models::workload {

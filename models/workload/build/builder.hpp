@@ -14,7 +14,7 @@
 #include "models/collectives/comm_model.hpp"
 #include "models/compute/compute_model.hpp"
 #include "models/memory/timeline.hpp"
-#include "models/workload/job.hpp"
+#include "models/workload/job/job.hpp"
 #include "sim/task/task_graph.hpp"
 
 namespace trainsim::models::workload {

@@ -1,4 +1,4 @@
-#include "models/workload/builder.hpp"
+#include "models/workload/build/builder.hpp"
 
 #include <algorithm>
 #include <array>
@@ -9,9 +9,9 @@
 #include "models/llm/moe.hpp"
 #include "models/memory/footprint.hpp"
 #include "models/schedules/schedule.hpp"
-#include "models/workload/communicators.hpp"
-#include "models/workload/stage_emitter.hpp"
-#include "models/workload/stage_memory.hpp"
+#include "models/workload/build/communicators.hpp"
+#include "models/workload/build/stage_emitter.hpp"
+#include "models/workload/build/stage_memory.hpp"
 #include "sim/error.hpp"
 
 // GCC's -Wstringop-overread misfires on boost::small_vector copies of Handles that may be empty
