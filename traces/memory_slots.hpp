@@ -5,7 +5,7 @@
 
 #include <vector>
 
-#include "models/workload/build/builder.hpp"
+#include "models/workload/build/workload.hpp"
 #include "models/workload/job/job.hpp"
 #include "traces/chrome_trace.hpp"
 

@@ -20,6 +20,12 @@ namespace trainsim::models::workload {
 // Inline storage: in representative fidelity a stage has one member, so no allocation per task.
 using Handle = boost::container::small_vector<sim::task::TaskIndex, 2>;
 
+// What a deferred weight-gradient task needs (split schedules run it in the W op).
+struct PendingWgrad {
+  Handle dgrad, input;
+  llm::Cost cost;  // the weight-gradient GEMMs
+};
+
 class StageEmitter {
  public:
   StageEmitter(Workload& w, Communicators& comms, std::vector<uint32_t> members, sim::Time dispatch)

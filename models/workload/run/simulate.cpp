@@ -6,6 +6,7 @@
 #include "models/llm/layer_ops.hpp"
 #include "models/llm/moe.hpp"
 #include "models/schedules/schedule.hpp"
+#include "models/workload/build/builder.hpp"
 #include "models/workload/build/stage_memory.hpp"
 #include "models/workload/run/network_runner.hpp"
 #include "models/workload/run/slow_compute.hpp"

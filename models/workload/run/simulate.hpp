@@ -8,7 +8,7 @@
 #include <vector>
 
 #include "models/memory/footprint.hpp"
-#include "models/workload/build/builder.hpp"
+#include "models/workload/build/workload.hpp"
 #include "models/workload/job/job.hpp"
 #include "models/workload/run/breakdown.hpp"
 #include "models/workload/run/fault.hpp"

@@ -6,6 +6,7 @@
 
 #include "../test_support.hpp"
 #include "models/collectives/alpha_beta.hpp"
+#include "models/workload/build/builder.hpp"
 
 namespace trainsim::models::workload {
 namespace {
