@@ -7,7 +7,7 @@
 #include "models/compute/compute_model.hpp"
 #include "models/llm/layer_kernels.hpp"
 #include "models/llm/layer_ops.hpp"
-#include "models/workload/simulate.hpp"
+#include "models/workload/run/simulate.hpp"
 
 namespace trainsim::validator {
 

@@ -12,7 +12,7 @@
 #include "models/calibration/measurement.hpp"
 #include "models/hardware/cluster_spec.hpp"
 #include "models/hardware/gpu_spec.hpp"
-#include "models/workload/job.hpp"
+#include "models/workload/job/job.hpp"
 
 namespace trainsim::validator {
 

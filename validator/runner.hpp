@@ -8,7 +8,7 @@
 #include <string>
 
 #include "models/calibration/measurement.hpp"
-#include "models/workload/job.hpp"
+#include "models/workload/job/job.hpp"
 
 namespace trainsim::validator {
 

@@ -13,7 +13,7 @@
 #include "models/failure/checkpoint.hpp"
 #include "models/failure/profile.hpp"
 #include "models/failure/study.hpp"
-#include "models/workload/job.hpp"
+#include "models/workload/job/job.hpp"
 
 namespace trainsim::models::failure {
 

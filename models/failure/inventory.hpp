@@ -8,7 +8,7 @@
 #include <map>
 #include <string>
 
-#include "models/workload/job.hpp"
+#include "models/workload/job/job.hpp"
 #include "sim/config/schema.hpp"
 
 namespace trainsim::models::failure {

@@ -4,7 +4,7 @@
 #include <utility>
 #include <vector>
 
-#include "models/workload/fault.hpp"
+#include "models/workload/run/fault.hpp"
 
 namespace trainsim::models::failure {
 

@@ -8,8 +8,8 @@
 
 #include "models/failure/profile.hpp"
 #include "models/failure/study.hpp"
-#include "models/workload/job.hpp"
-#include "models/workload/simulate.hpp"
+#include "models/workload/job/job.hpp"
+#include "models/workload/run/simulate.hpp"
 
 namespace trainsim::models::failure {
 

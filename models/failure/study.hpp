@@ -12,7 +12,7 @@
 #include "models/failure/inventory.hpp"
 #include "models/failure/monte_carlo.hpp"
 #include "models/failure/profile.hpp"
-#include "models/workload/job.hpp"
+#include "models/workload/job/job.hpp"
 #include "sim/config/schema.hpp"
 #include "sim/units.hpp"
 

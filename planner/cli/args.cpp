@@ -3,7 +3,7 @@
 #include <algorithm>
 #include <cctype>
 
-#include "models/workload/job.hpp"
+#include "models/workload/job/job.hpp"
 #include "sim/error.hpp"
 
 namespace trainsim::planner::cli {

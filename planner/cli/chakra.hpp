@@ -8,8 +8,8 @@
 
 #include <ostream>
 
-#include "models/workload/builder.hpp"
-#include "models/workload/job.hpp"
+#include "models/workload/build/workload.hpp"
+#include "models/workload/job/job.hpp"
 #include "planner/cli/args.hpp"
 #include "sim/task/executor.hpp"
 

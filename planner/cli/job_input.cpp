@@ -1,7 +1,7 @@
 #include "planner/cli/job_input.hpp"
 
 #include "models/presets/catalog.hpp"
-#include "models/workload/job.hpp"
+#include "models/workload/job/job.hpp"
 #include "sim/error.hpp"
 
 namespace trainsim::planner::cli {

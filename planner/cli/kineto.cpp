@@ -6,7 +6,7 @@
 #include <fstream>
 #include <string>
 
-#include "models/workload/job.hpp"
+#include "models/workload/job/job.hpp"
 #include "planner/cli/commands.hpp"
 #include "planner/cli/job_input.hpp"
 #include "planner/cli/options.hpp"

@@ -11,7 +11,7 @@
 #include <vector>
 
 #include "models/failure/study.hpp"
-#include "models/workload/job.hpp"
+#include "models/workload/job/job.hpp"
 #include "planner/search/search.hpp"
 
 namespace trainsim::planner::cli {

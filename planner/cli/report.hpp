@@ -3,8 +3,8 @@
 
 #include <ostream>
 
-#include "models/workload/iterations.hpp"
-#include "models/workload/simulate.hpp"
+#include "models/workload/run/iterations.hpp"
+#include "models/workload/run/simulate.hpp"
 
 namespace trainsim::planner::cli {
 

@@ -11,7 +11,7 @@
 #include "models/calibration/fit.hpp"
 #include "models/calibration/measurement.hpp"
 #include "models/presets/catalog.hpp"
-#include "models/workload/job.hpp"
+#include "models/workload/job/job.hpp"
 #include "planner/cli/commands.hpp"
 #include "planner/cli/job_input.hpp"
 #include "sim/error.hpp"

@@ -6,7 +6,7 @@
 #include "models/collectives/comm_model.hpp"
 #include "models/llm/layer_kernels.hpp"
 #include "models/memory/footprint.hpp"
-#include "models/workload/stage_memory.hpp"
+#include "models/workload/build/stage_memory.hpp"
 #include "planner/search/space.hpp"
 #include "sim/error.hpp"
 

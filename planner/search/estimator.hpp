@@ -23,7 +23,7 @@
 #include "models/collectives/alpha_beta.hpp"
 #include "models/compute/compute_model.hpp"
 #include "models/llm/layer_ops.hpp"
-#include "models/workload/job.hpp"
+#include "models/workload/job/job.hpp"
 #include "planner/search/candidate.hpp"
 #include "planner/search/pipeline_cache.hpp"
 

@@ -13,8 +13,8 @@
 #include <string>
 #include <vector>
 
-#include "models/workload/job.hpp"
-#include "models/workload/simulate.hpp"
+#include "models/workload/job/job.hpp"
+#include "models/workload/run/simulate.hpp"
 #include "planner/search/candidate.hpp"
 #include "planner/search/estimator.hpp"
 #include "planner/search/space.hpp"

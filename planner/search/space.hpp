@@ -11,7 +11,7 @@
 #include <string>
 #include <vector>
 
-#include "models/workload/job.hpp"
+#include "models/workload/job/job.hpp"
 #include "planner/search/candidate.hpp"
 #include "sim/config/schema.hpp"
 

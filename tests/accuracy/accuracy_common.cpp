@@ -8,7 +8,7 @@
 #include <fstream>
 #include <iostream>
 
-#include "models/workload/job.hpp"
+#include "models/workload/job/job.hpp"
 
 namespace trainsim::accuracy {
 

@@ -7,7 +7,7 @@
 #include <string>
 #include <vector>
 
-#include "models/workload/simulate.hpp"
+#include "models/workload/run/simulate.hpp"
 #include "sim/config/schema.hpp"
 
 namespace trainsim::accuracy {

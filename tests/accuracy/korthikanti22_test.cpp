@@ -53,7 +53,7 @@
 
 #include "accuracy_common.hpp"
 #include "models/memory/footprint.hpp"
-#include "models/workload/job.hpp"
+#include "models/workload/job/job.hpp"
 
 namespace trainsim::accuracy {
 namespace {

@@ -19,7 +19,7 @@
 #include "models/calibration/fit.hpp"
 #include "models/hardware/calibration.hpp"
 #include "models/presets/catalog.hpp"
-#include "models/workload/job.hpp"
+#include "models/workload/job/job.hpp"
 #include "validator/report.hpp"
 
 namespace trainsim::accuracy {

@@ -7,7 +7,7 @@
 //                              the flow network) with 1 or 2 threads
 #include <benchmark/benchmark.h>
 
-#include "models/workload/job.hpp"
+#include "models/workload/job/job.hpp"
 #include "planner/search/estimator.hpp"
 #include "planner/search/search.hpp"
 #include "planner/search/space.hpp"

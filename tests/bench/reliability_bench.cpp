@@ -7,7 +7,7 @@
 #include "models/failure/monte_carlo.hpp"
 #include "models/failure/profile.hpp"
 #include "models/failure/study.hpp"
-#include "models/workload/job.hpp"
+#include "models/workload/job/job.hpp"
 
 namespace {
 

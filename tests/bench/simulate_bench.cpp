@@ -6,8 +6,8 @@
 #include <benchmark/benchmark.h>
 
 #include "models/presets/catalog.hpp"
-#include "models/workload/job.hpp"
-#include "models/workload/simulate.hpp"
+#include "models/workload/job/job.hpp"
+#include "models/workload/run/simulate.hpp"
 
 namespace {
 

@@ -23,8 +23,8 @@
 #include <string>
 #include <vector>
 
-#include "models/workload/builder.hpp"
-#include "models/workload/job.hpp"
+#include "models/workload/build/workload.hpp"
+#include "models/workload/job/job.hpp"
 #include "sim/task/executor.hpp"
 
 namespace trainsim::traces::chakra {

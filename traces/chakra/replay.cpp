@@ -4,7 +4,7 @@
 #include <array>
 #include <memory>
 
-#include "models/workload/network_runner.hpp"
+#include "models/workload/run/network_runner.hpp"
 #include "sim/engine.hpp"
 
 namespace trainsim::traces::chakra {

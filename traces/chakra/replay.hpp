@@ -9,8 +9,8 @@
 #include <optional>
 #include <vector>
 
-#include "models/workload/job.hpp"
-#include "models/workload/simulate.hpp"
+#include "models/workload/job/job.hpp"
+#include "models/workload/run/simulate.hpp"
 #include "sim/config/schema.hpp"
 #include "sim/flow/network.hpp"
 #include "sim/task/executor.hpp"

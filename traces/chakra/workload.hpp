@@ -11,8 +11,8 @@
 #include <vector>
 
 #include "models/hardware/gpu_spec.hpp"
-#include "models/workload/builder.hpp"
-#include "models/workload/job.hpp"
+#include "models/workload/build/workload.hpp"
+#include "models/workload/job/job.hpp"
 #include "sim/config/schema.hpp"
 #include "traces/chakra/trace.hpp"
 

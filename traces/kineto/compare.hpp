@@ -11,7 +11,7 @@
 #include <vector>
 
 #include "models/hardware/gpu_spec.hpp"
-#include "models/workload/job.hpp"
+#include "models/workload/job/job.hpp"
 #include "sim/config/schema.hpp"
 #include "sim/units.hpp"
 #include "traces/kineto/trace.hpp"

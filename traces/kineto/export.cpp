@@ -8,7 +8,7 @@
 #include "models/collectives/comm_model.hpp"
 #include "models/llm/layer_kernels.hpp"
 #include "models/llm/layer_ops.hpp"
-#include "models/workload/simulate.hpp"
+#include "models/workload/run/simulate.hpp"
 #include "sim/error.hpp"
 #include "traces/kineto/devices.hpp"
 

@@ -13,7 +13,7 @@
 #include <ostream>
 #include <string>
 
-#include "models/workload/job.hpp"
+#include "models/workload/job/job.hpp"
 #include "sim/config/schema.hpp"
 
 namespace trainsim::traces {

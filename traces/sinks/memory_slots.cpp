@@ -1,6 +1,6 @@
 #include "traces/sinks/memory_slots.hpp"
 
-#include "models/workload/simulate.hpp"
+#include "models/workload/run/simulate.hpp"
 
 namespace trainsim::traces {
 

@@ -5,9 +5,9 @@
 
 #include <vector>
 
-#include "models/workload/builder.hpp"
-#include "models/workload/job.hpp"
 #include "traces/sinks/chrome_trace.hpp"
+#include "models/workload/build/workload.hpp"
+#include "models/workload/job/job.hpp"
 
 namespace trainsim::traces {
 

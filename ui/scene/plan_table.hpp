@@ -6,7 +6,7 @@
 #include <string>
 #include <vector>
 
-#include "models/workload/job.hpp"
+#include "models/workload/job/job.hpp"
 #include "planner/search/search.hpp"
 #include "sim/config/schema.hpp"
 

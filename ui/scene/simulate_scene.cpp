@@ -6,7 +6,7 @@
 #include <numeric>
 #include <sstream>
 
-#include "models/workload/simulate.hpp"
+#include "models/workload/run/simulate.hpp"
 #include "sim/error.hpp"
 #include "sim/task/critical_path.hpp"
 #include "topology/graph.hpp"

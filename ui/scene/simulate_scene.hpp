@@ -1,13 +1,13 @@
 #pragma once
-// A Scene from a job: simulate one iteration (models/workload/simulate.hpp) and keep what the views
+// A Scene from a job: simulate one iteration (models/workload/run/simulate.hpp) and keep what the views
 // draw: every finished task per (rank, stream) row, the critical path, each simulated rank's memory
 // over time, the cluster's topology laid out, and, when asked, each link's utilization over time
 // from the flows the network ran.
 
 #include <cstdint>
 
-#include "models/workload/job.hpp"
 #include "ui/scene/scene.hpp"
+#include "models/workload/job/job.hpp"
 
 namespace trainsim::ui {
 

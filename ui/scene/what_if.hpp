@@ -6,7 +6,7 @@
 
 #include <string>
 
-#include "models/workload/job.hpp"
+#include "models/workload/job/job.hpp"
 #include "sim/config/schema.hpp"
 
 namespace trainsim::ui {

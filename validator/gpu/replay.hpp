@@ -10,7 +10,7 @@
 
 #include "models/calibration/measurement.hpp"
 #include "models/llm/layer_kernels.hpp"
-#include "models/workload/job.hpp"
+#include "models/workload/job/job.hpp"
 
 #include <cuda_runtime.h>
 

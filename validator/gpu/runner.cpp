@@ -15,7 +15,7 @@
 
 #include "kernels/kernels.hpp"
 #include "models/llm/layer_kernels.hpp"
-#include "models/workload/simulate.hpp"
+#include "models/workload/run/simulate.hpp"
 #include "sim/error.hpp"
 #include "validator/gpu/buffers.hpp"
 #include "validator/gpu/check.hpp"

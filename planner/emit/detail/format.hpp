@@ -7,7 +7,7 @@
 #include <string>
 #include <vector>
 
-#include "models/workload/job.hpp"
+#include "models/workload/job/job.hpp"
 
 namespace trainsim::planner::emit::detail {
 

@@ -6,7 +6,7 @@
 #include "models/hardware/cluster_spec.hpp"
 #include "models/hardware/gpu_spec.hpp"
 #include "models/llm/model_spec.hpp"
-#include "models/workload/job.hpp"
+#include "models/workload/job/job.hpp"
 #include "sim/error.hpp"
 
 namespace trainsim::models::testing {

@@ -7,7 +7,7 @@
 #include <functional>
 #include <string>
 
-#include "models/workload/job.hpp"
+#include "models/workload/job/job.hpp"
 #include "sim/error.hpp"
 
 namespace trainsim::traces::chakra::test {

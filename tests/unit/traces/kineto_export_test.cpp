@@ -8,7 +8,7 @@
 #include <fstream>
 #include <sstream>
 
-#include "models/workload/simulate.hpp"
+#include "models/workload/run/simulate.hpp"
 #include "sim/error.hpp"
 #include "tests/unit/traces/kineto_test_job.hpp"
 #include "traces/kineto/ops.hpp"

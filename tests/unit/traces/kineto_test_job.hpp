@@ -5,7 +5,7 @@
 #include <string>
 
 #include "models/presets/catalog.hpp"
-#include "models/workload/job.hpp"
+#include "models/workload/job/job.hpp"
 
 namespace trainsim::traces::test {
 

@@ -7,7 +7,7 @@
 #include <memory>
 #include <set>
 
-#include "models/workload/simulate.hpp"
+#include "models/workload/run/simulate.hpp"
 #include "sim/error.hpp"
 #include "traces/sinks/chrome_trace.hpp"
 #include "traces/sinks/memory_slots.hpp"

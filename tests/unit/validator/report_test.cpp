@@ -8,7 +8,7 @@
 #include "models/compute/compute_model.hpp"
 #include "models/llm/layer_kernels.hpp"
 #include "models/llm/layer_ops.hpp"
-#include "models/workload/job.hpp"
+#include "models/workload/job/job.hpp"
 
 namespace trainsim::validator {
 namespace {

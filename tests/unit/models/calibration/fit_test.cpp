@@ -10,7 +10,7 @@
 #include "models/compute/compute_model.hpp"
 #include "models/hardware/calibration.hpp"
 #include "models/presets/catalog.hpp"
-#include "models/workload/job.hpp"
+#include "models/workload/job/job.hpp"
 
 namespace trainsim::models::calibration {
 namespace {

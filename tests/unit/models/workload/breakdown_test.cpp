@@ -1,4 +1,4 @@
-#include "models/workload/breakdown.hpp"
+#include "models/workload/run/breakdown.hpp"
 
 #include <gtest/gtest.h>
 

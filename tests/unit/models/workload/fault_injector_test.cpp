@@ -1,7 +1,7 @@
-// Faults as events inside the simulation (models/workload/fault_injector.cpp): a dead link whose
+// Faults as events inside the simulation (models/workload/run/fault_injector.cpp): a dead link whose
 // traffic reroutes, a link cut that leaves no route, a degraded uplink, a dead GPU, a slow GPU,
 // and determinism.
-#include "models/workload/fault_injector.hpp"
+#include "models/workload/run/fault_injector.hpp"
 
 #include <gtest/gtest.h>
 
@@ -9,7 +9,7 @@
 #include <string>
 
 #include "../test_support.hpp"
-#include "models/workload/simulate.hpp"
+#include "models/workload/run/simulate.hpp"
 
 namespace trainsim::models::workload {
 namespace {

@@ -1,6 +1,6 @@
-// Fault specs (models/workload/fault.cpp): the --fault syntax, its errors, and the check against
+// Fault specs (models/workload/run/fault.cpp): the --fault syntax, its errors, and the check against
 // a job and its topology.
-#include "models/workload/fault.hpp"
+#include "models/workload/run/fault.hpp"
 
 #include <gtest/gtest.h>
 

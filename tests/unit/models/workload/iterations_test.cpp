@@ -1,5 +1,5 @@
-// Several iterations with faults (models/workload/iterations.cpp).
-#include "models/workload/iterations.hpp"
+// Several iterations with faults (models/workload/run/iterations.cpp).
+#include "models/workload/run/iterations.hpp"
 
 #include <gtest/gtest.h>
 

@@ -9,9 +9,10 @@
 
 #include "../test_support.hpp"
 #include "models/collectives/alpha_beta.hpp"
-#include "models/workload/communicators.hpp"
-#include "models/workload/simulate.hpp"
-#include "models/workload/stage_memory.hpp"
+#include "models/workload/build/builder.hpp"
+#include "models/workload/build/communicators.hpp"
+#include "models/workload/build/stage_memory.hpp"
+#include "models/workload/run/simulate.hpp"
 
 namespace trainsim::models::workload {
 namespace {

@@ -1,4 +1,4 @@
-#include "models/workload/simulate.hpp"
+#include "models/workload/run/simulate.hpp"
 
 #include <gtest/gtest.h>
 

@@ -1,11 +1,12 @@
-// SlowComputeRunner (models/workload/slow_compute.cpp): compute stretched by 1 / speed from the
+// SlowComputeRunner (models/workload/run/slow_compute.cpp): compute stretched by 1 / speed from the
 // moment a GPU slows, exact durations elsewhere, and which rank slots stand for a GPU.
-#include "models/workload/slow_compute.hpp"
+#include "models/workload/run/slow_compute.hpp"
 
 #include <gtest/gtest.h>
 
 #include "../test_support.hpp"
 #include "models/collectives/alpha_beta.hpp"
+#include "models/workload/build/builder.hpp"
 
 namespace trainsim::models::workload {
 namespace {

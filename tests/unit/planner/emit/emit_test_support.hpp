@@ -6,7 +6,7 @@
 #include <string>
 #include <vector>
 
-#include "models/workload/job.hpp"
+#include "models/workload/job/job.hpp"
 #include "planner/emit/emitter.hpp"
 #include "sim/error.hpp"
 

@@ -10,7 +10,7 @@
 #include <cstdio>
 
 #include "models/presets/catalog.hpp"
-#include "models/workload/simulate.hpp"
+#include "models/workload/run/simulate.hpp"
 #include "planner/search/search.hpp"
 #include "planner/search/space.hpp"
 

@@ -1,4 +1,4 @@
-#include "models/workload/simulate.hpp"
+#include "models/workload/run/simulate.hpp"
 
 #include <algorithm>
 
@@ -6,9 +6,10 @@
 #include "models/llm/layer_ops.hpp"
 #include "models/llm/moe.hpp"
 #include "models/schedules/schedule.hpp"
-#include "models/workload/network_runner.hpp"
-#include "models/workload/slow_compute.hpp"
-#include "models/workload/stage_memory.hpp"
+#include "models/workload/build/builder.hpp"
+#include "models/workload/build/stage_memory.hpp"
+#include "models/workload/run/network_runner.hpp"
+#include "models/workload/run/slow_compute.hpp"
 #include "sim/task/executor.hpp"
 
 namespace trainsim::models::workload {

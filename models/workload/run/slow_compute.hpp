@@ -12,7 +12,8 @@
 #include <cstdint>
 #include <vector>
 
-#include "models/workload/builder.hpp"
+#include "models/workload/build/workload.hpp"
+#include "models/workload/job/job.hpp"
 #include "sim/task/executor.hpp"
 
 namespace trainsim::models::workload {

@@ -16,8 +16,8 @@
 #include <vector>
 
 #include "models/collectives/comm_model.hpp"
-#include "models/workload/builder.hpp"
-#include "models/workload/job.hpp"
+#include "models/workload/build/workload.hpp"
+#include "models/workload/job/job.hpp"
 
 namespace trainsim::models::workload {
 

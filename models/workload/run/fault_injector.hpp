@@ -11,8 +11,9 @@
 #include <string>
 #include <vector>
 
-#include "models/workload/builder.hpp"
-#include "models/workload/fault.hpp"
+#include "models/workload/build/workload.hpp"
+#include "models/workload/job/job.hpp"
+#include "models/workload/run/fault.hpp"
 #include "sim/config/schema.hpp"
 #include "sim/task/executor.hpp"
 

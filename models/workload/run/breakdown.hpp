@@ -4,7 +4,7 @@
 // DP, host copies, when several are in flight), else pipeline bubble. The parts add up to the
 // iteration.
 
-#include "models/workload/builder.hpp"
+#include "models/workload/build/workload.hpp"
 #include "sim/config/schema.hpp"
 #include "sim/task/executor.hpp"
 

@@ -8,11 +8,11 @@
 #include <vector>
 
 #include "models/memory/footprint.hpp"
-#include "models/workload/breakdown.hpp"
-#include "models/workload/builder.hpp"
-#include "models/workload/fault.hpp"
-#include "models/workload/fault_injector.hpp"
-#include "models/workload/job.hpp"
+#include "models/workload/build/workload.hpp"
+#include "models/workload/job/job.hpp"
+#include "models/workload/run/breakdown.hpp"
+#include "models/workload/run/fault.hpp"
+#include "models/workload/run/fault_injector.hpp"
 #include "sim/flow/network.hpp"
 #include "topology/fwd.hpp"
 

@@ -1,4 +1,4 @@
-#include "models/workload/slow_compute.hpp"
+#include "models/workload/run/slow_compute.hpp"
 
 #include <algorithm>
 #include <cmath>

@@ -1,4 +1,4 @@
-#include "models/workload/iterations.hpp"
+#include "models/workload/run/iterations.hpp"
 
 #include <algorithm>
 #include <sstream>

@@ -1,4 +1,4 @@
-#include "models/workload/network_runner.hpp"
+#include "models/workload/run/network_runner.hpp"
 
 #include <algorithm>
 #include <memory>

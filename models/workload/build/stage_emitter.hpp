@@ -13,12 +13,18 @@
 #include <boost/container/small_vector.hpp>
 
 #include "models/llm/layer_ops.hpp"
-#include "models/workload/communicators.hpp"
+#include "models/workload/build/communicators.hpp"
 
 namespace trainsim::models::workload {
 
 // Inline storage: in representative fidelity a stage has one member, so no allocation per task.
 using Handle = boost::container::small_vector<sim::task::TaskIndex, 2>;
+
+// What a deferred weight-gradient task needs (split schedules run it in the W op).
+struct PendingWgrad {
+  Handle dgrad, input;
+  llm::Cost cost;  // the weight-gradient GEMMs
+};
 
 class StageEmitter {
  public:

@@ -27,9 +27,9 @@
 
 #include "models/collectives/collective.hpp"
 #include "models/collectives/flow_executor.hpp"
-#include "models/workload/builder.hpp"
-#include "models/workload/fault.hpp"
-#include "models/workload/job.hpp"
+#include "models/workload/build/workload.hpp"
+#include "models/workload/job/job.hpp"
+#include "models/workload/run/fault.hpp"
 #include "sim/flow/network.hpp"
 #include "sim/task/executor.hpp"
 #include "topology/graph.hpp"

@@ -1,4 +1,4 @@
-#include "models/workload/job.hpp"
+#include "models/workload/job/job.hpp"
 
 #include <algorithm>
 #include <cstdlib>

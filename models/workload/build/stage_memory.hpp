@@ -1,6 +1,6 @@
 #pragma once
 // The memory inputs of a job's pipeline stages, shared by the pre-simulation fit check
-// (simulate.cpp) and the workload builder (which allocates each chunk's activations on the
+// (run/simulate.cpp) and the workload builder (which allocates each chunk's activations on the
 // simulated timeline): which stage holds the embedding and the LM head under the schedule's
 // placement, how many layers each chunk has (--pp-layout), and how sharding, recompute, context
 // parallelism and offload change what a rank keeps.
@@ -10,7 +10,7 @@
 
 #include "models/memory/footprint.hpp"
 #include "models/schedules/schedule.hpp"
-#include "models/workload/job.hpp"
+#include "models/workload/job/job.hpp"
 
 namespace trainsim::models::workload {
 

@@ -10,7 +10,7 @@
 #include <string>
 #include <vector>
 
-#include "models/workload/simulate.hpp"
+#include "models/workload/run/simulate.hpp"
 
 namespace trainsim::models::workload {
 

@@ -1,9 +1,9 @@
-#include "models/workload/fault_injector.hpp"
+#include "models/workload/run/fault_injector.hpp"
 
 #include <sstream>
 
-#include "models/workload/network_runner.hpp"
-#include "models/workload/slow_compute.hpp"
+#include "models/workload/run/network_runner.hpp"
+#include "models/workload/run/slow_compute.hpp"
 
 namespace trainsim::models::workload {
 

@@ -1,24 +1,22 @@
 #pragma once
-// Turns a resolved Job into a task DAG: per pipeline stage the schedule's F/B order expanded into
-// per-layer compute tasks, TP collectives, pipeline sends, bucketed data-parallel gradient
-// reduction overlapped with the last backward, and the optimizer step.
-//
-// Two fidelities: kRepresentative simulates one rank per pipeline stage (every TP and DP peer
-// does the same work at the same time, so their collectives are represented by the costs of the
-// group); kFullRanks makes every rank and every collective member explicit (small scale, used to
-// check the representative mode).
+// What the builder produces: the task DAG of one training iteration with, per task, the rank slot
+// it runs on and what its communication moves; the ranks (one per pipeline stage in
+// representative fidelity, every GPU in full fidelity) with their streams; the activation
+// timeline events and the interned communicators.
 
 #include <cstdint>
 #include <vector>
 
 #include "models/collectives/comm_model.hpp"
-#include "models/compute/compute_model.hpp"
 #include "models/memory/timeline.hpp"
-#include "models/workload/job.hpp"
 #include "sim/task/task_graph.hpp"
 
 namespace trainsim::models::workload {
 
+// Two fidelities: kRepresentative simulates one rank per pipeline stage (every TP and DP peer
+// does the same work at the same time, so their collectives are represented by the costs of the
+// group); kFullRanks makes every rank and every collective member explicit (small scale, used to
+// check the representative mode).
 enum class Fidelity : uint8_t { kRepresentative, kFullRanks };
 
 // Task categories for time breakdowns (TaskSpec::category).
@@ -67,8 +65,5 @@ struct Workload {
   sim::BigVector<uint32_t> task_comm;                // per task: index into comms, or kNoComm
   static constexpr uint32_t kNoComm = 0xffffffffu;
 };
-
-Workload build_workload(const Job& job, const compute::ComputeModel& cm, const collectives::CommModel& comm,
-                        Fidelity fidelity);
 
 }  // namespace trainsim::models::workload

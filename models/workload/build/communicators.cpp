@@ -1,4 +1,4 @@
-#include "models/workload/communicators.hpp"
+#include "models/workload/build/communicators.hpp"
 
 #include <algorithm>
 

@@ -1,4 +1,4 @@
-#include "models/workload/fault.hpp"
+#include "models/workload/run/fault.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -8,7 +8,7 @@
 #include <boost/range/iterator_range.hpp>
 
 #include "models/hardware/cluster_spec.hpp"
-#include "models/workload/job.hpp"
+#include "models/workload/job/job.hpp"
 #include "sim/config/schema.hpp"
 #include "sim/error.hpp"
 #include "topology/graph.hpp"

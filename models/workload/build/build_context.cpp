@@ -1,0 +1,148 @@
+#include "models/workload/build/build_context.hpp"
+
+#include <string>
+
+#include "models/llm/layer_kernels.hpp"
+
+namespace trainsim::models::workload::build {
+
+using llm::Cost;
+using sim::Bytes;
+using sim::Time;
+
+Labels::Labels(sim::task::TaskGraph& g)
+    : embed_fwd(g.intern("embedding_fwd")),
+      embed_bwd(g.intern("embedding_bwd")),
+      head_fwd(g.intern("lm_head_loss_fwd")),
+      head_dgrad(g.intern("lm_head_loss_dgrad")),
+      head_wgrad(g.intern("lm_head_wgrad")),
+      attn_pre(g.intern("attn_norm_fwd")),
+      attn_fwd(g.intern("attn_fwd")),
+      mlp_pre(g.intern("mlp_norm_fwd")),
+      mlp_fwd(g.intern("mlp_fwd")),
+      re_attn_pre(g.intern("recompute_attn_norm")),
+      re_attn_fwd(g.intern("recompute_attn")),
+      re_mlp_pre(g.intern("recompute_mlp_norm")),
+      re_mlp_fwd(g.intern("recompute_mlp")),
+      re_core(g.intern("recompute_attn_core")),
+      attn_dgrad(g.intern("attn_dgrad")),
+      attn_wgrad(g.intern("attn_wgrad")),
+      attn_pre_bwd(g.intern("attn_norm_bwd")),
+      mlp_dgrad(g.intern("mlp_dgrad")),
+      mlp_wgrad(g.intern("mlp_wgrad")),
+      mlp_pre_bwd(g.intern("mlp_norm_bwd")),
+      tp_ar(g.intern("tp_all_reduce")),
+      tp_ag(g.intern("tp_all_gather")),
+      tp_rs(g.intern("tp_reduce_scatter")),
+      tp_ag_grad(g.intern("tp_all_gather_grad")),
+      tp_ag_input(g.intern("tp_all_gather_input")),
+      tp_rs_grad(g.intern("tp_reduce_scatter_grad")),
+      tp_ar_grad(g.intern("tp_all_reduce_grad")),
+      send_fwd(g.intern("pp_send_activation")),
+      send_bwd(g.intern("pp_send_gradient")),
+      dp_grad(g.intern("dp_grad_reduce")),
+      dp_grad_replica(g.intern("dp_grad_replica_all_reduce")),
+      dp_param_ag(g.intern("dp_param_all_gather")),
+      zero3_ag(g.intern("zero3_param_all_gather")),
+      zero3_edge_ag(g.intern("zero3_embedding_all_gather")),
+      zero3_rs(g.intern("zero3_grad_reduce_scatter")),
+      zero3_ar(g.intern("zero3_grad_replica_all_reduce")),
+      embed_sync(g.intern("embedding_grad_all_reduce")),
+      optimizer(g.intern("optimizer_step")),
+      cp_kv(g.intern("cp_ring_kv_send")),
+      cp_kv_grad(g.intern("cp_ring_dkv_send")),
+      cp_a2a_in(g.intern("cp_ulysses_all_to_all_qkv")),
+      cp_a2a_out(g.intern("cp_ulysses_all_to_all_out")),
+      cp_a2a_grad_out(g.intern("cp_ulysses_all_to_all_grad_out")),
+      cp_a2a_grad_in(g.intern("cp_ulysses_all_to_all_grad_qkv")),
+      offload_d2h(g.intern("offload_activations_d2h")),
+      offload_h2d(g.intern("offload_activations_h2d")),
+      grad_d2h(g.intern("offload_grads_d2h")),
+      cpu_adam(g.intern("cpu_optimizer_step")),
+      param_h2d(g.intern("offload_params_h2d")) {
+  const char* fwd[2][3] = {{"attn_qkv_fwd", "attn_core_fwd", "attn_proj_fwd"},
+                           {"mlp_fc1_fwd", "mlp_act_fwd", "mlp_fc2_fwd"}};
+  const char* bwd[2][3] = {{"attn_proj_dgrad", "attn_core_bwd", "attn_qkv_dgrad"},
+                           {"mlp_fc2_dgrad", "mlp_act_bwd", "mlp_fc1_dgrad"}};
+  for (int b = 0; b < 2; ++b)
+    for (int k = 0; k < 3; ++k) {
+      parts_fwd[b][k] = g.intern(fwd[b][k]);
+      parts_dgrad[b][k] = g.intern(bwd[b][k]);
+    }
+}
+
+namespace {
+
+Parts split_parts(const llm::Kernels& ks, const compute::ComputeModel& cm) {
+  Parts p;
+  if (ks.empty()) return p;
+  size_t head_end = 1;
+  if (ks.size() > 2 && ks[1].name.find(".rope.") != std::string::npos) head_end = 2;
+  const size_t tail_begin = ks.size() - 1;
+  for (size_t i = 0; i < ks.size(); ++i) {
+    const Cost c = llm::kernel_cost(ks[i], cm);
+    (i < head_end ? p.head : i >= tail_begin ? p.tail : p.core) += c;
+  }
+  return p;
+}
+
+}  // namespace
+
+Cost scaled(const Cost& c, int64_t n) {
+  return Cost{Time::ns(c.time.count_ns() / n), sim::Flops(c.flops.count() / static_cast<double>(n)), 1};
+}
+
+BuildContext::BuildContext(const Job& j, const compute::ComputeModel& c, const collectives::CommModel& cmm, Fidelity f,
+                           sim::task::TaskGraph& graph)
+    : job(j), cm(c), comm(cmm), fidelity(f), lb(graph) {
+  seq_local = j.seq_len / j.cp;
+  const llm::LayerShape shape{j.micro_batch, seq_local, j.tp, j.sp, j.attention == "flash", j.cp};
+  lc = llm::layer_costs(j.model, shape, cm);
+  ec = llm::edge_costs(j.model, shape, cm);
+  const llm::LayerKernels lk = llm::layer_kernels(j.model, shape);
+  overlap_chunks = j.tp_comm_overlap && j.tp > 1 ? j.tp : 1;
+  // The GEMMs of one overlap chunk: the same layer on 1/n of the tokens (TE splits along M).
+  llm::LayerShape chunk = shape;
+  const bool even = seq_local % overlap_chunks == 0;
+  if (even) chunk.seq_len = seq_local / overlap_chunks;
+  const llm::LayerKernels ck = llm::layer_kernels(j.model, chunk);
+  for (int b = 0; b < 2; ++b) {
+    const llm::BlockKernels& k = b == 0 ? lk.attn : lk.mlp;
+    BlockTasks& t = blocks[b];
+    t.whole = b == 0 ? lc.attn : lc.mlp;
+    t.fwd = split_parts(k.main_fwd, cm);
+    t.dgrad = split_parts(k.main_dgrad, cm);
+    const llm::BlockKernels& kc = b == 0 ? ck.attn : ck.mlp;
+    t.fwd_chunk = even ? split_parts(kc.main_fwd, cm)
+                       : Parts{scaled(t.fwd.head, overlap_chunks), Cost{}, scaled(t.fwd.tail, overlap_chunks)};
+    t.dgrad_chunk = even ? split_parts(kc.main_dgrad, cm)
+                         : Parts{scaled(t.dgrad.head, overlap_chunks), Cost{}, scaled(t.dgrad.tail, overlap_chunks)};
+  }
+  p = j.pp;
+  v = j.vp;
+  m = j.microbatches;
+  vstages = p * v;
+  split_blocks = j.cp > 1 || overlap_chunks > 1;
+  // Megatron reduces fp32 main gradients under bf16 (accumulate_allreduce_grads_in_fp32) and
+  // 16-bit gradients under fp16.
+  grad_elem = j.precision == compute::Precision::kFp16 ? 2 : 4;
+  layer_params = j.model.layer_parameters() / static_cast<double>(j.tp);
+  reuses_gathered = schedules::ScheduleRegistry::instance().get(j.schedule, "schedule").reuses_gathered_weights;
+  if (j.model.moe) moe = MoeBlock(j, shape, cm, graph);
+}
+
+int64_t BuildContext::stage_of(int64_t vs) const {
+  return schedules::stage_of(job.placement, static_cast<int>(p), static_cast<int>(vs));
+}
+
+double BuildContext::embedding_params() const {
+  return static_cast<double>(job.model.vocab) * static_cast<double>(job.model.hidden) / static_cast<double>(job.tp);
+}
+
+Bytes BuildContext::param_bytes(double params) const {
+  return Bytes(static_cast<int64_t>(params * (job.fp8_param_gather ? 1.0 : 2.0)));
+}
+
+Time BuildContext::transfer(int64_t bytes) const { return Bytes(bytes) / job.cluster.host_link_bandwidth; }
+
+}  // namespace trainsim::models::workload::build

@@ -1,0 +1,86 @@
+#pragma once
+// What a Job fixes for the whole build, computed once: the task labels, the layer and edge costs
+// (each block also split at its GEMMs and, under TP overlap, per chunk), the pipeline sizes and
+// the MoE block. Const while the phases of build_workload run.
+
+#include <cstdint>
+
+#include "models/collectives/comm_model.hpp"
+#include "models/compute/compute_model.hpp"
+#include "models/llm/layer_ops.hpp"
+#include "models/workload/build/moe_block.hpp"
+#include "models/workload/build/workload.hpp"
+#include "models/workload/job/job.hpp"
+#include "sim/task/task_graph.hpp"
+
+namespace trainsim::models::workload::build {
+
+// Labels of the builder's tasks, interned once in this order.
+struct Labels {
+  sim::task::LabelId embed_fwd, embed_bwd, head_fwd, head_dgrad, head_wgrad;
+  sim::task::LabelId attn_pre, attn_fwd, mlp_pre, mlp_fwd;
+  sim::task::LabelId re_attn_pre, re_attn_fwd, re_mlp_pre, re_mlp_fwd, re_core;
+  sim::task::LabelId attn_dgrad, attn_wgrad, attn_pre_bwd, mlp_dgrad, mlp_wgrad, mlp_pre_bwd;
+  sim::task::LabelId tp_ar, tp_ag, tp_rs, tp_ag_grad, tp_ag_input, tp_rs_grad, tp_ar_grad;
+  sim::task::LabelId send_fwd, send_bwd, dp_grad, dp_grad_replica, dp_param_ag, zero3_ag, zero3_edge_ag, zero3_rs,
+      zero3_ar, embed_sync, optimizer;
+  // Blocks split at their GEMMs (context parallelism, TP overlap): head GEMM, core, tail GEMM.
+  sim::task::LabelId parts_fwd[2][3], parts_dgrad[2][3];
+  sim::task::LabelId cp_kv, cp_kv_grad, cp_a2a_in, cp_a2a_out, cp_a2a_grad_out, cp_a2a_grad_in;
+  sim::task::LabelId offload_d2h, offload_h2d, grad_d2h, cpu_adam, param_h2d;
+  explicit Labels(sim::task::TaskGraph& g);
+};
+
+// A block's main kernels split at its GEMMs: the first GEMM (plus the rotary embedding that
+// follows it), the core between (attention, activation), the last GEMM.
+struct Parts {
+  llm::Cost head, core, tail;
+};
+
+// `c` spread evenly over `n` tasks (one kernel each).
+llm::Cost scaled(const llm::Cost& c, int64_t n);
+
+// Costs of one block of a layer, as tasks.
+struct BlockTasks {
+  llm::BlockCosts whole;
+  Parts fwd, dgrad;              // main_fwd / main_dgrad split at the GEMMs
+  Parts fwd_chunk, dgrad_chunk;  // one of tp chunks of the GEMMs (tp_comm_overlap)
+};
+
+struct BuildContext {
+  // Interns the labels into `graph` (the graph the build fills).
+  BuildContext(const Job& job, const compute::ComputeModel& cm, const collectives::CommModel& comm, Fidelity fidelity,
+               sim::task::TaskGraph& graph);
+
+  const Job& job;
+  const compute::ComputeModel& cm;
+  const collectives::CommModel& comm;
+  Fidelity fidelity;
+  Labels lb;
+  llm::LayerCosts lc;
+  BlockTasks blocks[2];  // attention, MLP
+  llm::EdgeCosts ec;
+  int64_t p = 1, v = 1, m = 1, vstages = 1;
+  int64_t seq_local = 0;      // tokens of a sequence on one CP rank
+  int64_t grad_elem = 4;      // bytes per gradient element in data-parallel reduction
+  double layer_params = 0;    // parameters of one layer on one TP rank
+  bool split_blocks = false;  // blocks run as head / core / tail tasks
+  int64_t overlap_chunks = 1;
+  bool reuses_gathered = false;  // breadth-first: consecutive ops of a chunk keep its gathered weights
+  MoeBlock moe;                  // MoE layers' MLP block (every MoE layer has the same shape)
+
+  int64_t stage_of(int64_t vs) const;
+  bool moe_layer(int layer) const { return job.model.moe && job.model.is_moe_layer(layer); }
+  // Parameters of layer `layer` one rank holds: dense ones split over TP, routed experts over
+  // EP x expert-TP.
+  double rank_params(int layer) const { return job.model.moe ? job.rank_layer_params(layer) : layer_params; }
+  double expert_params(int layer) const { return job.expert_layer_params(layer); }
+  // The embedding (or LM head) parameters on one TP rank.
+  double embedding_params() const;
+  // Bytes of `params` parameters as gathered (bf16, or fp8 with fp8_param_gather).
+  sim::Bytes param_bytes(double params) const;
+  // Time of a host <-> device copy of `bytes` over the GPU's host link.
+  sim::Time transfer(int64_t bytes) const;
+};
+
+}  // namespace trainsim::models::workload::build

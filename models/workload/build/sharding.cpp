@@ -1,0 +1,119 @@
+#include "models/workload/build/sharding.hpp"
+
+#include <algorithm>
+
+// GCC's -Wstringop-overread misfires on boost::small_vector copies of Handles that may be empty
+// (memmove of a provably-bounded inline buffer); the copies are correct.
+#if defined(__GNUC__) && !defined(__clang__)
+#pragma GCC diagnostic ignored "-Wstringop-overread"
+#endif
+
+namespace trainsim::models::workload::build {
+
+using collectives::CollectiveOp;
+using sim::Bytes;
+
+// ---- ZeRO-3 / FSDP ----------------------------------------------------------------------------
+
+Handle zero3_gather(const BuildContext& c, StageEmitter& e, const ShardState& st, int mb, int layer) {
+  const size_t k = static_cast<size_t>(c.job.prefetch_layers);
+  const Handle gate = st.recent.size() > k ? st.recent[st.recent.size() - 1 - k] : Handle{};
+  return e.collective(c.lb.zero3_ag, GroupKind::kShard, CollectiveOp::kAllGather, c.param_bytes(c.layer_params), mb,
+                      layer, {&gate});
+}
+
+Handle edge_gather(const BuildContext& c, StageEmitter& e, int mb) {
+  if (c.job.zero < 3) return {};
+  return e.collective(c.lb.zero3_edge_ag, GroupKind::kShard, CollectiveOp::kAllGather,
+                      c.param_bytes(c.embedding_params()), mb, -1, {});
+}
+
+void layer_done(ShardState& st, const Handle& h) {
+  st.recent.push_back(h);
+  if (st.recent.size() > 64) st.recent.pop_front();
+}
+
+Handle zero3_reduce(const BuildContext& c, StageEmitter& e, int mb, int layer, const Handle& wg) {
+  const Job& job = c.job;
+  const Bytes gb(static_cast<int64_t>(c.layer_params * static_cast<double>(c.grad_elem)));
+  Handle rs = e.collective(c.lb.zero3_rs, GroupKind::kShard, CollectiveOp::kReduceScatter, gb, mb, layer, {&wg});
+  if (job.dp_shard == job.dp_cp()) return rs;
+  return e.collective(c.lb.zero3_ar, GroupKind::kReplica, CollectiveOp::kAllReduce, gb / job.dp_shard, mb, layer,
+                      {&rs});
+}
+
+// ---- data-parallel gradient buckets -----------------------------------------------------------
+
+void flush_bucket(const BuildContext& c, StageEmitter& e, Buckets& b, std::vector<Handle>& tail, int mb, bool force,
+                  bool expert) {
+  const Job& job = c.job;
+  if (b.pending.empty()) return;
+  if (expert) {
+    // Routed experts: reduced over the ranks holding the same experts (dp*cp/ep of them).
+    const Bytes bytes(static_cast<int64_t>(b.params * static_cast<double>(c.grad_elem)));
+    if (!force && bytes < job.bucket_size) return;
+    if (job.expert_dp() > 1) {
+      Handle d =
+          e.collective(c.lb.dp_grad, GroupKind::kExpertGrad,
+                       job.zero >= 1 ? CollectiveOp::kReduceScatter : CollectiveOp::kAllReduce, bytes, mb, -1, {});
+      for (const Handle& hnd : b.pending) e.link(hnd, d);
+      tail.push_back(d);
+    } else {
+      for (auto& hnd : b.pending) tail.push_back(hnd);
+    }
+    b.pending.clear();
+    b.params = 0;
+    return;
+  }
+  if (job.dp_cp() <= 1) {
+    for (auto& hnd : b.pending) tail.push_back(hnd);
+  } else {
+    const Bytes bytes(static_cast<int64_t>(b.params * static_cast<double>(c.grad_elem)));
+    if (!force && bytes < job.bucket_size) return;
+    Handle d;
+    if (job.zero >= 1) {
+      d = e.collective(c.lb.dp_grad, GroupKind::kShard, CollectiveOp::kReduceScatter, bytes, mb, -1, {});
+      for (const Handle& hnd : b.pending) e.link(hnd, d);
+      if (job.dp_shard < job.dp_cp())
+        d = e.collective(c.lb.dp_grad_replica, GroupKind::kReplica, CollectiveOp::kAllReduce, bytes / job.dp_shard, mb,
+                         -1, {&d});
+    } else {
+      d = e.collective(c.lb.dp_grad, GroupKind::kGrad, CollectiveOp::kAllReduce, bytes, mb, -1, {});
+      for (const Handle& hnd : b.pending) e.link(hnd, d);
+    }
+    tail.push_back(d);
+  }
+  b.pending.clear();
+  b.params = 0;
+}
+
+// ---- distributed optimizer: overlapped parameter all-gathers ----------------------------------
+
+void emit_param_gathers(const BuildContext& c, StageEmitter& e, int64_t s, ShardState& st) {
+  const Job& job = c.job;
+  st.param_ready.assign(static_cast<size_t>(job.model.layers), Handle{});
+  std::vector<int> layers;
+  for (int64_t ch = 0; ch < c.v; ++ch) {
+    const int64_t vs = job.virtual_stage(s, ch);
+    for (int64_t l = 0; l < job.layers[static_cast<size_t>(vs)]; ++l)
+      layers.push_back(static_cast<int>(job.first_layer(vs) + l));
+  }
+  std::sort(layers.begin(), layers.end());
+  const double per_bucket = static_cast<double>(job.bucket_size.count()) / static_cast<double>(c.grad_elem);
+  size_t i = 0;
+  while (i < layers.size()) {
+    size_t jend = i;
+    double params = 0;
+    // Dense parameters; routed experts are gathered over their own group after the step.
+    while (jend < layers.size() && (jend == i || params + c.layer_params <= per_bucket)) {
+      params += c.rank_params(layers[jend]) - c.expert_params(layers[jend]);
+      ++jend;
+    }
+    Handle ag =
+        e.collective(c.lb.dp_param_ag, GroupKind::kShard, CollectiveOp::kAllGather, c.param_bytes(params), -1, -1, {});
+    for (size_t k = i; k < jend; ++k) st.param_ready[static_cast<size_t>(layers[k])] = ag;
+    i = jend;
+  }
+}
+
+}  // namespace trainsim::models::workload::build
