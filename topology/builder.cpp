@@ -24,64 +24,20 @@ std::string BuilderInfo::markdown() const {
   return out.str();
 }
 
-BuilderRegistry& BuilderRegistry::mutable_instance() {
-  static BuilderRegistry registry;
-  return registry;
+std::vector<std::string> node_builder_names() {
+  return BuilderRegistry::instance().names_if([](const BuilderInfo& b) { return b.is_node_builder(); });
 }
 
-const BuilderRegistry& BuilderRegistry::instance() { return mutable_instance(); }
-
-BuilderRegistry::Registrar::Registrar(BuilderInfo info) {
-  auto& e = mutable_instance().entries_;
-  e.push_back(std::move(info));
-  std::sort(e.begin(), e.end(), [](const BuilderInfo& a, const BuilderInfo& b) { return a.name < b.name; });
-}
-
-std::vector<std::string> BuilderRegistry::names() const {
-  std::vector<std::string> out;
-  for (const auto& b : entries_) out.push_back(b.name);
-  return out;
-}
-
-std::vector<std::string> BuilderRegistry::node_builder_names() const {
-  std::vector<std::string> out;
-  for (const auto& b : entries_)
-    if (b.is_node_builder()) out.push_back(b.name);
-  return out;
-}
-
-namespace {
-[[noreturn]] void unknown(const std::string& name, const std::string& path, const std::vector<std::string>& valid,
-                          const char* what) {
-  const std::string near = sim::config::did_you_mean(name, valid);
-  std::string hint = near.empty() ? std::string() : "did you mean \"" + near + "\"? ";
-  hint += "valid: ";
-  hint += sim::config::join(valid);
-  std::string msg = "unknown ";
-  msg += what;
-  msg += " \"";
-  msg += name;
-  msg += "\"";
-  throw ConfigError(path, msg, hint);
-}
-}  // namespace
-
-const BuilderInfo& BuilderRegistry::get(const std::string& name, const std::string& path) const {
-  for (const auto& b : entries_)
-    if (b.name == name) return b;
-  unknown(name, path, names(), "topology builder");
-}
-
-const BuilderInfo& BuilderRegistry::get_node_builder(const std::string& name, const std::string& path) const {
-  for (const auto& b : entries_) {
-    if (b.name != name) continue;
-    if (b.is_node_builder()) return b;
+const BuilderInfo& get_node_builder(const std::string& name, const std::string& path) {
+  const BuilderInfo* b = BuilderRegistry::instance().find(name);
+  if (b == nullptr) sim::throw_unknown_name(name, path, node_builder_names(), "node builder");
+  if (!b->is_node_builder()) {
     std::string msg = "\"";
     msg += name;
     msg += "\" is not a node builder (it builds a whole cluster)";
     throw ConfigError(path, msg, "valid: " + sim::config::join(node_builder_names()));
   }
-  unknown(name, path, node_builder_names(), "node builder");
+  return *b;
 }
 
 Topology build_single_server(const ServerFabric& fabric, int64_t gpus, const std::string& builder) {

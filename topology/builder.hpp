@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "sim/config/schema.hpp"
+#include "sim/registry.hpp"
 #include "topology/graph.hpp"
 #include "topology/spec.hpp"  // build_topology(), declared there; kept here for older includes
 
@@ -45,6 +46,7 @@ using ServerFn = std::function<ServerFabric(const sim::config::Json& params, con
 using ParamDocsFn = std::function<std::vector<ParamDoc>()>;
 
 struct BuilderInfo {
+  static constexpr const char* kWhat = "topology builder";  // in errors: unknown topology builder "x"
   std::string name;
   std::string description;
   ParamDocsFn params;
@@ -55,26 +57,12 @@ struct BuilderInfo {
   std::string markdown() const;
 };
 
-// Immutable registry built at start-up from the self-registering files.
-class BuilderRegistry {
- public:
-  static const BuilderRegistry& instance();
-  // Throws ConfigError at `path` listing valid builders (with a did-you-mean) when unknown.
-  const BuilderInfo& get(const std::string& name, const std::string& path) const;
-  // Same, restricted to node builders (for "intra").
-  const BuilderInfo& get_node_builder(const std::string& name, const std::string& path) const;
-  std::vector<std::string> names() const;
-  std::vector<std::string> node_builder_names() const;
-  const std::vector<BuilderInfo>& all() const { return entries_; }
-
-  struct Registrar {
-    explicit Registrar(BuilderInfo info);
-  };
-
- private:
-  static BuilderRegistry& mutable_instance();
-  std::vector<BuilderInfo> entries_;  // sorted by name
-};
+// Immutable registry built at start-up from the self-registering files, sorted by name; get()
+// throws ConfigError at `path` listing valid builders (with a did-you-mean) when unknown.
+using BuilderRegistry = sim::Registry<BuilderInfo>;
+// Same as get(), restricted to node builders (for "intra").
+const BuilderInfo& get_node_builder(const std::string& name, const std::string& path);
+std::vector<std::string> node_builder_names();
 
 // The `build` of a node builder: one server of `fabric` holding `gpus` GPUs; throws ConfigError
 // at fabric.shape_path when they do not fit.

@@ -3,13 +3,18 @@
 
 #include <cstdint>
 
+namespace trainsim::sim {
+template <typename Info>
+class Registry;
+}  // namespace trainsim::sim
+
 namespace trainsim::topology {
 
 using LinkId = uint32_t;
 enum class NodeKind : uint8_t;
 class Topology;
 struct BuilderInfo;
-class BuilderRegistry;
+using BuilderRegistry = sim::Registry<BuilderInfo>;  // sim/registry.hpp
 struct ServerFabric;
 struct RoutingParams;
 struct Route;

@@ -102,40 +102,8 @@ const sim::config::Schema<AlgorithmParams>& algorithm_params_schema() {
 
 bool AlgorithmInfo::supports(CollectiveOp op) const { return std::find(ops.begin(), ops.end(), op) != ops.end(); }
 
-AlgorithmRegistry& AlgorithmRegistry::mutable_instance() {
-  static AlgorithmRegistry registry;
-  return registry;
-}
-
-const AlgorithmRegistry& AlgorithmRegistry::instance() { return mutable_instance(); }
-
-AlgorithmRegistry::Registrar::Registrar(AlgorithmInfo info) {
-  auto& e = mutable_instance().entries_;
-  e.push_back(std::move(info));
-  std::sort(e.begin(), e.end(), [](const AlgorithmInfo& a, const AlgorithmInfo& b) { return a.name < b.name; });
-}
-
-std::vector<std::string> AlgorithmRegistry::names() const {
-  std::vector<std::string> out;
-  for (const auto& a : entries_) out.push_back(a.name);
-  return out;
-}
-
-std::vector<std::string> AlgorithmRegistry::supporting(CollectiveOp op) const {
-  std::vector<std::string> out;
-  for (const auto& a : entries_)
-    if (a.supports(op)) out.push_back(a.name);
-  return out;
-}
-
-const AlgorithmInfo& AlgorithmRegistry::get(const std::string& name, const std::string& path) const {
-  for (const auto& a : entries_)
-    if (a.name == name) return a;
-  const auto valid = names();
-  const std::string near = sim::config::did_you_mean(name, valid);
-  std::string hint = near.empty() ? std::string() : "did you mean \"" + near + "\"? ";
-  hint += "valid: " + sim::config::join(valid);
-  throw ConfigError(path, "unknown collective algorithm \"" + name + "\"", hint);
+std::vector<std::string> algorithms_supporting(CollectiveOp op) {
+  return AlgorithmRegistry::instance().names_if([op](const AlgorithmInfo& a) { return a.supports(op); });
 }
 
 namespace {
@@ -188,8 +156,7 @@ std::optional<Problem> input_problem(const AlgorithmInfo& a, const CollectiveSpe
     return Problem{
         "algorithm",
         "\"" + a.name + "\" does not implement " + op_name(spec.op) + " (it implements " + ops_text(a.ops) + ")",
-        "algorithms for " + std::string(op_name(spec.op)) + ": " +
-            sim::config::join(AlgorithmRegistry::instance().supporting(spec.op))};
+        "algorithms for " + std::string(op_name(spec.op)) + ": " + sim::config::join(algorithms_supporting(spec.op))};
   const auto uses = [&](const std::string& key) {
     return std::find(a.params.begin(), a.params.end(), key) != a.params.end();
   };

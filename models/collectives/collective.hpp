@@ -39,6 +39,7 @@
 
 #include "models/collectives/comm_model.hpp"
 #include "sim/config/schema.hpp"
+#include "sim/registry.hpp"
 #include "sim/units.hpp"
 
 namespace trainsim::models::collectives {
@@ -125,6 +126,7 @@ using PlanFn =
 using CheckFn = std::function<std::string(const CollectiveSpec&, const Group&, const AlgorithmParams&)>;
 
 struct AlgorithmInfo {
+  static constexpr const char* kWhat = "collective algorithm";  // in errors: unknown collective algorithm "x"
   std::string name;
   std::string description;
   std::vector<CollectiveOp> ops;  // supported collectives
@@ -141,25 +143,11 @@ struct AlgorithmInfo {
   CollectivePlan plan(const CollectiveSpec& spec, int32_t ranks) const;
 };
 
-// Immutable registry built at start-up from the self-registering files.
-class AlgorithmRegistry {
- public:
-  static const AlgorithmRegistry& instance();
-  // Throws ConfigError at `path` with a did-you-mean and the valid names when unknown.
-  const AlgorithmInfo& get(const std::string& name, const std::string& path) const;
-  const std::vector<AlgorithmInfo>& all() const { return entries_; }  // sorted by name
-  std::vector<std::string> names() const;
-  // Names of the algorithms that implement `op`.
-  std::vector<std::string> supporting(CollectiveOp op) const;
-
-  struct Registrar {
-    explicit Registrar(AlgorithmInfo info);
-  };
-
- private:
-  static AlgorithmRegistry& mutable_instance();
-  std::vector<AlgorithmInfo> entries_;
-};
+// Immutable registry built at start-up from the self-registering files, sorted by name; get()
+// throws ConfigError at `path` with a did-you-mean and the valid names when unknown.
+using AlgorithmRegistry = sim::Registry<AlgorithmInfo>;
+// Names of the registered algorithms that implement `op`, sorted.
+std::vector<std::string> algorithms_supporting(CollectiveOp op);
 
 // The "auto" choice, after NCCL's idea of picking the algorithm with the least latency + bytes /
 // bandwidth, reduced to thresholds because it sees no cluster (see collective.cpp for the

@@ -13,8 +13,8 @@
 #include <string>
 
 #include "models/failure/profile.hpp"
-#include "models/failure/registry.hpp"
 #include "sim/config/schema.hpp"
+#include "sim/registry.hpp"
 #include "sim/units.hpp"
 
 namespace trainsim::models::failure {
@@ -40,12 +40,13 @@ struct CheckpointCosts {
 };
 
 struct CheckpointStrategyInfo {
+  static constexpr const char* kWhat = "checkpoint strategy";
   std::string name;
   std::string description;
   std::function<CheckpointCosts(const CheckpointInput&)> costs;
 };
 
-using CheckpointRegistry = Registry<CheckpointStrategyInfo>;
+using CheckpointRegistry = sim::Registry<CheckpointStrategyInfo>;
 
 // The building blocks strategies share. Every GPU saves an equal share (fully parallel save, as
 // Megatron-Core's distributed checkpoint does), so a node moves state / nodes.

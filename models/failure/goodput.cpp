@@ -19,7 +19,7 @@ GoodputModel::GoodputModel(const workload::Job& hardware, const FailureProfile& 
   // Any iteration time will do for the reference: expected_time replaces it.
   reference_ = reliability_model(job_, count_components(job_), sim::Time::s(1), profile, options_, {});
   recovery_without_read_ = reference_.mean_recovery - reference_.checkpoint.restore;
-  strategy_ = &CheckpointRegistry::instance().get(options_.checkpoint, "--checkpoint", "checkpoint strategy");
+  strategy_ = &CheckpointRegistry::instance().get(options_.checkpoint, "--checkpoint");
   const int64_t gpn = std::max<int64_t>(1, job_.cluster.gpus_per_node);
   nic_per_gpu_ =
       job_.cluster.nic_bandwidth * (static_cast<double>(job_.cluster.nics_per_node) / static_cast<double>(gpn));

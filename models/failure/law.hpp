@@ -10,7 +10,7 @@
 #include <functional>
 #include <string>
 
-#include "models/failure/registry.hpp"
+#include "sim/registry.hpp"
 #include "sim/rng.hpp"
 
 namespace trainsim::models::failure {
@@ -22,6 +22,7 @@ struct LawParams {
 };
 
 struct FailureLawInfo {
+  static constexpr const char* kWhat = "failure law";
   std::string name;
   std::string description;
   bool memoryless = false;  // the hazard does not depend on age (replacements change nothing)
@@ -32,7 +33,7 @@ struct FailureLawInfo {
   std::function<double(sim::Rng&, const LawParams&)> lifetime;
 };
 
-using FailureLawRegistry = Registry<FailureLawInfo>;
+using FailureLawRegistry = sim::Registry<FailureLawInfo>;
 
 // Exp(1) variate (never infinite).
 double standard_exponential(sim::Rng& rng);

@@ -70,7 +70,7 @@ const sim::config::Schema<ComponentSpec>& component_schema() {
     s.custom("law", "string", "\"exponential\"", "Failure law: exponential | weibull (`trainsim list failure-laws`).",
              [](ComponentSpec& c, const Json& j, const std::string& p) {
                c.law = sim::config::read_string(j, p);
-               FailureLawRegistry::instance().get(c.law, p, "failure law");
+               FailureLawRegistry::instance().get(c.law, p);
              })
         .custom("rate", "number > 0", std::nullopt, "Failures per component-hour (1 / MTTF of one component).",
                 [](ComponentSpec& c, const Json& j, const std::string& p) {

@@ -79,8 +79,7 @@ ReliabilityModel reliability_model(const workload::Job& job, const Inventory& in
   if (options.storage_read) in.storage.read = *options.storage_read;
   in.async_interference = profile.async_interference;
   in.persist_every = profile.persist_every;
-  m.checkpoint =
-      CheckpointRegistry::instance().get(options.checkpoint, "--checkpoint", "checkpoint strategy").costs(in);
+  m.checkpoint = CheckpointRegistry::instance().get(options.checkpoint, "--checkpoint").costs(in);
 
   MonteCarloConfig& c = m.config;
   if (options.tokens) {
@@ -104,7 +103,7 @@ ReliabilityModel reliability_model(const workload::Job& job, const Inventory& in
     FailureProcess f;
     f.kind = kind;
     f.count = count;
-    f.law = &FailureLawRegistry::instance().get(spec.law, "components." + kind + ".law", "failure law");
+    f.law = &FailureLawRegistry::instance().get(spec.law, "components." + kind + ".law");
     f.params = LawParams{spec.rate, spec.shape, spec.age.seconds() / kHour};
     f.detection = spec.detection == "timeout" ? profile.collective_timeout : profile.heartbeat_timeout;
     f.replace = spec.replace;

@@ -7,36 +7,6 @@
 
 namespace trainsim::models::schedules {
 
-ScheduleRegistry& ScheduleRegistry::mutable_instance() {
-  static ScheduleRegistry registry;
-  return registry;
-}
-
-const ScheduleRegistry& ScheduleRegistry::instance() { return mutable_instance(); }
-
-ScheduleRegistry::Registrar::Registrar(ScheduleInfo info) {
-  auto& entries = mutable_instance().entries_;
-  entries.push_back(std::move(info));
-  std::sort(entries.begin(), entries.end(),
-            [](const ScheduleInfo& a, const ScheduleInfo& b) { return a.name < b.name; });
-}
-
-const ScheduleInfo& ScheduleRegistry::get(const std::string& name, const std::string& path) const {
-  for (const auto& e : entries_)
-    if (e.name == name) return e;
-  const auto valid = names();
-  const std::string near = sim::config::did_you_mean(name, valid);
-  throw ConfigError(
-      path, "unknown pipeline schedule \"" + name + "\"",
-      (near.empty() ? std::string() : "did you mean \"" + near + "\"? ") + "valid: " + sim::config::join(valid));
-}
-
-std::vector<std::string> ScheduleRegistry::names() const {
-  std::vector<std::string> out;
-  for (const auto& e : entries_) out.push_back(e.name);
-  return out;
-}
-
 int virtual_stage(Placement pl, int stages, int stage, int chunk) {
   if (pl == Placement::kVShape && chunk % 2 == 1) return chunk * stages + (stages - 1 - stage);
   return chunk * stages + stage;

@@ -9,6 +9,8 @@
 #include <string>
 #include <vector>
 
+#include "sim/registry.hpp"
+
 namespace trainsim::models::schedules {
 
 enum class OpType : uint8_t { kF, kB, kW };
@@ -40,6 +42,7 @@ struct ScheduleParams {
 using ScheduleFn = std::function<StageOrders(int stages, int microbatches, const ScheduleParams&)>;
 
 struct ScheduleInfo {
+  static constexpr const char* kWhat = "pipeline schedule";  // in errors: unknown pipeline schedule "x"
   std::string name;
   std::string description;
   bool interleaved = false;  // uses virtual_stages > 1
@@ -56,23 +59,9 @@ struct ScheduleInfo {
   bool reuses_gathered_weights = false;
 };
 
-// Immutable registry built at start-up from the self-registering files.
-class ScheduleRegistry {
- public:
-  static const ScheduleRegistry& instance();
-  // Throws ConfigError listing valid names when `name` is unknown.
-  const ScheduleInfo& get(const std::string& name, const std::string& path) const;
-  std::vector<std::string> names() const;
-  const std::vector<ScheduleInfo>& all() const { return entries_; }
-
-  struct Registrar {
-    Registrar(ScheduleInfo info);
-  };
-
- private:
-  static ScheduleRegistry& mutable_instance();
-  std::vector<ScheduleInfo> entries_;
-};
+// Immutable registry built at start-up from the self-registering files, sorted by name; get()
+// throws ConfigError listing valid names when a name is unknown.
+using ScheduleRegistry = sim::Registry<ScheduleInfo>;
 
 // Validates the shape a schedule needs (microbatches vs stages, virtual stages); throws
 // ConfigError naming the field.

@@ -267,7 +267,7 @@ int run_collective_flow(const models::hardware::ClusterSpec& cluster, int64_t gp
       throw ConfigError(
           "--algo", a.name + " does not implement " + col::to_string(op), "use one of: " + [&] {
             std::string names;
-            for (const auto& n : registry.supporting(op)) names += (names.empty() ? "" : ", ") + n;
+            for (const auto& n : col::algorithms_supporting(op)) names += (names.empty() ? "" : ", ") + n;
             return names + ", or auto";
           }());
     if (const std::string why = a.why_not(col::CollectiveSpec{op, sizes.front(), 0}, group, {}); !why.empty())

@@ -14,7 +14,7 @@ ReliabilitySetup reliability_setup(const Args& args, int64_t seed) {
   mf::ReliabilityOptions& o = s.options;
   o.seed = static_cast<uint64_t>(seed);
   o.checkpoint = option(args, "checkpoint", "sync");
-  mf::CheckpointRegistry::instance().get(o.checkpoint, "--checkpoint", "checkpoint strategy");
+  mf::CheckpointRegistry::instance().get(o.checkpoint, "--checkpoint");
   if (option(args, "checkpoint-interval", "auto") != "auto") {
     o.interval = time_option(args, "checkpoint-interval");
     if (*o.interval <= sim::Time::zero())

@@ -10,35 +10,6 @@
 
 namespace trainsim::planner::emit {
 
-EmitterRegistry& EmitterRegistry::mutable_instance() {
-  static EmitterRegistry registry;
-  return registry;
-}
-
-const EmitterRegistry& EmitterRegistry::instance() { return mutable_instance(); }
-
-EmitterRegistry::Registrar::Registrar(EmitterInfo info) {
-  auto& entries = mutable_instance().entries_;
-  entries.push_back(std::move(info));
-  std::sort(entries.begin(), entries.end(), [](const EmitterInfo& a, const EmitterInfo& b) { return a.name < b.name; });
-}
-
-const EmitterInfo& EmitterRegistry::get(const std::string& name, const std::string& path) const {
-  for (const auto& e : entries_)
-    if (e.name == name) return e;
-  const auto valid = names();
-  const std::string near = sim::config::did_you_mean(name, valid);
-  throw ConfigError(
-      path, "unknown launch-config emitter \"" + name + "\"",
-      (near.empty() ? std::string() : "did you mean \"" + near + "\"? ") + "valid: " + sim::config::join(valid));
-}
-
-std::vector<std::string> EmitterRegistry::names() const {
-  std::vector<std::string> out;
-  for (const auto& e : entries_) out.push_back(e.name);
-  return out;
-}
-
 std::vector<EmittedFile> emit(const std::string& name, const models::workload::Job& job, const std::string& path) {
   return EmitterRegistry::instance().get(name, path).emit(job);
 }

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "models/workload/job/job.hpp"
+#include "sim/registry.hpp"
 
 namespace trainsim::planner::emit {
 
@@ -23,28 +24,15 @@ struct EmittedFile {
 using EmitFn = std::function<std::vector<EmittedFile>(const models::workload::Job&)>;
 
 struct EmitterInfo {
+  static constexpr const char* kWhat = "launch-config emitter";  // in errors: unknown launch-config emitter "x"
   std::string name;         // the --emit value: megatron, nemo, deepspeed, torchtitan, slurm
   std::string description;  // one line for `trainsim list emitters` and errors
   EmitFn emit;
 };
 
-// Immutable registry built at start-up from the self-registering files, sorted by name.
-class EmitterRegistry {
- public:
-  static const EmitterRegistry& instance();
-  // Throws ConfigError(path, ...) listing the valid names when `name` is unknown.
-  const EmitterInfo& get(const std::string& name, const std::string& path) const;
-  std::vector<std::string> names() const;
-  const std::vector<EmitterInfo>& all() const { return entries_; }
-
-  struct Registrar {
-    explicit Registrar(EmitterInfo info);
-  };
-
- private:
-  static EmitterRegistry& mutable_instance();
-  std::vector<EmitterInfo> entries_;
-};
+// Immutable registry built at start-up from the self-registering files, sorted by name; get()
+// throws ConfigError(path, ...) listing the valid names when `name` is unknown.
+using EmitterRegistry = sim::Registry<EmitterInfo>;
 
 // The files of emitter `name` for `job` (ConfigError at `path` for an unknown name).
 std::vector<EmittedFile> emit(const std::string& name, const models::workload::Job& job,

@@ -1,8 +1,13 @@
 #pragma once
 // Forward declarations of trainsim::planner::emit.
 
+namespace trainsim::sim {
+template <typename Info>
+class Registry;
+}  // namespace trainsim::sim
+
 namespace trainsim::planner::emit {
 struct EmittedFile;
 struct EmitterInfo;
-class EmitterRegistry;
+using EmitterRegistry = sim::Registry<EmitterInfo>;  // sim/registry.hpp
 }  // namespace trainsim::planner::emit

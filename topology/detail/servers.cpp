@@ -20,8 +20,7 @@ std::string numbered(const char* prefix, int64_t i, int64_t j) {
 }
 
 ServerFabric resolve_servers(const ServerParams& p, const std::string& path) {
-  const BuilderRegistry& registry = BuilderRegistry::instance();
-  if (p.intra.is_null()) return registry.get_node_builder("nvswitch_node", path).server(p.shorthand, path);
+  if (p.intra.is_null()) return get_node_builder("nvswitch_node", path).server(p.shorthand, path);
   if (!p.shorthand.empty()) {
     const std::string key = p.shorthand.begin().key();
     throw ConfigError(path + "." + key, "cannot be combined with \"intra\"",
@@ -31,9 +30,9 @@ ServerFabric resolve_servers(const ServerParams& p, const std::string& path) {
   const auto it = p.intra.find("builder");
   if (it == p.intra.end())
     throw ConfigError(intra + ".builder", "missing required key",
-                      "name a node builder: " + sim::config::join(registry.node_builder_names()));
+                      "name a node builder: " + sim::config::join(node_builder_names()));
   const std::string name = sim::config::read_string(*it, intra + ".builder");
-  const BuilderInfo& b = registry.get_node_builder(name, intra + ".builder");
+  const BuilderInfo& b = get_node_builder(name, intra + ".builder");
   sim::config::Json params = p.intra;
   params.erase("builder");
   return b.server(params, intra);

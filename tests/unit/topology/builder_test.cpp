@@ -15,7 +15,7 @@ TEST(BuilderRegistry, ListsEveryBuilder) {
   EXPECT_EQ(BuilderRegistry::instance().names(),
             (std::vector<std::string>{"dgx1_cube_mesh", "dragonfly_plus", "explicit", "fat_tree", "nvswitch_node",
                                       "p2p_full_mesh", "pcie_tree", "rail_only", "rail_optimized", "torus"}));
-  EXPECT_EQ(BuilderRegistry::instance().node_builder_names(),
+  EXPECT_EQ(node_builder_names(),
             (std::vector<std::string>{"dgx1_cube_mesh", "nvswitch_node", "p2p_full_mesh", "pcie_tree"}));
 }
 
@@ -43,10 +43,10 @@ TEST(BuilderRegistry, UnknownNamesListTheValidOnes) {
             "cluster.network.builder: unknown topology builder \"fat-tree\" (did you mean \"fat_tree\"? valid: "
             "dgx1_cube_mesh, dragonfly_plus, explicit, fat_tree, nvswitch_node, p2p_full_mesh, pcie_tree, rail_only, "
             "rail_optimized, torus)");
-  EXPECT_EQ(config_error([] { BuilderRegistry::instance().get_node_builder("fat_tree", "x.intra.builder"); }),
+  EXPECT_EQ(config_error([] { get_node_builder("fat_tree", "x.intra.builder"); }),
             "x.intra.builder: \"fat_tree\" is not a node builder (it builds a whole cluster) (valid: dgx1_cube_mesh, "
             "nvswitch_node, p2p_full_mesh, pcie_tree)");
-  EXPECT_EQ(config_error([] { BuilderRegistry::instance().get_node_builder("nvswich_node", "x"); }),
+  EXPECT_EQ(config_error([] { get_node_builder("nvswich_node", "x"); }),
             "x: unknown node builder \"nvswich_node\" (did you mean \"nvswitch_node\"? valid: dgx1_cube_mesh, "
             "nvswitch_node, p2p_full_mesh, pcie_tree)");
 }

@@ -313,7 +313,7 @@ TEST(CollectiveRegistry, ListsTheAlgorithmsWithDescriptions) {
     EXPECT_FALSE(a.description.empty()) << a.name;
     EXPECT_FALSE(a.ops.empty()) << a.name;
   }
-  EXPECT_EQ(AlgorithmRegistry::instance().supporting(CollectiveOp::kAllToAll),
+  EXPECT_EQ(algorithms_supporting(CollectiveOp::kAllToAll),
             (std::vector<std::string>{"all_to_all_direct", "all_to_all_hierarchical"}));
 }
 

@@ -27,7 +27,7 @@ CheckpointInput input() {
 }
 
 const CheckpointCosts costs(const char* name) {
-  return CheckpointRegistry::instance().get(name, "--checkpoint", "checkpoint strategy").costs(input());
+  return CheckpointRegistry::instance().get(name, "--checkpoint").costs(input());
 }
 
 TEST(Checkpoints, RegistryHasTheStrategies) {

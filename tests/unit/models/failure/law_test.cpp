@@ -11,13 +11,13 @@ namespace {
 TEST(FailureLaws, RegistryHasTheLaws) {
   const auto names = FailureLawRegistry::instance().names();
   EXPECT_EQ(names, (std::vector<std::string>{"exponential", "weibull"}));
-  EXPECT_THROW(FailureLawRegistry::instance().get("weibul", "law", "failure law"), ConfigError);
+  EXPECT_THROW(FailureLawRegistry::instance().get("weibul", "law"), ConfigError);
 }
 
 class EveryLaw : public ::testing::TestWithParam<std::string> {};
 
 TEST_P(EveryLaw, MeanLifetimeIsOneOverTheRate) {
-  const auto& law = FailureLawRegistry::instance().get(GetParam(), "law", "failure law");
+  const auto& law = FailureLawRegistry::instance().get(GetParam(), "law");
   for (const double shape : {0.7, 1.0, 2.0}) {
     sim::Rng rng(1, 2);
     const LawParams p{1e-4, shape, 0};
@@ -30,7 +30,7 @@ TEST_P(EveryLaw, MeanLifetimeIsOneOverTheRate) {
 }
 
 TEST_P(EveryLaw, CohortOfNFailsAtNTimesTheRateWhenMemoryless) {
-  const auto& law = FailureLawRegistry::instance().get(GetParam(), "law", "failure law");
+  const auto& law = FailureLawRegistry::instance().get(GetParam(), "law");
   sim::Rng rng(3, 4);
   const LawParams p{1e-5, 1.0, 0};
   double sum = 0;
@@ -45,7 +45,7 @@ INSTANTIATE_TEST_SUITE_P(Laws, EveryLaw, ::testing::ValuesIn(FailureLawRegistry:
 TEST(WeibullLaw, FirstOfACohortIsWeibullWithScaleOverNToTheOneOverK) {
   // The minimum of n Weibull(eta, k) lifetimes is Weibull(eta n^(-1/k), k): its median is
   // eta n^(-1/k) ln(2)^(1/k).
-  const auto& law = FailureLawRegistry::instance().get("weibull", "law", "failure law");
+  const auto& law = FailureLawRegistry::instance().get("weibull", "law");
   const LawParams p{1e-4, 0.5, 0};
   const double eta = 1.0 / (p.rate * std::tgamma(1.0 + 1.0 / p.shape));
   const double n = 50;
@@ -58,7 +58,7 @@ TEST(WeibullLaw, FirstOfACohortIsWeibullWithScaleOverNToTheOneOverK) {
 }
 
 TEST(WeibullLaw, AgedCohortOfWearOutPartsFailsSooner) {
-  const auto& law = FailureLawRegistry::instance().get("weibull", "law", "failure law");
+  const auto& law = FailureLawRegistry::instance().get("weibull", "law");
   sim::Rng a(7, 8), b(7, 8);
   double young = 0, old = 0;
   for (int i = 0; i < 20000; ++i) {

@@ -13,7 +13,7 @@ namespace {
 
 using sim::Time;
 
-const FailureLawInfo& law(const char* name) { return FailureLawRegistry::instance().get(name, "law", "failure law"); }
+const FailureLawInfo& law(const char* name) { return FailureLawRegistry::instance().get(name, "law"); }
 
 // One exponential process of `count` components at `mtbf_h` for the whole job; checkpoints stall
 // `delta`, recovery is exactly `restart` (no detection, diagnosis or read), no stragglers.
