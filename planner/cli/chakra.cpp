@@ -14,8 +14,7 @@
 #include "traces/chakra/replay.hpp"
 #include "traces/chakra/trace.hpp"
 #include "traces/chakra/workload.hpp"
-#include "traces/sinks/chrome_trace.hpp"
-#include "traces/sinks/flow_recorder.hpp"
+#include "traces/sinks/recorders.hpp"
 #include "traces/svg/svg.hpp"
 #include "traces/svg/timeline.hpp"
 
@@ -130,21 +129,10 @@ int run_chakra_simulate(const Args& args, std::ostream& out) {
   const chakra::ImportedWorkload iw = chakra::import_workload(trace, job, io);
 
   chakra::ReplayOptions ro;
-  std::unique_ptr<traces::ChromeTraceRecorder> recorder;
-  std::unique_ptr<traces::FlowRecorder> flows;
-  sim::Engine* engine_seen = nullptr;
-  ro.reuse_private_durations = args.trace_file.empty() && args.link_csv.empty();
-  ro.before_run = [&](sim::Engine& engine, const models::workload::Workload& w) {
-    engine_seen = &engine;
-    if (!args.trace_file.empty()) recorder = std::make_unique<traces::ChromeTraceRecorder>(engine, w.graph);
-  };
-  ro.on_network = [&](sim::flow::FlowNetwork& net, const topology::Topology& t) {
-    if (args.trace_file.empty() && args.link_csv.empty()) return;
-    flows = std::make_unique<traces::FlowRecorder>(net, traces::link_labels(t));
-    if (recorder) recorder->set_flows(flows.get());
-  };
+  traces::Recorders recorders(traces::RecorderOptions{args.trace_file, args.link_csv, nullptr, false});
+  recorders.attach(ro);
   ro.after_run = [&](const models::workload::Workload& w, const sim::task::TaskExecutor& exec) {
-    if (recorder) recorder->write_file(args.trace_file);
+    recorders.write_trace();
     if (args.command_options.count("plot")) {
       traces::TimelineOptions o;
       std::ostringstream title;
@@ -152,7 +140,7 @@ int run_chakra_simulate(const Args& args, std::ostream& out) {
       o.title = title.str();
       traces::write_svg_file(args.command_options.at("plot"), traces::timeline_svg(w.graph, exec, o), "--plot");
     }
-    if (flows && !args.link_csv.empty()) flows->write_link_csv(args.link_csv, engine_seen->now(), 200, "--link-csv");
+    recorders.write_link_csv();
   };
   const chakra::ReplayResult r = chakra::replay(iw, job, ro);
   if (args.json) {

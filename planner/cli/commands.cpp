@@ -6,8 +6,7 @@
 
 #include "models/collectives/alpha_beta.hpp"
 #include "models/collectives/collective.hpp"
-#include "models/collectives/flow_collective.hpp"
-#include "models/collectives/flow_executor.hpp"
+#include "models/collectives/sweep.hpp"
 #include "models/failure/checkpoint.hpp"
 #include "models/failure/law.hpp"
 #include "models/failure/profile.hpp"
@@ -30,9 +29,7 @@
 #include "topology/graph.hpp"
 #include "topology/routing.hpp"
 #include "topology/summary.hpp"
-#include "traces/sinks/chrome_trace.hpp"
-#include "traces/sinks/flow_recorder.hpp"
-#include "traces/sinks/memory_slots.hpp"
+#include "traces/sinks/recorders.hpp"
 #include "traces/svg/svg.hpp"
 #include "traces/svg/timeline.hpp"
 
@@ -74,31 +71,15 @@ int run_simulate(const Args& args, std::ostream& out) {
   models::workload::SimulateOptions opt;
   opt.fidelity =
       args.fidelity == "full" ? models::workload::Fidelity::kFullRanks : models::workload::Fidelity::kRepresentative;
-  std::unique_ptr<traces::ChromeTraceRecorder> recorder;
-  std::unique_ptr<traces::FlowRecorder> flows;
-  sim::Engine* engine_seen = nullptr;
   if (!args.link_csv.empty() && job.network != "flow")
     throw ConfigError("--link-csv", "link utilization needs the flow network", "drop --network analytic");
-  // Recorded flows must be all the flows: no reused durations.
-  opt.reuse_private_durations = args.trace_file.empty() && args.link_csv.empty();
-  opt.before_run = [&](sim::Engine& engine, const models::workload::Workload& w) {
-    engine_seen = &engine;
-    if (!args.trace_file.empty()) {
-      recorder = std::make_unique<traces::ChromeTraceRecorder>(engine, w.graph);
-      recorder->set_memory(&w.memory_events, traces::memory_slots(job, w));
-    }
-  };
-  opt.on_network = [&](sim::flow::FlowNetwork& net, const topology::Topology& t) {
-    if (args.trace_file.empty() && args.link_csv.empty()) return;
-    flows = std::make_unique<traces::FlowRecorder>(net, traces::link_labels(t));
-    if (recorder) recorder->set_flows(flows.get());
-  };
+  traces::Recorders recorders(traces::RecorderOptions{args.trace_file, args.link_csv, &job, false});
+  recorders.attach(opt);
   opt.after_run = [&](const models::workload::Workload& w, const sim::task::TaskExecutor& exec) {
-    if (recorder) recorder->write_file(args.trace_file);
+    recorders.write_trace();
     if (args.command_options.count("plot")) write_timeline_plot(args.command_options.at("plot"), job, w, exec);
     write_chakra_export(args, job, w, exec);
-    // 200 bins over the iteration: per-link utilization timelines small enough to plot.
-    if (flows && !args.link_csv.empty()) flows->write_link_csv(args.link_csv, engine_seen->now(), 200, "--link-csv");
+    recorders.write_link_csv();
   };
   for (const std::string& spec : args.faults) opt.faults.push_back(models::workload::parse_fault(spec));
   const int32_t iterations = iterations_option(args);
@@ -129,16 +110,9 @@ int run_simulate(const Args& args, std::ostream& out) {
       if (r.fits) print_iterations(out, ir, !opt.faults.empty());
     }
   }
-  if (!r.fits) {
-    const auto& st = r.stages[static_cast<size_t>(r.worst_memory_stage)];
-    const double over = (st.memory.total() - r.capacity).gib();
-    char buf[64];
-    std::snprintf(buf, sizeof buf, "%.2f GiB", over);
-    throw PlanError("stage " + std::to_string(st.stage) + " memory",
-                    "needs " + sim::to_string(st.memory.total()) + " per GPU but only " + sim::to_string(r.capacity) +
-                        " is usable, " + buf + " over",
-                    "try --recompute full or selective, a larger --tp or --pp, --zero 1, or a smaller --micro-batch");
-  }
+  if (!r.fits)
+    throw models::workload::does_not_fit_error(
+        r, "try --recompute full or selective, a larger --tp or --pp, --zero 1, or a smaller --micro-batch");
   return kExitOk;
 }
 
@@ -245,52 +219,6 @@ void sweep_row(Json& rows, std::ostream& out, bool json, sim::Bytes size, double
   out << line;
 }
 
-// The same sweep with every transfer of the algorithm's plan simulated as flows on the cluster's
-// topology (each size on an idle network). --algo names a registered algorithm ("tree" is the
-// double binary tree) or auto (NCCL-style choice per size); see run_flow_collective.
-int run_collective_flow(const models::hardware::ClusterSpec& cluster, int64_t gpus,
-                        models::collectives::CollectiveOp op, const std::vector<sim::Bytes>& sizes,
-                        const std::string& algo, bool json, std::ostream& out) {
-  namespace col = models::collectives;
-  const sim::config::Json spec = models::hardware::network_spec(cluster);
-  const topology::Topology t =
-      topology::build_topology(spec, models::hardware::network_gpus(cluster, gpus), "cluster.network");
-  const topology::Router router(t, topology::routing_params(spec, t, "cluster.network"));
-  std::vector<int32_t> all(static_cast<size_t>(gpus));
-  for (int64_t g = 0; g < gpus; ++g) all[static_cast<size_t>(g)] = static_cast<int32_t>(g);
-  const col::Group group = col::group_on(t, all);
-  const auto& registry = col::AlgorithmRegistry::instance();
-  const std::string fixed = algo == "tree" ? "double_binary_tree" : algo;
-  if (fixed != "auto") {
-    const col::AlgorithmInfo& a = registry.get(fixed, "--algo");
-    if (!a.supports(op))
-      throw ConfigError(
-          "--algo", a.name + " does not implement " + col::to_string(op), "use one of: " + [&] {
-            std::string names;
-            for (const auto& n : col::algorithms_supporting(op)) names += (names.empty() ? "" : ", ") + n;
-            return names + ", or auto";
-          }());
-    if (const std::string why = a.why_not(col::CollectiveSpec{op, sizes.front(), 0}, group, {}); !why.empty())
-      throw ConfigError("--algo", a.name + " cannot run on these " + std::to_string(gpus) + " GPUs: " + why,
-                        "use --algo auto");
-  }
-  const double factor = col::bus_bandwidth_factor(op, gpus);
-  Json rows = Json::array();
-  if (!json) {
-    out << "# trainsim collective: " << col::to_string(op) << " on " << gpus << " GPUs of " << cluster.name
-        << " (flow-level network on " << t.builder() << ", " << group.node_count() << " server"
-        << (group.node_count() == 1 ? "" : "s") << ")\n";
-    out << "#       size      time(us)  algbw(GB/s)  busbw(GB/s)  algorithm\n";
-  }
-  for (const sim::Bytes size : sizes) {
-    const auto r =
-        col::run_flow_collective(router, static_cast<int32_t>(gpus), op, size, fixed, cluster.collective_launch);
-    sweep_row(rows, out, json, size, r.time.seconds(), factor, r.algorithm);
-  }
-  if (json) out << canonical_json(rows) << "\n";
-  return kExitOk;
-}
-
 int run_collective(const Args& args, std::ostream& out) {
   if (!args.positionals.empty()) throw ConfigError(args.positionals[0], "unexpected argument");
   if (!args.job_flags.contains("cluster"))
@@ -309,31 +237,25 @@ int run_collective(const Args& args, std::ostream& out) {
                                            {"analytic", "flow"}) == "flow";
   if (op == models::collectives::CollectiveOp::kSendRecv && gpus != 2)
     throw ConfigError("--gpus", "send_recv runs between 2 GPUs", "pass --gpus 2");
-  if (flow) return run_collective_flow(cluster, gpus, op, sizes, option(args, "algo", "auto"), args.json, out);
-  const std::string algo =
-      sim::config::read_enum(Json(option(args, "algo", "auto")), "--algo", {"auto", "ring", "tree"});
-  const models::collectives::AlphaBetaModel model(cluster);
-  const models::collectives::GroupPlacement group{gpus, std::min(gpus, cluster.gpus_per_node)};
-  if (algo == "tree" && (op != models::collectives::CollectiveOp::kAllReduce || group.nodes() <= 1))
-    throw ConfigError("--algo", "tree is an all-reduce algorithm across nodes", "use --algo ring or auto");
-  const double factor = models::collectives::bus_bandwidth_factor(op, gpus);
-  Json rows = Json::array();
+  namespace col = models::collectives;
+  const col::Sweep sweep = flow ? col::flow_sweep(cluster, gpus, op, sizes, option(args, "algo", "auto"))
+                                : col::analytic_sweep(cluster, gpus, op, sizes,
+                                                      sim::config::read_enum(Json(option(args, "algo", "auto")),
+                                                                             "--algo", {"auto", "ring", "tree"}));
   if (!args.json) {
-    out << "# trainsim collective: " << models::collectives::to_string(op) << " on " << gpus << " GPUs of "
-        << cluster.name << " (" << group.nodes() << " node" << (group.nodes() == 1 ? "" : "s")
-        << ", analytic alpha-beta model)\n";
+    out << "# trainsim collective: " << col::to_string(op) << " on " << gpus << " GPUs of " << cluster.name << " (";
+    if (flow)
+      out << "flow-level network on " << sweep.fabric << ", " << sweep.nodes << " server"
+          << (sweep.nodes == 1 ? "" : "s");
+    else
+      out << sweep.nodes << " node" << (sweep.nodes == 1 ? "" : "s") << ", analytic alpha-beta model";
+    out << ")\n";
     out << "#       size      time(us)  algbw(GB/s)  busbw(GB/s)  algorithm\n";
   }
-  for (const sim::Bytes size : sizes) {
-    const sim::Time t = model.collective(op, size, group);
-    std::string used = model.algorithm(op, size, group);
-    sim::Time chosen = t;
-    if (algo == "ring" || algo == "tree") {
-      used = algo;
-      chosen = algo == "ring" ? model.ring_time(op, size, group) : model.tree_time(op, size, group);
-    }
-    sweep_row(rows, out, args.json, size, chosen.seconds(), factor, used);
-  }
+  const double factor = col::bus_bandwidth_factor(op, gpus);
+  Json rows = Json::array();
+  for (const col::SweepPoint& p : sweep.points)
+    sweep_row(rows, out, args.json, p.size, p.time.seconds(), factor, p.algorithm);
   if (args.json) out << canonical_json(rows) << "\n";
   return kExitOk;
 }

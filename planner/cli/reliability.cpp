@@ -107,13 +107,7 @@ int run_reliability(const Args& args, std::ostream& out) {
     throw ConfigError("--tokens", "is required: say how much to train",
                       "pass --tokens 15T, or --days 54 for a fixed span");
   const models::workload::SimulationResult base = models::workload::simulate(job);
-  if (!base.fits) {
-    const auto& st = base.stages[static_cast<size_t>(base.worst_memory_stage)];
-    throw PlanError("stage " + std::to_string(st.stage) + " memory",
-                    "needs " + sim::to_string(st.memory.total()) + " per GPU but only " +
-                        sim::to_string(base.capacity) + " is usable",
-                    "run `trainsim plan` for a configuration that fits");
-  }
+  if (!base.fits) throw models::workload::does_not_fit_error(base, "run `trainsim plan` for a configuration that fits");
   const mf::Inventory inventory = mf::count_components(job);
   const mf::StragglerSlowdowns slow = mf::straggler_slowdowns(job, base, setup.profile);
   mf::ReliabilityModel model =

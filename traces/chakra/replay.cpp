@@ -92,27 +92,18 @@ std::vector<RankTime> rank_times(const models::workload::Workload& w, const sim:
 }
 
 ReplayResult replay(const ImportedWorkload& iw, const models::workload::Job& job, const ReplayOptions& options) {
-  const models::workload::Workload& w = iw.w;
-  sim::Engine engine(static_cast<uint64_t>(job.seed));
-  if (options.before_run) options.before_run(engine, w);
-  sim::task::TaskExecutor exec(engine, w.graph);
-  std::unique_ptr<models::workload::NetworkCommRunner> network;
-  if (job.network == "flow") {
-    // Every rank is explicit (full fidelity): no symmetric copies to stand for.
-    network =
-        std::make_unique<models::workload::NetworkCommRunner>(job, w, models::workload::Fidelity::kFullRanks, engine);
-    network->set_reuse_private_durations(options.reuse_private_durations);
-    exec.set_runner(sim::task::TaskKind::kCollective, *network);
-    exec.set_runner(sim::task::TaskKind::kP2P, *network);
-    if (options.on_network) options.on_network(network->network(), network->topology());
-  }
+  // Every rank is explicit (full fidelity): no symmetric copies to stand for.
+  models::workload::RunOptions run = options;
+  run.fidelity = models::workload::Fidelity::kFullRanks;
+  run.faults.clear();
   ReplayResult res;
-  res.iteration = exec.run();
-  res.tasks = w.graph.size();
-  res.events = engine.events_executed();
-  res.ranks = rank_times(w, exec, res.iteration);
-  if (network) res.network = models::workload::network_stats(*network);
-  if (options.after_run) options.after_run(w, exec);
+  models::workload::run_workload(iw.w, job, run, nullptr, [&](const models::workload::RunView& v) {
+    res.iteration = v.end;
+    res.tasks = v.workload.graph.size();
+    res.events = v.engine.events_executed();
+    res.ranks = rank_times(v.workload, v.exec, res.iteration);
+    res.network = v.network;
+  });
   return res;
 }
 

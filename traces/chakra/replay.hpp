@@ -10,7 +10,7 @@
 #include <vector>
 
 #include "models/workload/job/job.hpp"
-#include "models/workload/run/simulate.hpp"
+#include "models/workload/run/run_workload.hpp"
 #include "sim/config/schema.hpp"
 #include "sim/flow/network.hpp"
 #include "sim/task/executor.hpp"
@@ -35,14 +35,10 @@ struct ReplayResult {
   sim::config::Json to_json() const;                      // iteration_time_s, ranks, simulation
 };
 
-struct ReplayOptions {
-  // As in models::workload::SimulateOptions: tracers attach before the run, recorders of flows
-  // once the network exists, writers after the run.
-  std::function<void(sim::Engine&, const models::workload::Workload&)> before_run;
-  std::function<void(sim::flow::FlowNetwork&, const topology::Topology&)> on_network;
-  std::function<void(const models::workload::Workload&, const sim::task::TaskExecutor&)> after_run;
-  bool reuse_private_durations = true;
-};
+// As models::workload::SimulateOptions (run_workload.hpp): tracers attach before the run,
+// recorders of flows once the network exists, writers after the run. The replay always runs at
+// full fidelity (every rank is in the trace) and without faults.
+using ReplayOptions = models::workload::RunOptions;
 
 // `job` is the replay job (import_workload's): its cluster, GPU, gpus = ranks, network, seed.
 ReplayResult replay(const ImportedWorkload& iw, const models::workload::Job& job, const ReplayOptions& options = {});

@@ -10,8 +10,8 @@
 #include "sim/error.hpp"
 #include "sim/task/critical_path.hpp"
 #include "topology/graph.hpp"
-#include "traces/sinks/flow_recorder.hpp"
 #include "traces/sinks/memory_slots.hpp"
+#include "traces/sinks/recorders.hpp"
 #include "ui/scene/topology_layout.hpp"
 
 namespace trainsim::ui {
@@ -109,15 +109,15 @@ Scene simulate_scene(const models::workload::Job& job, const SceneOptions& o) {
   scene.gpus = job.gpus;
 
   models::workload::SimulateOptions opt;
-  std::unique_ptr<traces::FlowRecorder> flows;
   TopologyLayout layout;
-  const bool record = o.link_utilization && job.network == "flow";
-  opt.reuse_private_durations = !record;
-  opt.on_network = [&](sim::flow::FlowNetwork& net, const topology::Topology& t) {
+  opt.on_network = [&](sim::flow::FlowNetwork&, const topology::Topology& t) {
     layout = layout_topology(t, o.max_gpus_drawn);
     scene.topology = t.builder();
-    if (record) flows = std::make_unique<traces::FlowRecorder>(net, std::vector<std::string>(t.link_count()));
   };
+  traces::RecorderOptions ro;
+  ro.record_links = o.link_utilization && job.network == "flow";
+  traces::Recorders recorders(ro);
+  recorders.attach(opt);
   sim::Time end;
   opt.after_run = [&](const models::workload::Workload& w, const sim::task::TaskExecutor& exec) {
     fill_tasks(scene, w, exec);
@@ -125,18 +125,14 @@ Scene simulate_scene(const models::workload::Job& job, const SceneOptions& o) {
     for (const SceneTask& t : scene.tasks) end = std::max(end, sim::Time::ns(t.end_ns));
   };
   const models::workload::SimulationResult r = models::workload::simulate(job, opt);
-  if (!r.fits) {
-    const auto& st = r.stages[static_cast<size_t>(r.worst_memory_stage)];
-    throw PlanError(
-        "stage " + std::to_string(st.stage) + " memory",
-        "needs " + sim::to_string(st.memory.total()) + " per GPU but only " + sim::to_string(r.capacity) + " is usable",
-        "try recompute, a larger tp or pp, or a smaller micro-batch");
-  }
+  if (!r.fits)
+    throw models::workload::does_not_fit_error(r, "try recompute, a larger tp or pp, or a smaller micro-batch");
   scene.iteration_s = r.iteration.seconds();
   scene.mfu = r.mfu;
   scene.tokens_per_s = r.tokens_per_s;
   scene.nodes = std::move(layout.nodes);
   scene.links = std::move(layout.links);
+  const traces::FlowRecorder* flows = recorders.flows();
   if (flows && end.count_ns() > 0) {
     // Per drawn link and bin: bytes each way over (capacity x bin time); the busier direction.
     const int32_t bins = std::max(1, o.link_bins);

@@ -1,6 +1,8 @@
 #include "models/workload/run/simulate.hpp"
 
 #include <algorithm>
+#include <cstdio>
+#include <optional>
 
 #include "models/collectives/alpha_beta.hpp"
 #include "models/llm/layer_ops.hpp"
@@ -8,8 +10,7 @@
 #include "models/schedules/schedule.hpp"
 #include "models/workload/build/builder.hpp"
 #include "models/workload/build/stage_memory.hpp"
-#include "models/workload/run/network_runner.hpp"
-#include "models/workload/run/slow_compute.hpp"
+#include "models/workload/run/run_workload.hpp"
 #include "sim/task/executor.hpp"
 
 namespace trainsim::models::workload {
@@ -36,89 +37,12 @@ std::vector<StageReport> stage_memory_reports(const Job& job) {
   return out;
 }
 
-sim::config::Json NetworkStats::to_json() const {
-  return sim::config::Json{{"topology", topology},
-                           {"links", links},
-                           {"collectives", collectives},
-                           {"transfers", transfers},
-                           {"flows", flows},
-                           {"solves", solves},
-                           {"flows_solved", flows_solved},
-                           {"memoized_collectives", memoized},
-                           {"memo_overlaps", memo_overlaps}};
-}
-
-NetworkStats network_stats(const NetworkCommRunner& n) {
-  const auto& ns = n.network().stats();
-  const auto& es = n.executor().stats();
-  return NetworkStats{n.topology().builder(), n.topology().link_count(),
-                      es.collectives,         es.transfers,
-                      ns.flows_completed,     ns.solves,
-                      ns.variables_solved,    n.memoized,
-                      n.memo_overlaps};
-}
-
-SimulationResult simulate(const Job& job, const SimulateOptions& options) {
-  if (!options.faults.empty()) check_faults(job, options.faults);
-  SimulationResult res;
-  res.job = job;
-  res.capacity = job.gpu.memory - job.gpu.reserved_memory;
-  res.stages = stage_memory_reports(job);
-  for (const auto& st : res.stages) {
-    if (st.memory.total() > res.stages[static_cast<size_t>(res.worst_memory_stage)].memory.total())
-      res.worst_memory_stage = st.stage;
-  }
-  res.fits = res.peak_memory() <= res.capacity;
-  if (!res.fits) return res;
-
-  const compute::ComputeModel cm(job.gpu, job.precision);
-  const collectives::AlphaBetaModel comm(job.cluster);
-  const Workload w = build_workload(job, cm, comm, options.fidelity);
-  sim::Engine engine(static_cast<uint64_t>(job.seed));
-  memory::ActivationTimeline timeline(engine, w.memory_events, w.ranks.size());
-  if (options.before_run) options.before_run(engine, w);
-  sim::task::TaskExecutor exec(engine, w.graph);
-  std::unique_ptr<NetworkCommRunner> network;
-  if (job.network == "flow") {
-    // Link faults at time 0 are there from the start: the network is built with them.
-    std::vector<Fault> from_start;
-    for (const Fault& f : options.faults)
-      if (f.is_link() && f.at == sim::Time::zero()) from_start.push_back(f);
-    network = std::make_unique<NetworkCommRunner>(job, w, options.fidelity, engine, from_start);
-    // A link that fails during the run may be one a memoized collective is using: every
-    // collective then runs as flows (exactly as fast when nothing fails; docs/faults.md).
-    const bool link_events = std::any_of(options.faults.begin(), options.faults.end(),
-                                         [](const Fault& f) { return f.is_link() && f.at > sim::Time::zero(); });
-    network->set_reuse_private_durations(options.reuse_private_durations && !link_events);
-    exec.set_runner(sim::task::TaskKind::kCollective, *network);
-    exec.set_runner(sim::task::TaskKind::kP2P, *network);
-    if (options.on_network) options.on_network(network->network(), network->topology());
-  }
-  std::unique_ptr<SlowComputeRunner> slow;
-  std::unique_ptr<FaultInjector> injector;
-  if (!options.faults.empty()) {
-    slow = std::make_unique<SlowComputeRunner>(w);
-    exec.set_runner(sim::task::TaskKind::kCompute, *slow);
-    injector = std::make_unique<FaultInjector>(exec, w, job, options.faults, network.get(), slow.get());
-    injector->arm();
-  }
-  res.iteration = exec.run();
-  if (network) res.network = network_stats(*network);
-  res.simulated = true;
-  res.tasks = w.graph.size();
-  res.events = engine.events_executed();
-  res.simulated_ranks = w.ranks.size();
-  if (injector) {
-    res.faults = injector->report();
-    // Stopped part-way: no breakdown, throughput or activation peak of a whole iteration.
-    if (!res.faults->completed) {
-      if (options.after_run) options.after_run(w, exec);
-      return res;
-    }
-  }
-
-  // Per stage: the first simulated rank of the stage is its representative in reports; the
-  // activation peak comes from the timeline (it must equal the schedule count).
+namespace {
+// The report of a completed run: per-stage breakdown and activation peak (the first simulated
+// rank of a stage is its representative), the critical stage, throughput and FLOP rates.
+void summarize(SimulationResult& res, const Workload& w, const sim::task::TaskExecutor& exec,
+               const memory::ActivationTimeline& timeline) {
+  const Job& job = res.job;
   double flops_sum = 0;
   for (uint32_t slot = 0; slot < w.ranks.size(); ++slot) {
     const TimeBreakdown tb = rank_breakdown(w, exec, slot, res.iteration);
@@ -145,8 +69,51 @@ SimulationResult simulate(const Job& job, const SimulateOptions& options) {
   res.mfu = res.model_tflops_per_gpu * 1e12 / job.gpu.peak_bf16.per_second();
   // Every simulated rank stands for the same number of GPUs.
   res.hardware_tflops_per_gpu = flops_sum / static_cast<double>(w.ranks.size()) / iter_s / 1e12;
-  if (options.after_run) options.after_run(w, exec);
+}
+
+}  // namespace
+
+SimulationResult simulate(const Job& job, const SimulateOptions& options) {
+  if (!options.faults.empty()) check_faults(job, options.faults);
+  SimulationResult res;
+  res.job = job;
+  res.capacity = job.gpu.memory - job.gpu.reserved_memory;
+  res.stages = stage_memory_reports(job);
+  for (const auto& st : res.stages) {
+    if (st.memory.total() > res.stages[static_cast<size_t>(res.worst_memory_stage)].memory.total())
+      res.worst_memory_stage = st.stage;
+  }
+  res.fits = res.peak_memory() <= res.capacity;
+  if (!res.fits) return res;
+
+  const compute::ComputeModel cm(job.gpu, job.precision);
+  const collectives::AlphaBetaModel comm(job.cluster);
+  const Workload w = build_workload(job, cm, comm, options.fidelity);
+  std::optional<memory::ActivationTimeline> timeline;
+  run_workload(
+      w, job, options, [&](sim::Engine& engine) { timeline.emplace(engine, w.memory_events, w.ranks.size()); },
+      [&](const RunView& run) {
+        res.iteration = run.end;
+        res.network = run.network;
+        res.faults = run.faults;
+        res.simulated = true;
+        res.tasks = w.graph.size();
+        res.events = run.engine.events_executed();
+        res.simulated_ranks = w.ranks.size();
+        // Stopped part-way: no breakdown, throughput or activation peak of a whole iteration.
+        if (res.completed()) summarize(res, w, run.exec, *timeline);
+      });
   return res;
+}
+
+PlanError does_not_fit_error(const SimulationResult& r, const std::string& hint) {
+  const auto& st = r.stages[static_cast<size_t>(r.worst_memory_stage)];
+  char over[64];
+  std::snprintf(over, sizeof over, "%.2f GiB", (st.memory.total() - r.capacity).gib());
+  return PlanError("stage " + std::to_string(st.stage) + " memory",
+                   "needs " + sim::to_string(st.memory.total()) + " per GPU but only " + sim::to_string(r.capacity) +
+                       " is usable, " + over + " over",
+                   hint);
 }
 
 sim::Bytes SimulationResult::peak_memory() const {

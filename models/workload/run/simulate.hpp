@@ -13,6 +13,8 @@
 #include "models/workload/run/breakdown.hpp"
 #include "models/workload/run/fault.hpp"
 #include "models/workload/run/fault_injector.hpp"
+#include "models/workload/run/run_workload.hpp"
+#include "sim/error.hpp"
 #include "sim/flow/network.hpp"
 #include "topology/fwd.hpp"
 
@@ -25,18 +27,6 @@ struct StageReport {
   memory::StageMemory memory;
   TimeBreakdown time;  // filled when simulated
 };
-
-// What the flow-level network did (network = "flow").
-struct NetworkStats {
-  std::string topology;  // builder name
-  size_t links = 0;      // directed links
-  uint64_t collectives = 0, transfers = 0, flows = 0, solves = 0, flows_solved = 0;
-  uint64_t memoized = 0, memo_overlaps = 0;  // private collectives that reused a measured duration
-  sim::config::Json to_json() const;         // the reports' "simulation.network" object
-};
-class NetworkCommRunner;
-// What a run's flow network did (after the run).
-NetworkStats network_stats(const NetworkCommRunner& runner);
 
 struct SimulationResult {
   Job job;
@@ -59,29 +49,20 @@ struct SimulationResult {
   sim::config::Json to_json() const;
 };
 
-struct SimulateOptions {
-  Fidelity fidelity = Fidelity::kRepresentative;
-  // Called after the DAG is built and before the engine runs (attach tracers here).
-  std::function<void(sim::Engine&, const Workload&)> before_run;
-  // Called after the run while the executor is alive.
-  std::function<void(const Workload&, const sim::task::TaskExecutor&)> after_run;
-  // Called once the flow network is built (network = "flow"), before the run: attach flow and
-  // link recorders here.
-  std::function<void(sim::flow::FlowNetwork&, const topology::Topology&)> on_network;
-  // Private collectives reuse a measured duration instead of running as flows (network_runner.hpp);
-  // recorders that must see every flow turn this off.
-  bool reuse_private_durations = true;
-  // Faults injected into the run (fault.hpp, docs/faults.md), at their time into it; at time 0
-  // they are there from the start. Re-simulating a degraded component, e.g. for a slowdown:
-  //   opt.faults = {Fault::slow_gpu(rank, 0.5)};  or  {Fault::degraded_uplink(rank, 0.25)};
-  //   simulate(job, opt).iteration / simulate(job).iteration.
-  // Throws ConfigError when a fault does not fit the job (check_faults).
-  std::vector<Fault> faults;
-};
+// How to run it (run_workload.hpp): fidelity, recorders' hooks, reused private durations, faults.
+// Re-simulating a degraded component, e.g. for a slowdown:
+//   opt.faults = {Fault::slow_gpu(rank, 0.5)};  or  {Fault::degraded_uplink(rank, 0.25)};
+//   simulate(job, opt).iteration / simulate(job).iteration.
+using SimulateOptions = RunOptions;
 
 // Never throws for a plan that does not fit: returns fits = false with the memory breakdown and
 // leaves the iteration unsimulated. Throws ConfigError for bad jobs.
 SimulationResult simulate(const Job& job, const SimulateOptions& options = {});
+
+// The one-line error for a result that does not fit (fits == false): the stage that needs the
+// most, what it needs, what is usable and by how much it is over; `hint` says what to change in
+// the caller's own terms (flags for the CLI, knobs for the viewer).
+PlanError does_not_fit_error(const SimulationResult& result, const std::string& hint);
 
 // Memory per stage from the schedule alone (no simulation).
 std::vector<StageReport> stage_memory_reports(const Job& job);
