@@ -56,8 +56,8 @@ std::string us(double s) {
 }
 }  // namespace
 
-double predict(const calibration::Measurement& m, const models::hardware::GpuSpec& gpu, const models::hardware::ClusterSpec& c,
-               const models::workload::Job& job) {
+double predict(const calibration::Measurement& m, const models::hardware::GpuSpec& gpu,
+               const models::hardware::ClusterSpec& c, const models::workload::Job& job) {
   switch (m.kind) {
     case calibration::OpKind::kGemm: {
       if (m.precision == "fp8" && gpu.peak_fp8.per_second() <= 0.0) return NAN;
@@ -103,9 +103,9 @@ double predict(const calibration::Measurement& m, const models::hardware::GpuSpe
   return NAN;
 }
 
-Report make_report(const calibration::MeasurementSet& set, const models::workload::Job& job, const models::hardware::GpuSpec& before,
-                   const models::hardware::ClusterSpec& cluster_before, const models::hardware::GpuSpec& after,
-                   const models::hardware::ClusterSpec& cluster_after) {
+Report make_report(const calibration::MeasurementSet& set, const models::workload::Job& job,
+                   const models::hardware::GpuSpec& before, const models::hardware::ClusterSpec& cluster_before,
+                   const models::hardware::GpuSpec& after, const models::hardware::ClusterSpec& cluster_after) {
   Report r;
   r.provenance = set.provenance;
   for (const calibration::Measurement& m : set.items) {

@@ -9,10 +9,10 @@
 
 #include <nlohmann/json.hpp>
 
+#include "models/calibration/measurement.hpp"
 #include "models/hardware/cluster_spec.hpp"
 #include "models/hardware/gpu_spec.hpp"
 #include "models/workload/job.hpp"
-#include "models/calibration/measurement.hpp"
 
 namespace trainsim::validator {
 
@@ -21,8 +21,8 @@ namespace calibration = models::calibration;
 // What the simulator predicts for one measurement with these constants (seconds), or NaN where
 // it has no model for the op (host copies; collectives of a single GPU). A kLayer record is
 // predicted as the sum of the layer's kernels for `job`'s model and shape.
-double predict(const calibration::Measurement& m, const models::hardware::GpuSpec& gpu, const models::hardware::ClusterSpec& c,
-               const models::workload::Job& job);
+double predict(const calibration::Measurement& m, const models::hardware::GpuSpec& gpu,
+               const models::hardware::ClusterSpec& c, const models::workload::Job& job);
 
 struct ReportRow {
   std::string name;
@@ -52,9 +52,9 @@ struct Report {
   double gemm_default_vs_best_max = NAN;  // largest (default - best) / best over GEMM shapes
 };
 
-Report make_report(const calibration::MeasurementSet& set, const models::workload::Job& job, const models::hardware::GpuSpec& before,
-                   const models::hardware::ClusterSpec& cluster_before, const models::hardware::GpuSpec& after,
-                   const models::hardware::ClusterSpec& cluster_after);
+Report make_report(const calibration::MeasurementSet& set, const models::workload::Job& job,
+                   const models::hardware::GpuSpec& before, const models::hardware::ClusterSpec& cluster_before,
+                   const models::hardware::GpuSpec& after, const models::hardware::ClusterSpec& cluster_after);
 
 void print_report(std::ostream& out, const Report& r);
 nlohmann::json report_json(const Report& r);

@@ -7,8 +7,8 @@
 #include <stdexcept>
 #include <string>
 
-#include "models/workload/job.hpp"
 #include "models/calibration/measurement.hpp"
+#include "models/workload/job.hpp"
 
 namespace trainsim::validator {
 

@@ -37,9 +37,9 @@
 
 #include <nlohmann/json.hpp>
 
+#include "models/calibration/measurement.hpp"
 #include "models/hardware/cluster_spec.hpp"
 #include "models/hardware/gpu_spec.hpp"
-#include "models/calibration/measurement.hpp"
 
 namespace trainsim::models::calibration {
 

@@ -8,13 +8,13 @@
 #include <string>
 #include <vector>
 
+#include "models/calibration/fit.hpp"
+#include "models/calibration/measurement.hpp"
 #include "models/presets/catalog.hpp"
 #include "models/workload/job.hpp"
 #include "planner/cli/commands.hpp"
 #include "planner/cli/job_input.hpp"
 #include "sim/error.hpp"
-#include "models/calibration/fit.hpp"
-#include "models/calibration/measurement.hpp"
 #include "validator/report.hpp"
 #include "validator/runner.hpp"
 
@@ -67,7 +67,8 @@ int run_validate(const Args& args, std::ostream& out, const std::string& command
   models::calibration::MeasurementSet set;
   const std::string saved = option(args, "measurements");
   if (!saved.empty()) {
-    set = models::calibration::measurements_from_json(models::presets::load_json_file(saved, "--measurements"), "--measurements");
+    set = models::calibration::measurements_from_json(models::presets::load_json_file(saved, "--measurements"),
+                                                      "--measurements");
     check_same_job(set, job);
   } else {
     validator::MeasureOptions opt;

@@ -5,7 +5,6 @@
 
 namespace trainsim::sim::task {
 
-
 std::vector<TaskIndex> critical_path(const TaskGraph& g, const TaskExecutor& exec) {
   const size_t n = g.size();
   constexpr TaskIndex kNone = std::numeric_limits<TaskIndex>::max();

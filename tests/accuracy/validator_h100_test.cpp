@@ -16,10 +16,10 @@
 #include <cstdio>
 #include <string>
 
+#include "models/calibration/fit.hpp"
 #include "models/hardware/calibration.hpp"
 #include "models/presets/catalog.hpp"
 #include "models/workload/job.hpp"
-#include "models/calibration/fit.hpp"
 #include "validator/report.hpp"
 
 namespace trainsim::accuracy {
@@ -56,8 +56,9 @@ TEST(ValidatorH100, Llama70bLayerShardBeforeAndAfterCalibration) {
   const validator::ReportRow* layer = nullptr;
   for (const auto& r : report.rows) {
     if (std::isnan(r.before_s)) continue;
-    std::printf("%-26s %-14s %12.1f %12.1f %+7.1f%% %12.1f %+7.1f%%\n", r.name.c_str(), models::calibration::to_string(r.kind),
-                r.measured_s * 1e6, r.before_s * 1e6, 100 * r.error_before(), r.after_s * 1e6, 100 * r.error_after());
+    std::printf("%-26s %-14s %12.1f %12.1f %+7.1f%% %12.1f %+7.1f%%\n", r.name.c_str(),
+                models::calibration::to_string(r.kind), r.measured_s * 1e6, r.before_s * 1e6, 100 * r.error_before(),
+                r.after_s * 1e6, 100 * r.error_after());
     if (r.kind == models::calibration::OpKind::kLayer) layer = &r;
   }
   for (const auto& k : report.kinds)

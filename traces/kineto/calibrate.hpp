@@ -10,13 +10,13 @@
 #include <string>
 #include <vector>
 
+#include "models/calibration/fit.hpp"
+#include "models/calibration/measurement.hpp"
 #include "models/hardware/gpu_spec.hpp"
 #include "sim/config/schema.hpp"
 #include "sim/units.hpp"
 #include "traces/kineto/ops.hpp"
 #include "traces/kineto/trace.hpp"
-#include "models/calibration/fit.hpp"
-#include "models/calibration/measurement.hpp"
 
 namespace trainsim::traces {
 

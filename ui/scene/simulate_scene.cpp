@@ -8,10 +8,10 @@
 
 #include "models/workload/simulate.hpp"
 #include "sim/error.hpp"
+#include "sim/task/critical_path.hpp"
 #include "topology/graph.hpp"
 #include "traces/sinks/flow_recorder.hpp"
 #include "traces/sinks/memory_slots.hpp"
-#include "sim/task/critical_path.hpp"
 #include "ui/scene/topology_layout.hpp"
 
 namespace trainsim::ui {

@@ -13,7 +13,7 @@ namespace trainsim::validator::gpu {
 namespace calibration = models::calibration;
 
 std::vector<calibration::Measurement> measure_collectives(const World& world, const std::vector<CollectiveCase>& cases,
-                                             int gpus_per_node, int warmup, int reps) {
+                                                          int gpus_per_node, int warmup, int reps) {
   const int n = world.size();
   ncclUniqueId id{};
   if (world.rank() == 0) TRAINSIM_NCCL(ncclGetUniqueId(&id));

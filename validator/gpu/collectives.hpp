@@ -6,8 +6,8 @@
 #include <string>
 #include <vector>
 
-#include "validator/gpu/world.hpp"
 #include "models/calibration/measurement.hpp"
+#include "validator/gpu/world.hpp"
 
 namespace trainsim::validator::gpu {
 
@@ -23,6 +23,6 @@ struct CollectiveCase {
 // that group; a world of one GPU gives "local" records that calibrate nothing). `gpus_per_node`
 // decides the link class: "nvlink" inside one node, "ib" across nodes.
 std::vector<calibration::Measurement> measure_collectives(const World& world, const std::vector<CollectiveCase>& cases,
-                                             int gpus_per_node, int warmup, int reps);
+                                                          int gpus_per_node, int warmup, int reps);
 
 }  // namespace trainsim::validator::gpu

@@ -322,7 +322,7 @@ ReplayResult replay_layer(const models::workload::Job& job, const models::llm::L
 }
 
 calibration::Measurement replay_iteration(const models::workload::Job& job, cudaStream_t s, int warmup, int reps,
-                             std::string* scope) {
+                                          std::string* scope) {
   using models::llm::Kernels;
   const models::llm::LayerShape shape{job.micro_batch, job.seq_len, job.tp, job.sp, job.attention == "flash"};
   const models::llm::LayerKernels lk = models::llm::layer_kernels(job.model, shape);

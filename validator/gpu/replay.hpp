@@ -8,9 +8,9 @@
 #include <string>
 #include <vector>
 
+#include "models/calibration/measurement.hpp"
 #include "models/llm/layer_kernels.hpp"
 #include "models/workload/job.hpp"
-#include "models/calibration/measurement.hpp"
 
 #include <cuda_runtime.h>
 
@@ -21,7 +21,7 @@ namespace calibration = models::calibration;
 struct ReplayResult {
   std::vector<calibration::Measurement> ops;  // one per kernel of the sequence (median over repetitions)
   calibration::Measurement layer;             // the whole sequence, first launch to last completion
-  std::string scope;             // what was replayed, in words (a scaled-down plan says so)
+  std::string scope;                          // what was replayed, in words (a scaled-down plan says so)
 };
 
 // One GPU's whole training iteration, replayed: for every micro-batch the embedding, every
@@ -30,7 +30,7 @@ struct ReplayResult {
 // replica (tp = pp = 1; with dp > 1 the gradient all-reduce is left out), flash attention and no
 // recompute. `scope` receives what was replayed, in words.
 calibration::Measurement replay_iteration(const models::workload::Job& job, cudaStream_t s, int warmup, int reps,
-                             std::string* scope);
+                                          std::string* scope);
 
 ReplayResult replay_layer(const models::workload::Job& job, const models::llm::LayerKernels& lk, cudaStream_t s,
                           int warmup, int reps);

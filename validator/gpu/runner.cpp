@@ -127,7 +127,8 @@ std::vector<calibration::Measurement> measure_basics(cudaStream_t s, const Measu
     const double t = median_time(s, 2, std::max(5, opt.reps / 3), [&](int) {
       for (int i = 0; i < kLaunches; ++i) launch_empty(s);
     });
-    calibration::Measurement m = copy_record("launch.empty", calibration::OpKind::kLaunch, 0, t / kLaunches, std::max(5, opt.reps / 3));
+    calibration::Measurement m =
+        copy_record("launch.empty", calibration::OpKind::kLaunch, 0, t / kLaunches, std::max(5, opt.reps / 3));
     m.kernels = 1;
     out.push_back(m);
   }
@@ -160,7 +161,7 @@ void warm_up_clocks(cudaStream_t s, double seconds) {
 // Every distinct GEMM of the layer: the time with cuBLASLt's default (first heuristic) algorithm
 // and the best of up to `gemm_algorithms` candidates; forward GEMMs also in FP8 when available.
 std::vector<calibration::Measurement> measure_gemms(const models::llm::Kernels& kernels, bool has_fp8, cudaStream_t s,
-                                       const MeasureOptions& opt, std::ostream* log, const World& world) {
+                                                    const MeasureOptions& opt, std::ostream* log, const World& world) {
   GemmRunner runner;
   std::vector<calibration::Measurement> out;
   std::set<std::string> seen;

@@ -7,8 +7,8 @@
 #include <functional>
 #include <vector>
 
-#include "validator/gpu/check.hpp"
 #include "models/calibration/measurement.hpp"
+#include "validator/gpu/check.hpp"
 
 namespace trainsim::validator::gpu {
 
