@@ -83,7 +83,7 @@ int run_validate(const Args& args, std::ostream& out, const std::string& command
         "measured on " + set.provenance.gpu_name + " (preset " + preset + ") but the job's GPU is " + job.gpu.name,
         "pass --gpu " + preset + ", or a cluster of " + preset + " GPUs");
   if (const std::string path = option(args, "save"); !path.empty())
-    write_json_file(path, validator::to_json(set), "--save");
+    write_json_file(path, models::calibration::to_json(set), "--save");
 
   const models::calibration::FitResult fitted = models::calibration::fit(set, job.gpu, &job.cluster);
   if (const std::string path = option(args, "calibration-out"); !path.empty())
@@ -93,7 +93,7 @@ int run_validate(const Args& args, std::ostream& out, const std::string& command
                                                           fitted.has_cluster ? fitted.cluster : job.cluster);
   if (args.json) {
     sim::config::Json j = {{"schema_version", 1},
-                           {"provenance", validator::to_json(set.provenance)},
+                           {"provenance", models::calibration::to_json(set.provenance)},
                            {"report", validator::report_json(report)},
                            {"fit", fitted.to_json()}};
     out << j.dump(2) << "\n";
