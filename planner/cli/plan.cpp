@@ -95,10 +95,24 @@ Setup setup(const Json& job_json, int64_t gpus, bool needs_power) {
   return s;
 }
 
-}  // namespace
+// What the phases of `trainsim plan` share: the options, the job (as given, without its GPU
+// count, and with the what-if overrides), the sizes to plan, the goodput setup and the emitters.
+struct PlanRun {
+  search::Distributed& dist;  // first: it initialises MPI when launched by mpirun
+  const Args& args;
+  std::ostream& out;
+  PlanReportOptions ro;
+  search::SearchOptions so;
+  std::vector<int64_t> sizes;           // the --gpus count, or the --gpus-range sizes
+  Json base_json;                       // the job as given (the first size's GPU count)
+  Json given;                           // ... without "gpus": the fields the search keeps
+  Json what_if_json;                    // ... with the --override values
+  std::optional<ReliabilitySetup> rel;  // --objective goodput: the reliability options
+  std::vector<std::string> emitters;    // --emit names
+};
 
-int run_plan(const Args& args, std::ostream& out) {
-  auto& dist = search::Distributed::instance();
+// The report options (--objective, --tokens, --price-per-gpu-hour, --top).
+PlanReportOptions report_options(const Args& args) {
   PlanReportOptions ro;
   ro.json = args.json;
   ro.objective = sim::config::read_enum(Json(option(args, "objective", "time")), "--objective",
@@ -106,9 +120,14 @@ int run_plan(const Args& args, std::ostream& out) {
   if (args.command_options.count("tokens")) ro.tokens = parse_tokens(args.command_options.at("tokens"));
   ro.price_per_gpu_hour = number_option(args, "price-per-gpu-hour", 0.0, 0.0, 1e6);
   ro.top = int_option(args, "top", 10, 1, 1000);
+  return ro;
+}
 
+// The search options: re-simulations, headroom, the space's bounds and the threads (the hardware's,
+// shared by the MPI ranks of one node).
+search::SearchOptions search_options(const Args& args, int64_t keep) {
   search::SearchOptions so;
-  so.keep = ro.top;
+  so.keep = keep;
   so.rerank = int_option(args, "rerank", 100, 0, 100000);
   so.rerank_flow = int_option(args, "rerank-flow", 10, 0, 100000);
   so.headroom = number_option(args, "headroom", 0.9, 0.05, 1.0);
@@ -118,59 +137,47 @@ int run_plan(const Args& args, std::ostream& out) {
   const char* local = std::getenv("OMPI_COMM_WORLD_LOCAL_SIZE");
   const int64_t local_ranks = local ? std::max(1, std::atoi(local)) : 1;
   so.threads = static_cast<int>(int_option(args, "threads", std::max<int64_t>(1, hw_threads / local_ranks), 1, 1024));
-  ro.headroom = so.headroom;
+  return so;
+}
 
-  // The job: flags over the file; a GPU range stands in for --gpus.
-  Args a = args;
-  std::vector<int64_t> sizes;
-  if (args.command_options.count("gpus-range")) {
-    sizes = parse_range(args.command_options.at("gpus-range"));
-    a.job_flags["gpus"] = sizes.front();
+// The job: flags over the file; a GPU range stands in for --gpus.
+void read_job(PlanRun& p) {
+  Args a = p.args;
+  if (p.args.command_options.count("gpus-range")) {
+    p.sizes = parse_range(p.args.command_options.at("gpus-range"));
+    a.job_flags["gpus"] = p.sizes.front();
   }
-  const Json base_json = job_json(a);
-  if (sizes.empty()) sizes = {base_json.at("gpus").get<int64_t>()};
-  Json given = base_json;
-  given.erase("gpus");
-  if (ro.objective == "energy") ro.require_power = true;
-  // Goodput: the reliability options of `trainsim reliability`, read once.
-  std::optional<ReliabilitySetup> rel;
-  if (ro.objective == "goodput") {
-    if (ro.tokens <= 0)
+  p.base_json = job_json(a);
+  if (p.sizes.empty()) p.sizes = {p.base_json.at("gpus").get<int64_t>()};
+  p.given = p.base_json;
+  p.given.erase("gpus");
+}
+
+// Goodput: the reliability options of `trainsim reliability`, read once; without --objective
+// goodput, they are errors.
+void read_reliability(PlanRun& p) {
+  const Args& args = p.args;
+  if (p.ro.objective == "goodput") {
+    if (p.ro.tokens <= 0)
       throw ConfigError("--tokens", "is required with --objective goodput (the run's length)", "pass --tokens 15T");
-    rel = reliability_setup(args, base_json.value("seed", int64_t{0}));
-  } else {
-    for (const char* o : {"runs", "checkpoint", "checkpoint-interval", "spares", "failures", "failure-scale",
-                          "storage-write", "storage-read"})
-      if (args.command_options.count(o))
-        throw ConfigError(std::string("--") + o, "only applies to `trainsim plan` with --objective goodput",
-                          "add --objective goodput, or run `trainsim reliability`");
-    if (!args.rates.empty() || args.options.count("elastic") || args.options.count("broadcast-restore"))
-      throw ConfigError(!args.rates.empty()             ? "--rate"
-                        : args.options.count("elastic") ? "--elastic"
-                                                        : "--broadcast-restore",
-                        "only applies to `trainsim plan` with --objective goodput",
-                        "add --objective goodput, or run `trainsim reliability`");
+    p.rel = reliability_setup(args, p.base_json.value("seed", int64_t{0}));
+    return;
   }
-  // The goodput model of one cluster size (its components and failure processes); the search
-  // ranks by its expected wall clock.
-  auto goodput_for = [&](const Setup& st, int64_t g) -> std::unique_ptr<models::failure::GoodputModel> {
-    if (!rel) return nullptr;
-    models::workload::Job j = st.hardware;
-    j.gpus = g;
-    j.global_batch = st.spec.global_batch;
-    j.seq_len = st.spec.seq_len.value_or(j.model.seq_len);
-    j.network = st.spec.network;
-    return std::make_unique<models::failure::GoodputModel>(j, rel->profile, rel->options);
-  };
-  auto score_of =
-      [](const models::failure::GoodputModel* gm) -> std::function<double(const search::Candidate&, double)> {
-    if (!gm) return {};
-    return [gm](const search::Candidate& c, double it) {
-      return gm->expected_time(c.dp, c.cp, c.zero, sim::Time::from_seconds_ceil(it)).seconds();
-    };
-  };
+  for (const char* o : {"runs", "checkpoint", "checkpoint-interval", "spares", "failures", "failure-scale",
+                        "storage-write", "storage-read"})
+    if (args.command_options.count(o))
+      throw ConfigError(std::string("--") + o, "only applies to `trainsim plan` with --objective goodput",
+                        "add --objective goodput, or run `trainsim reliability`");
+  if (!args.rates.empty() || args.options.count("elastic") || args.options.count("broadcast-restore"))
+    throw ConfigError(!args.rates.empty()             ? "--rate"
+                      : args.options.count("elastic") ? "--elastic"
+                                                      : "--broadcast-restore",
+                      "only applies to `trainsim plan` with --objective goodput",
+                      "add --objective goodput, or run `trainsim reliability`");
+}
 
-  // Launch configs: names and folder checked before the search runs.
+// Launch configs: names and folder checked before the search runs.
+std::vector<std::string> read_emitters(const Args& args) {
   std::vector<std::string> emitters;
   if (args.command_options.count("emit")) {
     if (option(args, "out", "").empty()) throw ConfigError("--out", "is required with --emit", "pass --out DIR");
@@ -186,100 +193,140 @@ int run_plan(const Args& args, std::ostream& out) {
   } else if (args.command_options.count("out")) {
     throw ConfigError("--out", "only applies with --emit", "add --emit megatron|nemo|deepspeed|torchtitan|slurm");
   }
-  const Json what_if_json = apply_overrides(base_json, args.overrides);
-  ro.overrides = args.overrides;
+  return emitters;
+}
 
-  if (sizes.size() > 1) {
-    if (!emitters.empty())
-      throw ConfigError("--emit", "writes the launch configs of one plan, not of a sweep", "give one --gpus count");
-    // Sweep: one search per size, fewer re-simulations each.
-    so.rerank = args.command_options.count("rerank") ? so.rerank : std::min<int64_t>(so.rerank, 10);
-    so.rerank_flow = args.command_options.count("rerank-flow") ? so.rerank_flow : std::min<int64_t>(so.rerank_flow, 3);
-    std::vector<SizeResult> rows;
-    for (const int64_t g : sizes) {
-      so.progress = progress_bar(std::to_string(g) + " GPUs");
-      SizeResult row;
-      row.gpus = g;
-      try {
-        const Setup s = setup(what_if_json, g, ro.require_power);
-        const auto gm = goodput_for(s, g);
-        so.score = score_of(gm.get());
-        row.result = search::run_search(s.hardware, s.spec, given, so);
-        so.score = {};  // it points into this size's model
-        row.job = search::plan_job(s.hardware, s.spec, row.result.plans.front().candidate);
-        row.ok = true;
-      } catch (const PlanError& e) {
-        row.why = e.what();
-      } catch (const ConfigError& e) {
-        row.why = (e.path().empty() ? "" : e.path() + ": ") + e.message();
-      }
-      rows.push_back(std::move(row));
-    }
-    if (!dist.root()) return kExitOk;
-    print_sweep(out, rows, ro);
-    if (args.command_options.count("plot")) {
-      const size_t best = best_size(rows, ro);
-      std::ostringstream title;
-      if (best < rows.size()) title << rows[best].job.model.name << " on " << rows[best].job.gpu.name << ": ";
-      title << "cluster sizes (objective: " << ro.objective << ")";
-      traces::write_svg_file(args.command_options.at("plot"), sweep_svg(rows, best, title.str()), "--plot");
-    }
-    bool any = false;
-    for (const auto& r : rows) any = any || r.ok;
-    if (!any) throw PlanError("plan", "no cluster size in the range has a configuration that fits", "use more GPUs");
-    return kExitOk;
+// The goodput model of one cluster size (its components and failure processes); the search
+// ranks by its expected wall clock. Null without --objective goodput.
+std::unique_ptr<models::failure::GoodputModel> goodput_for(const std::optional<ReliabilitySetup>& rel, const Setup& st,
+                                                           int64_t g) {
+  if (!rel) return nullptr;
+  models::workload::Job j = st.hardware;
+  j.gpus = g;
+  j.global_batch = st.spec.global_batch;
+  j.seq_len = st.spec.seq_len.value_or(j.model.seq_len);
+  j.network = st.spec.network;
+  return std::make_unique<models::failure::GoodputModel>(j, rel->profile, rel->options);
+}
+
+// The search's score under a goodput model: its expected wall clock (empty without one).
+std::function<double(const search::Candidate&, double)> score_of(const models::failure::GoodputModel* gm) {
+  if (!gm) return {};
+  return [gm](const search::Candidate& c, double it) {
+    return gm->expected_time(c.dp, c.cp, c.zero, sim::Time::from_seconds_ceil(it)).seconds();
+  };
+}
+
+// Searches the job `job` on g GPUs into `row` (its result and best plan), or the reason it has
+// none (a PlanError, or a ConfigError: the hardware may reject the GPU count).
+template <class Row>
+void search_into(PlanRun& p, const Json& job, int64_t g, bool needs_power, Row& row) {
+  try {
+    const Setup s = setup(job, g, needs_power);
+    const auto gm = goodput_for(p.rel, s, g);
+    p.so.score = score_of(gm.get());
+    row.result = search::run_search(s.hardware, s.spec, p.given, p.so);
+    p.so.score = {};  // it points into this size's model
+    row.job = search::plan_job(s.hardware, s.spec, row.result.plans.front().candidate);
+    row.ok = true;
+  } catch (const PlanError& e) {
+    row.why = e.what();
+  } catch (const ConfigError& e) {
+    row.why = (e.path().empty() ? "" : e.path() + ": ") + e.message();
   }
+}
 
-  Setup s = setup(what_if_json, sizes.front(), ro.require_power);
-  so.progress = progress_bar("plan");
-  const auto gm = goodput_for(s, sizes.front());
-  so.score = score_of(gm.get());
-  const search::SearchResult r = search::run_search(s.hardware, s.spec, given, so);
+// A sweep of cluster sizes: one search per size (fewer re-simulations each), the table, the plot.
+int run_sweep(PlanRun& p) {
+  const Args& args = p.args;
+  if (!p.emitters.empty())
+    throw ConfigError("--emit", "writes the launch configs of one plan, not of a sweep", "give one --gpus count");
+  p.so.rerank = args.command_options.count("rerank") ? p.so.rerank : std::min<int64_t>(p.so.rerank, 10);
+  p.so.rerank_flow =
+      args.command_options.count("rerank-flow") ? p.so.rerank_flow : std::min<int64_t>(p.so.rerank_flow, 3);
+  std::vector<SizeResult> rows;
+  for (const int64_t g : p.sizes) {
+    p.so.progress = progress_bar(std::to_string(g) + " GPUs");
+    SizeResult row;
+    row.gpus = g;
+    search_into(p, p.what_if_json, g, p.ro.require_power, row);
+    rows.push_back(std::move(row));
+  }
+  if (!p.dist.root()) return kExitOk;
+  print_sweep(p.out, rows, p.ro);
+  if (args.command_options.count("plot")) {
+    const size_t best = best_size(rows, p.ro);
+    std::ostringstream title;
+    if (best < rows.size()) title << rows[best].job.model.name << " on " << rows[best].job.gpu.name << ": ";
+    title << "cluster sizes (objective: " << p.ro.objective << ")";
+    traces::write_svg_file(args.command_options.at("plot"), sweep_svg(rows, best, title.str()), "--plot");
+  }
+  bool any = false;
+  for (const auto& r : rows) any = any || r.ok;
+  if (!any) throw PlanError("plan", "no cluster size in the range has a configuration that fits", "use more GPUs");
+  return kExitOk;
+}
+
+// Goodput: the Monte Carlo of the winner, stragglers re-simulated.
+models::failure::ReliabilityReport reliability_study(const ReliabilitySetup& rel, const models::workload::Job& winner) {
+  const models::workload::SimulationResult sim = models::workload::simulate(winner);
+  const models::failure::StragglerSlowdowns slow = models::failure::straggler_slowdowns(winner, sim, rel.profile);
+  return models::failure::run_study(
+      models::failure::reliability_model(winner, models::failure::count_components(winner), sim.iteration, rel.profile,
+                                         rel.options, slow),
+      rel.options);
+}
+
+// One cluster size: the search (and, with overrides, the baseline's), the report, the launch
+// configs and the plot.
+int run_single(PlanRun& p) {
+  const Args& args = p.args;
+  const int64_t gpus = p.sizes.front();
+  Setup s = setup(p.what_if_json, gpus, p.ro.require_power);
+  p.so.progress = progress_bar("plan");
+  const auto gm = goodput_for(p.rel, s, gpus);
+  p.so.score = score_of(gm.get());
+  const search::SearchResult r = search::run_search(s.hardware, s.spec, p.given, p.so);
   std::optional<BaselineResult> baseline;
   if (!args.overrides.empty()) {
-    so.progress = progress_bar("baseline");
+    p.so.progress = progress_bar("baseline");
     BaselineResult br;
-    try {
-      const Setup b = setup(base_json, sizes.front(), false);
-      const auto bgm = goodput_for(b, sizes.front());
-      so.score = score_of(bgm.get());
-      br.result = search::run_search(b.hardware, b.spec, given, so);
-      so.score = {};
-      br.job = search::plan_job(b.hardware, b.spec, br.result.plans.front().candidate);
-      br.ok = true;
-    } catch (const PlanError& e) {
-      br.why = e.what();
-    } catch (const ConfigError& e) {
-      // The original hardware may reject what the override allows (more GPUs than it has).
-      br.why = (e.path().empty() ? "" : e.path() + ": ") + e.message();
-    }
+    // The original hardware may reject what the override allows (more GPUs than it has).
+    search_into(p, p.base_json, gpus, false, br);
     baseline = std::move(br);
   }
   const models::workload::Job winner = search::plan_job(s.hardware, s.spec, r.plans.front().candidate);
-  if (!dist.root()) return kExitOk;
+  if (!p.dist.root()) return kExitOk;
   std::vector<std::string> written;
-  for (const auto& name : emitters)
+  for (const auto& name : p.emitters)
     for (const auto& f : emit::write_files(option(args, "out", ""), emit::emit(name, winner))) written.push_back(f);
-  // Goodput: the Monte Carlo of the winner, stragglers re-simulated.
   std::optional<models::failure::ReliabilityReport> study;
-  if (rel) {
-    const models::workload::SimulationResult sim = models::workload::simulate(winner);
-    const models::failure::StragglerSlowdowns slow = models::failure::straggler_slowdowns(winner, sim, rel->profile);
-    study =
-        models::failure::run_study(models::failure::reliability_model(winner, models::failure::count_components(winner),
-                                                                      sim.iteration, rel->profile, rel->options, slow),
-                                   rel->options);
-  }
-  print_plan(out, r, s.hardware, s.spec, winner, ro, baseline ? &*baseline : nullptr, written,
+  if (p.rel) study = reliability_study(*p.rel, winner);
+  print_plan(p.out, r, s.hardware, s.spec, winner, p.ro, baseline ? &*baseline : nullptr, written,
              study ? &*study : nullptr);
   if (args.command_options.count("plot")) {
     std::ostringstream title;
     title << s.hardware.model.name << " on " << r.gpus << " x " << s.hardware.gpu.name << ": time vs memory";
     traces::write_svg_file(args.command_options.at("plot"),
-                           pareto_svg(r, search::usable_memory_bytes(s.hardware, ro.headroom), ro.top, title.str()),
+                           pareto_svg(r, search::usable_memory_bytes(s.hardware, p.ro.headroom), p.ro.top, title.str()),
                            "--plot");
   }
   return kExitOk;
+}
+
+}  // namespace
+
+int run_plan(const Args& args, std::ostream& out) {
+  PlanRun p{search::Distributed::instance(), args, out, report_options(args), {}, {}, {}, {}, {}, {}, {}};
+  p.so = search_options(args, p.ro.top);
+  p.ro.headroom = p.so.headroom;
+  read_job(p);
+  if (p.ro.objective == "energy") p.ro.require_power = true;
+  read_reliability(p);
+  p.emitters = read_emitters(args);
+  p.what_if_json = apply_overrides(p.base_json, args.overrides);
+  p.ro.overrides = args.overrides;
+  return p.sizes.size() > 1 ? run_sweep(p) : run_single(p);
 }
 
 }  // namespace trainsim::planner::cli

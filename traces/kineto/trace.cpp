@@ -136,14 +136,16 @@ struct Window {
   }
 };
 
-}  // namespace
+// What the event pass collects beside the trace's ops and kernels, for linking them afterwards.
+struct EventTables {
+  std::unordered_map<int64_t, Launch> launches;               // correlation -> runtime launch
+  std::unordered_map<int64_t, CollectiveArgs> op_collective;  // External id -> record_param_comms args
+  std::vector<int64_t> kernel_external;                       // parallel to t.kernels before sorting
+  std::map<int64_t, Window> cpu_steps, gpu_steps;             // ProfilerStep#N annotations
+};
 
-KinetoTrace parse_kineto_trace(const Json& j, const std::string& path) {
-  auto events_it = j.is_object() ? j.find("traceEvents") : j.end();
-  if (!j.is_object() || events_it == j.end() || !events_it->is_array())
-    throw ConfigError(path, "not a Kineto trace: no \"traceEvents\" array",
-                      "give the JSON file torch.profiler's export_chrome_trace wrote");
-  KinetoTrace t;
+// The trace's device, rank and trainsim metadata.
+void read_header(const Json& j, KinetoTrace& t) {
   if (auto dp = j.find("deviceProperties"); dp != j.end() && dp->is_array() && !dp->empty() && (*dp)[0].is_object()) {
     t.device_name = string_arg((*dp)[0], "name");
     t.device_memory = int_arg((*dp)[0], "totalGlobalMem", 0);
@@ -153,13 +155,11 @@ KinetoTrace parse_kineto_trace(const Json& j, const std::string& path) {
     t.world_size = std::max<int64_t>(1, int_arg(*di, "world_size", 1));
   }
   if (auto md = j.find("trainsim"); md != j.end()) t.metadata = *md;
+}
 
-  std::unordered_map<int64_t, Launch> launches;               // correlation -> runtime launch
-  std::unordered_map<int64_t, CollectiveArgs> op_collective;  // External id -> record_param_comms args
-  std::vector<int64_t> kernel_external;                       // parallel to t.kernels before sorting
-  std::map<int64_t, Window> cpu_steps, gpu_steps;
-  std::vector<std::pair<int64_t, Window>> cpu_step_spans;
-  const Json& events = *events_it;
+// One pass over the complete ("X") events: operators and kernels into `t`, runtime launches,
+// collective arguments and step annotations into `tables`.
+void read_events(const Json& events, const std::string& path, KinetoTrace& t, EventTables& tables) {
   for (size_t i = 0; i < events.size(); ++i) {
     const Json& e = events[i];
     if (!e.is_object()) bad_field(path, i, "", "an object", e);
@@ -180,12 +180,12 @@ KinetoTrace parse_kineto_trace(const Json& j, const std::string& path) {
       op.input_dims = input_dims(args);
       op.input_types = input_types(args);
       CollectiveArgs c;
-      if (op.external_id >= 0 && read_collective(args, c)) op_collective[op.external_id] = c;
+      if (op.external_id >= 0 && read_collective(args, c)) tables.op_collective[op.external_id] = c;
       t.ops.push_back(std::move(op));
     } else if (cat == "cuda_runtime" || cat == "cuda_driver" || cat == "runtime") {
       const int64_t corr = int_arg(args, "correlation", -1);
       if (corr >= 0)
-        launches[corr] =
+        tables.launches[corr] =
             Launch{micros(e, "ts", path, i), id_of(e.value("tid", Json())), int_arg(args, "External id", -1)};
     } else if (cat == "kernel" || cat == "gpu_memcpy" || cat == "gpu_memset" || cat == "memcpy" || cat == "memset") {
       KinetoKernel k;
@@ -204,20 +204,40 @@ KinetoTrace parse_kineto_trace(const Json& j, const std::string& path) {
         k.out_nelems = c.out;
         k.group_size = c.group;
       }
-      kernel_external.push_back(int_arg(args, "External id", -1));
+      tables.kernel_external.push_back(int_arg(args, "External id", -1));
       t.kernels.push_back(std::move(k));
     } else if (cat == "user_annotation" || cat == "gpu_user_annotation") {
       const int64_t n = step_number(name);
       if (n < 0) continue;
       const sim::Time s = micros(e, "ts", path, i), d = micros(e, "dur", path, i);
-      (cat == "gpu_user_annotation" ? gpu_steps : cpu_steps)[n].add(s, s + d);
+      (cat == "gpu_user_annotation" ? tables.gpu_steps : tables.cpu_steps)[n].add(s, s + d);
     }
   }
-  if (t.kernels.empty())
-    throw ConfigError(path, "no GPU kernels in the trace",
-                      "profile with activities=[ProfilerActivity.CPU, ProfilerActivity.CUDA]");
+}
 
-  // Operators in start order (outer before inner at equal starts: longer first).
+// The operators by External id and by thread (in start order), to find a kernel's operator.
+struct OpIndex {
+  const KinetoTrace& t;
+  std::unordered_map<int64_t, int32_t> by_external;
+  std::map<int64_t, std::vector<int32_t>> by_thread;  // in start order
+
+  // The innermost operator on `thread` whose span holds `ts`: the latest-starting one that does.
+  int32_t enclosing(int64_t thread, sim::Time ts) const {
+    auto it = by_thread.find(thread);
+    if (it == by_thread.end()) return -1;
+    const std::vector<int32_t>& v = it->second;
+    auto pos = std::upper_bound(v.begin(), v.end(), ts, [&](sim::Time x, int32_t o) { return x < t.ops[su(o)].start; });
+    for (int steps = 0; pos != v.begin() && steps < 4096; ++steps) {
+      --pos;
+      const KinetoOp& op = t.ops[su(*pos)];
+      if (op.start + op.duration >= ts) return *pos;
+    }
+    return -1;
+  }
+};
+
+// Operators in start order (outer before inner at equal starts: longer first), and their index.
+OpIndex sort_ops(KinetoTrace& t) {
   std::vector<size_t> op_order(t.ops.size());
   for (size_t i = 0; i < op_order.size(); ++i) op_order[i] = i;
   std::stable_sort(op_order.begin(), op_order.end(), [&](size_t a, size_t b) {
@@ -228,26 +248,18 @@ KinetoTrace parse_kineto_trace(const Json& j, const std::string& path) {
   ops.reserve(t.ops.size());
   for (size_t i : op_order) ops.push_back(std::move(t.ops[i]));
   t.ops = std::move(ops);
-  std::unordered_map<int64_t, int32_t> op_by_external;
-  std::map<int64_t, std::vector<int32_t>> ops_by_thread;  // in start order
+  OpIndex index{t, {}, {}};
   for (size_t i = 0; i < t.ops.size(); ++i) {
-    if (t.ops[i].external_id >= 0) op_by_external.emplace(t.ops[i].external_id, static_cast<int32_t>(i));
-    ops_by_thread[t.ops[i].thread].push_back(static_cast<int32_t>(i));
+    if (t.ops[i].external_id >= 0) index.by_external.emplace(t.ops[i].external_id, static_cast<int32_t>(i));
+    index.by_thread[t.ops[i].thread].push_back(static_cast<int32_t>(i));
   }
-  // The innermost operator on `thread` whose span holds `ts`: the latest-starting one that does.
-  auto enclosing = [&](int64_t thread, sim::Time ts) -> int32_t {
-    auto it = ops_by_thread.find(thread);
-    if (it == ops_by_thread.end()) return -1;
-    const std::vector<int32_t>& v = it->second;
-    auto pos = std::upper_bound(v.begin(), v.end(), ts, [&](sim::Time x, int32_t o) { return x < t.ops[su(o)].start; });
-    for (int steps = 0; pos != v.begin() && steps < 4096; ++steps) {
-      --pos;
-      const KinetoOp& op = t.ops[su(*pos)];
-      if (op.start + op.duration >= ts) return *pos;
-    }
-    return -1;
-  };
+  return index;
+}
 
+// Kernels in start order (then device, stream), each linked to its operator (by External id, its
+// launch's, or the operator enclosing its launch) with the operator's collective arguments when
+// it has none. Returns when each kernel was launched (its start when unknown).
+std::vector<sim::Time> link_kernels(KinetoTrace& t, const EventTables& tables, const OpIndex& index) {
   std::vector<size_t> k_order(t.kernels.size());
   for (size_t i = 0; i < k_order.size(); ++i) k_order[i] = i;
   std::stable_sort(k_order.begin(), k_order.end(), [&](size_t a, size_t b) {
@@ -256,12 +268,14 @@ KinetoTrace parse_kineto_trace(const Json& j, const std::string& path) {
     if (x.device != y.device) return x.device < y.device;
     return x.stream < y.stream;
   });
+  const auto& launches = tables.launches;
+  const auto& op_by_external = index.by_external;
   std::vector<KinetoKernel> kernels;
   std::vector<sim::Time> launch_ts;  // when each kernel was launched (its start when unknown)
   kernels.reserve(t.kernels.size());
   for (size_t i : k_order) {
     KinetoKernel k = std::move(t.kernels[i]);
-    const int64_t ext = kernel_external[i];
+    const int64_t ext = tables.kernel_external[i];
     auto launch = k.correlation >= 0 ? launches.find(k.correlation) : launches.end();
     int32_t op = -1;
     if (auto o = ext >= 0 ? op_by_external.find(ext) : op_by_external.end(); o != op_by_external.end())
@@ -270,11 +284,11 @@ KinetoTrace parse_kineto_trace(const Json& j, const std::string& path) {
              op_by_external.count(launch->second.external_id))
       op = op_by_external.at(launch->second.external_id);
     else if (launch != launches.end())
-      op = enclosing(launch->second.thread, launch->second.ts);
+      op = index.enclosing(launch->second.thread, launch->second.ts);
     k.op = op;
     if (op < 0) ++t.unlinked_kernels;
     if (op >= 0 && k.collective.empty())
-      if (auto c = op_collective.find(t.ops[su(op)].external_id); c != op_collective.end()) {
+      if (auto c = tables.op_collective.find(t.ops[su(op)].external_id); c != tables.op_collective.end()) {
         k.collective = c->second.name;
         k.dtype = c->second.dtype;
         k.in_nelems = c->second.in;
@@ -287,12 +301,16 @@ KinetoTrace parse_kineto_trace(const Json& j, const std::string& path) {
   t.kernels = std::move(kernels);
   for (size_t i = 0; i < t.kernels.size(); ++i)
     if (t.kernels[i].op >= 0) t.ops[su(t.kernels[i].op)].kernels.push_back(static_cast<int32_t>(i));
+  return launch_ts;
+}
 
-  // Steps: the GPU annotation when there is one, else the GPU window of what each CPU step launched.
-  std::map<int64_t, Window> windows = gpu_steps;
-  if (windows.empty() && !cpu_steps.empty()) {
+// Steps: the GPU annotation when there is one, else the GPU window of what each CPU step launched;
+// without either, one step spanning every kernel.
+void find_steps(KinetoTrace& t, const EventTables& tables, const std::vector<sim::Time>& launch_ts) {
+  std::map<int64_t, Window> windows = tables.gpu_steps;
+  if (windows.empty() && !tables.cpu_steps.empty()) {
     for (size_t i = 0; i < t.kernels.size(); ++i)
-      for (const auto& [n, w] : cpu_steps)
+      for (const auto& [n, w] : tables.cpu_steps)
         if (launch_ts[i] >= w.start && launch_ts[i] <= w.end) {
           windows[n].add(t.kernels[i].start, t.kernels[i].end());
           break;
@@ -306,6 +324,25 @@ KinetoTrace parse_kineto_trace(const Json& j, const std::string& path) {
     for (const KinetoKernel& k : t.kernels) all.add(k.start, k.end());
     t.steps.push_back(KinetoStep{0, all.start, all.end});
   }
+}
+
+}  // namespace
+
+KinetoTrace parse_kineto_trace(const Json& j, const std::string& path) {
+  auto events_it = j.is_object() ? j.find("traceEvents") : j.end();
+  if (!j.is_object() || events_it == j.end() || !events_it->is_array())
+    throw ConfigError(path, "not a Kineto trace: no \"traceEvents\" array",
+                      "give the JSON file torch.profiler's export_chrome_trace wrote");
+  KinetoTrace t;
+  read_header(j, t);
+  EventTables tables;
+  read_events(*events_it, path, t, tables);
+  if (t.kernels.empty())
+    throw ConfigError(path, "no GPU kernels in the trace",
+                      "profile with activities=[ProfilerActivity.CPU, ProfilerActivity.CUDA]");
+  const OpIndex index = sort_ops(t);
+  const std::vector<sim::Time> launch_ts = link_kernels(t, tables, index);
+  find_steps(t, tables, launch_ts);
   return t;
 }
 

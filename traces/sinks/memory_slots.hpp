@@ -5,9 +5,9 @@
 
 #include <vector>
 
-#include "traces/sinks/chrome_trace.hpp"
 #include "models/workload/build/workload.hpp"
 #include "models/workload/job/job.hpp"
+#include "traces/sinks/chrome_trace.hpp"
 
 namespace trainsim::traces {
 

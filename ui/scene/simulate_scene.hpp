@@ -6,8 +6,8 @@
 
 #include <cstdint>
 
-#include "ui/scene/scene.hpp"
 #include "models/workload/job/job.hpp"
+#include "ui/scene/scene.hpp"
 
 namespace trainsim::ui {
 

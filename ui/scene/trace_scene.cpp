@@ -83,6 +83,210 @@ std::string comm_label(const std::string& name) {
   return name;
 }
 
+// The names the metadata ("M") events give processes and threads, and whether the trace has GPU
+// events (then only those are device tasks: a profiler trace's CPU side is left out).
+struct TraceNames {
+  std::map<Id, std::string> process;                // pid -> name
+  std::map<std::pair<Id, Id>, std::string> thread;  // (pid, tid) -> name
+  bool gpu_events = false;
+};
+
+// Reads the process and thread names and whether there are GPU events.
+TraceNames read_names(const Json& events) {
+  TraceNames names;
+  for (const Json& e : events) {
+    if (!e.is_object()) continue;
+    const std::string ph = string_of(e, "ph");
+    if (ph == "M") {
+      const auto args = e.find("args");
+      if (args == e.end() || !args->is_object()) continue;
+      const std::string name = string_of(*args, "name");
+      if (name.empty()) continue;
+      if (string_of(e, "name") == "process_name") names.process[id_of(e, "pid")] = name;
+      if (string_of(e, "name") == "thread_name") names.thread[{id_of(e, "pid"), id_of(e, "tid")}] = name;
+    }
+    if (ph == "X") {
+      const std::string cat = string_of(e, "cat");
+      if (cat == "kernel" || cat == "gpu_memcpy" || cat == "gpu_memset") names.gpu_events = true;
+    }
+  }
+  return names;
+}
+
+// Timestamps in microseconds, moved to start at the first one before scaling to integer
+// nanoseconds: Kineto's are absolute (about 1.7e15 us), beyond a double's nanosecond precision.
+// The first is that of the earliest kept task or memory counter (CPU-side events left out).
+double first_timestamp(const Json& events, bool gpu_events) {
+  double ts_min = std::numeric_limits<double>::infinity();
+  for (const Json& e : events) {
+    if (!e.is_object() || !e.contains("ts") || !e["ts"].is_number()) continue;
+    const std::string ph = string_of(e, "ph"), cat = string_of(e, "cat");
+    const bool kept = ph == "X" && kind_of(cat, string_of(e, "name")) &&
+                      (!gpu_events || cat == "kernel" || cat == "gpu_memcpy" || cat == "gpu_memset");
+    if (kept || (ph == "C" && string_of(e, "name") == "memory")) ts_min = std::min(ts_min, e["ts"].get<double>());
+  }
+  return ts_min;
+}
+
+// One device task as read, before it is given a row and a label.
+struct Raw {
+  Id pid, tid;
+  int64_t start, end;
+  std::string name;
+  TaskKind kind;
+  int32_t mb, layer;
+  int64_t bytes;
+};
+
+// The trace's device tasks ("X" events), memory counters per process and link counters by label.
+struct TraceEvents {
+  std::vector<Raw> raw;
+  std::map<Id, MemoryTrack> memory;
+  std::map<std::string, std::vector<std::pair<int64_t, double>>> link_counters;
+};
+
+// Reads the device tasks and counters, times in nanoseconds from `ts_min`.
+TraceEvents read_events(const Json& events, bool gpu_events, double ts_min) {
+  auto ns_of = [&](double us) { return static_cast<int64_t>(std::llround((us - ts_min) * 1000.0)); };
+  TraceEvents out;
+  for (const Json& e : events) {
+    if (!e.is_object()) continue;
+    const std::string ph = string_of(e, "ph");
+    if (ph != "X" && ph != "C") continue;
+    if (!e.contains("ts") || !e["ts"].is_number()) continue;
+    const int64_t ts = ns_of(e["ts"].get<double>());
+    const Id pid = id_of(e, "pid");
+    const std::string name = string_of(e, "name");
+    const Json args = e.contains("args") && e["args"].is_object() ? e["args"] : Json::object();
+    if (ph == "C") {
+      if (name == "memory" && args.contains("used_bytes") && args["used_bytes"].is_number()) {
+        MemoryTrack& m = out.memory[pid];
+        m.capacity_bytes = int_of(args, "capacity_bytes", 0);
+        m.points.emplace_back(ts, int_of(args, "used_bytes", 0));
+      } else if (name.rfind("link ", 0) == 0 && args.contains("utilization") && args["utilization"].is_number()) {
+        out.link_counters[name.substr(5)].emplace_back(ts, args["utilization"].get<double>());
+      }
+      continue;
+    }
+    const std::string cat = string_of(e, "cat");
+    const auto kind = kind_of(cat, name);
+    if (!kind || (gpu_events && cat != "kernel" && cat != "gpu_memcpy" && cat != "gpu_memset")) continue;
+    const int64_t dur = e.contains("dur") && e["dur"].is_number()
+                            ? static_cast<int64_t>(std::llround(e["dur"].get<double>() * 1000.0))
+                            : 0;
+    const auto mb = static_cast<int32_t>(int_of(args, "microbatch", -1));
+    const auto layer = static_cast<int32_t>(int_of(args, "layer", -1));
+    std::string label =
+        cat == "kernel" && *kind != TaskKind::kCompute ? comm_label(name) : base_label(name, mb >= 0, layer >= 0);
+    out.raw.push_back({pid, id_of(e, "tid"), ts, ts + std::max<int64_t>(dur, 0), std::move(label), *kind, mb, layer,
+                       int_of(args, "bytes", 0)});
+  }
+  return out;
+}
+
+// The rank of a process: N for trainsim's "rank N", else its pid.
+int32_t rank_of(const TraceNames& names, const Id& pid) {
+  const auto it = names.process.find(pid);
+  if (it != names.process.end() && it->second.rfind("rank ", 0) == 0) {
+    try {
+      return static_cast<int32_t>(std::stol(it->second.substr(5)));
+    } catch (const std::exception&) {
+    }
+  }
+  return static_cast<int32_t>(pid.number);
+}
+
+// Rows: (pid, tid) of device events, in (pid, tid) order; then the tasks on them and the memory
+// tracks.
+void add_rows_and_tasks(Scene& scene, const TraceNames& names, TraceEvents& ev) {
+  std::map<std::pair<Id, Id>, uint32_t> row_of;
+  for (const Raw& r : ev.raw) row_of.emplace(std::make_pair(r.pid, r.tid), 0);
+  for (auto& [key, row] : row_of) {
+    row = static_cast<uint32_t>(scene.rows.size());
+    const auto it = names.thread.find(key);
+    std::string stream = it != names.thread.end() ? it->second : "thread " + key.second.name();
+    scene.rows.push_back({rank_of(names, key.first), -1, std::move(stream)});
+  }
+  std::map<std::string, uint32_t> label_of;
+  for (size_t i = 0; i < ev.raw.size(); ++i) {
+    const Raw& r = ev.raw[i];
+    auto [it, fresh] = label_of.emplace(r.name, static_cast<uint32_t>(scene.labels.size()));
+    if (fresh) scene.labels.push_back(r.name);
+    SceneTask t;
+    t.start_ns = r.start;
+    t.end_ns = r.end;
+    t.row = row_of.at({r.pid, r.tid});
+    t.label = it->second;
+    t.category = traces::timeline_category(r.kind, r.name);
+    t.microbatch = r.mb;
+    t.layer = r.layer;
+    t.task = static_cast<uint32_t>(i);
+    t.bytes = r.bytes;
+    scene.tasks.push_back(t);
+  }
+  for (auto& [pid, m] : ev.memory) {
+    m.rank = rank_of(names, pid);
+    scene.memory.push_back(std::move(m));
+  }
+}
+
+// The links the counters name, as a small graph: "gpu0->nvswitch0 nvlink", each link's
+// utilization in 50 bins of the span.
+void add_links(Scene& scene, const std::map<std::string, std::vector<std::pair<int64_t, double>>>& link_counters) {
+  std::map<std::string, uint32_t> node_of;
+  auto node = [&](const std::string& n) {
+    auto [it, fresh] = node_of.emplace(n, static_cast<uint32_t>(scene.nodes.size()));
+    if (fresh) {
+      TopoNode tn;
+      tn.name = n;
+      tn.kind = n.rfind("gpu", 0) == 0 ? topology::NodeKind::kGpu : topology::NodeKind::kLeaf;
+      scene.nodes.push_back(tn);
+    }
+    return it->second;
+  };
+  const int32_t bins = 50;
+  // Both directions of a cable ("a->b", "b->a") draw as one line: the busier one per bin.
+  std::map<std::tuple<uint32_t, uint32_t, std::string>, size_t> line_of;
+  for (const auto& [label, points] : link_counters) {
+    const auto arrow = label.find("->");
+    const auto space = label.find(' ', arrow == std::string::npos ? 0 : arrow);
+    if (arrow == std::string::npos || space == std::string::npos) continue;
+    const uint32_t a = node(label.substr(0, arrow)), b = node(label.substr(arrow + 2, space - arrow - 2));
+    const std::string kind = label.substr(space + 1);
+    auto [it, fresh] = line_of.emplace(std::make_tuple(std::min(a, b), std::max(a, b), kind), scene.links.size());
+    if (fresh) {
+      TopoLink link;
+      link.a = std::min(a, b);
+      link.b = std::max(a, b);
+      link.kind = kind;
+      link.utilization.assign(bins, 0.f);
+      scene.links.push_back(std::move(link));
+    }
+    TopoLink& link = scene.links[it->second];
+    // Step function sampled at each bin's middle.
+    for (int32_t bin = 0; bin < bins; ++bin) {
+      const double t = (2.0 * bin + 1.0) * static_cast<double>(scene.span_ns) / (2.0 * bins);
+      float u = 0;
+      for (const auto& [ts, v] : points)
+        if (static_cast<double>(ts) <= t) u = static_cast<float>(v);
+      float& slot = link.utilization[static_cast<size_t>(bin)];
+      slot = std::max(slot, u);
+    }
+  }
+  // GPUs along the bottom, everything else along the top.
+  std::vector<uint32_t> low, high;
+  for (uint32_t i = 0; i < scene.nodes.size(); ++i)
+    (scene.nodes[i].kind == topology::NodeKind::kGpu ? low : high).push_back(i);
+  for (auto* tier : {&low, &high})
+    for (size_t k = 0; k < tier->size(); ++k) {
+      TopoNode& n = scene.nodes[(*tier)[k]];
+      n.x = static_cast<float>((static_cast<double>(k) + 0.5) / static_cast<double>(tier->size()));
+      n.y = tier == &low ? 0.85f : 0.15f;
+    }
+  scene.link_utilization = true;
+  scene.topology = "links from the trace's counters";
+}
+
 }  // namespace
 
 bool is_trace(const Json& doc) {
@@ -101,188 +305,19 @@ Scene trace_scene(const Json& doc, const std::string& path) {
 
   Scene scene;
   scene.source = path;
-  std::map<Id, std::string> process;                // pid -> name
-  std::map<std::pair<Id, Id>, std::string> thread;  // (pid, tid) -> name
-  bool gpu_events = false;
-  for (const Json& e : events) {
-    if (!e.is_object()) continue;
-    const std::string ph = string_of(e, "ph");
-    if (ph == "M") {
-      const auto args = e.find("args");
-      if (args == e.end() || !args->is_object()) continue;
-      const std::string name = string_of(*args, "name");
-      if (name.empty()) continue;
-      if (string_of(e, "name") == "process_name") process[id_of(e, "pid")] = name;
-      if (string_of(e, "name") == "thread_name") thread[{id_of(e, "pid"), id_of(e, "tid")}] = name;
-    }
-    if (ph == "X") {
-      const std::string cat = string_of(e, "cat");
-      if (cat == "kernel" || cat == "gpu_memcpy" || cat == "gpu_memset") gpu_events = true;
-    }
-  }
-
-  // Timestamps in microseconds, moved to start at the first one before scaling to integer
-  // nanoseconds: Kineto's are absolute (about 1.7e15 us), beyond a double's nanosecond precision.
-  // The first is that of the earliest kept task or memory counter (CPU-side events left out).
-  double ts_min = std::numeric_limits<double>::infinity();
-  for (const Json& e : events) {
-    if (!e.is_object() || !e.contains("ts") || !e["ts"].is_number()) continue;
-    const std::string ph = string_of(e, "ph"), cat = string_of(e, "cat");
-    const bool kept = ph == "X" && kind_of(cat, string_of(e, "name")) &&
-                      (!gpu_events || cat == "kernel" || cat == "gpu_memcpy" || cat == "gpu_memset");
-    if (kept || (ph == "C" && string_of(e, "name") == "memory")) ts_min = std::min(ts_min, e["ts"].get<double>());
-  }
-  auto ns_of = [&](double us) { return static_cast<int64_t>(std::llround((us - ts_min) * 1000.0)); };
-
-  // Rows: (pid, tid) of device events, in (pid, tid) order; trainsim's processes are "rank N".
-  struct Raw {
-    Id pid, tid;
-    int64_t start, end;
-    std::string name;
-    TaskKind kind;
-    int32_t mb, layer;
-    int64_t bytes;
-  };
-  std::vector<Raw> raw;
-  std::map<Id, MemoryTrack> memory;
-  std::map<std::string, std::vector<std::pair<int64_t, double>>> link_counters;
-  for (const Json& e : events) {
-    if (!e.is_object()) continue;
-    const std::string ph = string_of(e, "ph");
-    if (ph != "X" && ph != "C") continue;
-    if (!e.contains("ts") || !e["ts"].is_number()) continue;
-    const int64_t ts = ns_of(e["ts"].get<double>());
-    const Id pid = id_of(e, "pid");
-    const std::string name = string_of(e, "name");
-    const Json args = e.contains("args") && e["args"].is_object() ? e["args"] : Json::object();
-    if (ph == "C") {
-      if (name == "memory" && args.contains("used_bytes") && args["used_bytes"].is_number()) {
-        MemoryTrack& m = memory[pid];
-        m.capacity_bytes = int_of(args, "capacity_bytes", 0);
-        m.points.emplace_back(ts, int_of(args, "used_bytes", 0));
-      } else if (name.rfind("link ", 0) == 0 && args.contains("utilization") && args["utilization"].is_number()) {
-        link_counters[name.substr(5)].emplace_back(ts, args["utilization"].get<double>());
-      }
-      continue;
-    }
-    const std::string cat = string_of(e, "cat");
-    const auto kind = kind_of(cat, name);
-    if (!kind || (gpu_events && cat != "kernel" && cat != "gpu_memcpy" && cat != "gpu_memset")) continue;
-    const int64_t dur = e.contains("dur") && e["dur"].is_number()
-                            ? static_cast<int64_t>(std::llround(e["dur"].get<double>() * 1000.0))
-                            : 0;
-    const auto mb = static_cast<int32_t>(int_of(args, "microbatch", -1));
-    const auto layer = static_cast<int32_t>(int_of(args, "layer", -1));
-    std::string label =
-        cat == "kernel" && *kind != TaskKind::kCompute ? comm_label(name) : base_label(name, mb >= 0, layer >= 0);
-    raw.push_back({pid, id_of(e, "tid"), ts, ts + std::max<int64_t>(dur, 0), std::move(label), *kind, mb, layer,
-                   int_of(args, "bytes", 0)});
-  }
-  if (raw.empty())
+  const TraceNames names = read_names(events);
+  TraceEvents ev = read_events(events, names.gpu_events, first_timestamp(events, names.gpu_events));
+  if (ev.raw.empty())
     throw ConfigError(
         path + ".traceEvents", "has no complete (\"X\") event of a device task",
         "give a trace written by `trainsim simulate --trace` or a PyTorch profiler trace with GPU kernels");
-  for (auto& [pid, m] : memory)
+  for (auto& [pid, m] : ev.memory)
     std::stable_sort(m.points.begin(), m.points.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
-
-  std::map<std::pair<Id, Id>, uint32_t> row_of;
-  for (const Raw& r : raw) row_of.emplace(std::make_pair(r.pid, r.tid), 0);
-  auto rank_of = [&](const Id& pid) {
-    const auto it = process.find(pid);
-    if (it != process.end() && it->second.rfind("rank ", 0) == 0) {
-      try {
-        return static_cast<int32_t>(std::stol(it->second.substr(5)));
-      } catch (const std::exception&) {
-      }
-    }
-    return static_cast<int32_t>(pid.number);
-  };
-  for (auto& [key, row] : row_of) {
-    row = static_cast<uint32_t>(scene.rows.size());
-    const auto it = thread.find(key);
-    std::string stream = it != thread.end() ? it->second : "thread " + key.second.name();
-    scene.rows.push_back({rank_of(key.first), -1, std::move(stream)});
-  }
-  std::map<std::string, uint32_t> label_of;
-  for (size_t i = 0; i < raw.size(); ++i) {
-    const Raw& r = raw[i];
-    auto [it, fresh] = label_of.emplace(r.name, static_cast<uint32_t>(scene.labels.size()));
-    if (fresh) scene.labels.push_back(r.name);
-    SceneTask t;
-    t.start_ns = r.start;
-    t.end_ns = r.end;
-    t.row = row_of.at({r.pid, r.tid});
-    t.label = it->second;
-    t.category = traces::timeline_category(r.kind, r.name);
-    t.microbatch = r.mb;
-    t.layer = r.layer;
-    t.task = static_cast<uint32_t>(i);
-    t.bytes = r.bytes;
-    scene.tasks.push_back(t);
-  }
-  for (auto& [pid, m] : memory) {
-    m.rank = rank_of(pid);
-    scene.memory.push_back(std::move(m));
-  }
+  add_rows_and_tasks(scene, names, ev);
   scene.index_rows();
-
-  // The links the counters name, as a small graph: "gpu0->nvswitch0 nvlink".
-  if (!link_counters.empty()) {
-    std::map<std::string, uint32_t> node_of;
-    auto node = [&](const std::string& n) {
-      auto [it, fresh] = node_of.emplace(n, static_cast<uint32_t>(scene.nodes.size()));
-      if (fresh) {
-        TopoNode tn;
-        tn.name = n;
-        tn.kind = n.rfind("gpu", 0) == 0 ? topology::NodeKind::kGpu : topology::NodeKind::kLeaf;
-        scene.nodes.push_back(tn);
-      }
-      return it->second;
-    };
-    const int32_t bins = 50;
-    // Both directions of a cable ("a->b", "b->a") draw as one line: the busier one per bin.
-    std::map<std::tuple<uint32_t, uint32_t, std::string>, size_t> line_of;
-    for (const auto& [label, points] : link_counters) {
-      const auto arrow = label.find("->");
-      const auto space = label.find(' ', arrow == std::string::npos ? 0 : arrow);
-      if (arrow == std::string::npos || space == std::string::npos) continue;
-      const uint32_t a = node(label.substr(0, arrow)), b = node(label.substr(arrow + 2, space - arrow - 2));
-      const std::string kind = label.substr(space + 1);
-      auto [it, fresh] = line_of.emplace(std::make_tuple(std::min(a, b), std::max(a, b), kind), scene.links.size());
-      if (fresh) {
-        TopoLink link;
-        link.a = std::min(a, b);
-        link.b = std::max(a, b);
-        link.kind = kind;
-        link.utilization.assign(bins, 0.f);
-        scene.links.push_back(std::move(link));
-      }
-      TopoLink& link = scene.links[it->second];
-      // Step function sampled at each bin's middle.
-      for (int32_t bin = 0; bin < bins; ++bin) {
-        const double t = (2.0 * bin + 1.0) * static_cast<double>(scene.span_ns) / (2.0 * bins);
-        float u = 0;
-        for (const auto& [ts, v] : points)
-          if (static_cast<double>(ts) <= t) u = static_cast<float>(v);
-        float& slot = link.utilization[static_cast<size_t>(bin)];
-        slot = std::max(slot, u);
-      }
-    }
-    // GPUs along the bottom, everything else along the top.
-    std::vector<uint32_t> low, high;
-    for (uint32_t i = 0; i < scene.nodes.size(); ++i)
-      (scene.nodes[i].kind == topology::NodeKind::kGpu ? low : high).push_back(i);
-    for (auto* tier : {&low, &high})
-      for (size_t k = 0; k < tier->size(); ++k) {
-        TopoNode& n = scene.nodes[(*tier)[k]];
-        n.x = static_cast<float>((static_cast<double>(k) + 0.5) / static_cast<double>(tier->size()));
-        n.y = tier == &low ? 0.85f : 0.15f;
-      }
-    scene.link_utilization = true;
-    scene.topology = "links from the trace's counters";
-  }
+  if (!ev.link_counters.empty()) add_links(scene, ev.link_counters);
   std::ostringstream title;
-  title << "trace " << path << " (" << process.size() << " processes, " << scene.rows.size() << " rows)";
+  title << "trace " << path << " (" << names.process.size() << " processes, " << scene.rows.size() << " rows)";
   scene.title = title.str();
   scene.build_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
   return scene;

@@ -15,10 +15,10 @@
 
 #include "chakra_test_util.hpp"
 #include "models/presets/catalog.hpp"
+#include "models/workload/run/simulate.hpp"
 #include "traces/chakra/replay.hpp"
 #include "traces/chakra/trace.hpp"
 #include "traces/chakra/workload.hpp"
-#include "models/workload/run/simulate.hpp"
 
 namespace trainsim::traces::chakra {
 namespace {

@@ -10,10 +10,10 @@
 #include <sstream>
 #include <string>
 
+#include "models/workload/run/simulate.hpp"
 #include "traces/sinks/chrome_trace.hpp"
 #include "traces/sinks/flow_recorder.hpp"
 #include "traces/sinks/memory_slots.hpp"
-#include "models/workload/run/simulate.hpp"
 
 namespace trainsim::traces {
 namespace {
