@@ -77,6 +77,7 @@ inline bool enabled(Category c, Level l) {
 #define TRAINSIM_LOG(category, level, ...)                                                                           \
   do {                                                                                                               \
     if (::trainsim::sim::log::enabled(::trainsim::sim::log::Category::category, ::trainsim::sim::log::Level::level)) \
+        [[unlikely]]                                                                                                 \
       ::trainsim::sim::log::detail::write(::trainsim::sim::log::Category::category,                                  \
                                           ::trainsim::sim::log::Level::level,                                        \
                                           ::trainsim::detail::concat("" __VA_OPT__(, ) __VA_ARGS__));                \
