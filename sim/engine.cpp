@@ -1,7 +1,6 @@
 #include "sim/engine.hpp"
 
 #include "sim/error.hpp"
-#include "sim/log.hpp"
 
 namespace trainsim::sim {
 
@@ -23,20 +22,14 @@ void Engine::step() {
 uint64_t Engine::run() {
   const uint64_t before = executed_;
   while (!stop_ && queue_.has_next()) step();
-  const bool stopped = stop_;
   stop_ = false;
-  TRAINSIM_LOG_DEBUG(kEngine, "run: ", executed_ - before, " events, clock ", now_.count_ns(), " ns",
-                     stopped ? " (stopped)" : "", ", ", queue_.has_next() ? "events left" : "queue drained");
   return executed_ - before;
 }
 
 uint64_t Engine::run_until(Time limit) {
   const uint64_t before = executed_;
   while (!stop_ && queue_.has_next() && queue_.next_time() <= limit) step();
-  const bool stopped = stop_;
   stop_ = false;
-  TRAINSIM_LOG_DEBUG(kEngine, "run_until ", limit.count_ns(), " ns: ", executed_ - before, " events, clock ",
-                     now_.count_ns(), " ns", stopped ? " (stopped)" : "");
   return executed_ - before;
 }
 

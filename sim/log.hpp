@@ -7,7 +7,7 @@
 //   TRAINSIM_LOG_DEBUG(kNetwork, "run: ", stats.flows_started, " flows");
 //
 // When the category is below the level the macro costs one relaxed load of one byte and a branch:
-// the message arguments are not evaluated.
+// the message arguments are not evaluated, and the formatting code is out of line.
 //
 // The categories are a fixed list, not self-registered at their call sites: the spec is checked at
 // start-up, before any call site has run, and a registrant in a static library that the linker
@@ -73,14 +73,19 @@ inline bool enabled(Category c, Level l) {
 }  // namespace trainsim::sim::log
 
 // TRAINSIM_LOG(kNetwork, kDebug, "a ", x, " b"): the arguments are streamed (operator<<) only
-// when the category is enabled at that level.
+// when the category is enabled at that level. The formatting sits in a cold, never-inlined lambda,
+// so a call site adds a load, a compare and a branch to its function and nothing else (the
+// function keeps its size, and with it the compiler's inlining decisions).
 #define TRAINSIM_LOG(category, level, ...)                                                                           \
   do {                                                                                                               \
     if (::trainsim::sim::log::enabled(::trainsim::sim::log::Category::category, ::trainsim::sim::log::Level::level)) \
         [[unlikely]]                                                                                                 \
-      ::trainsim::sim::log::detail::write(::trainsim::sim::log::Category::category,                                  \
-                                          ::trainsim::sim::log::Level::level,                                        \
-                                          ::trainsim::detail::concat("" __VA_OPT__(, ) __VA_ARGS__));                \
+      [&]() __attribute__((cold, noinline)) {                                                                        \
+        ::trainsim::sim::log::detail::write(::trainsim::sim::log::Category::category,                                \
+                                            ::trainsim::sim::log::Level::level,                                      \
+                                            ::trainsim::detail::concat("" __VA_OPT__(, ) __VA_ARGS__));              \
+      }                                                                                                              \
+    ();                                                                                                              \
   } while (0)
 #define TRAINSIM_LOG_INFO(category, ...) TRAINSIM_LOG(category, kInfo __VA_OPT__(, ) __VA_ARGS__)
 #define TRAINSIM_LOG_DEBUG(category, ...) TRAINSIM_LOG(category, kDebug __VA_OPT__(, ) __VA_ARGS__)
