@@ -31,6 +31,7 @@ MeasurementSet sample() {
                             "node17",
                             8,
                             "one decoder layer of TP rank 0 of 8",
+                            "",
                             nlohmann::json{{"model", "llama3-8b"}, {"tp", 8}, {"seq_len", 8192}}};
   Measurement g;
   g.name = "attn.qkv.fwd";
