@@ -6,6 +6,7 @@
 #include <limits>
 
 #include "models/failure/spare_pool.hpp"
+#include "sim/log.hpp"
 #include "sim/rng.hpp"
 
 namespace trainsim::models::failure {
@@ -427,7 +428,10 @@ RunOutcome Run::go() {
 }  // namespace
 
 RunOutcome simulate_run(const MonteCarloConfig& config, uint64_t seed, uint64_t run) {
-  return Run(config, seed, run).go();
+  RunOutcome o = Run(config, seed, run).go();
+  TRAINSIM_LOG_TRACE(kFailure, "run ", run, " (seed ", seed, "): wall ", o.wall / 86400.0, " days, work ",
+                     o.work / 86400.0, " days, ", o.interruptions, " interruptions");
+  return o;
 }
 
 }  // namespace trainsim::models::failure

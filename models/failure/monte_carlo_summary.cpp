@@ -3,6 +3,7 @@
 #include <cmath>
 
 #include "models/failure/monte_carlo.hpp"
+#include "sim/log.hpp"
 
 namespace trainsim::models::failure {
 
@@ -75,6 +76,10 @@ MonteCarloSummary run_monte_carlo(const MonteCarloConfig& config, uint64_t seed,
   s.wall_s = quantiles(std::move(wall));
   s.work_s = quantiles(std::move(work));
   s.interruptions = quantiles(std::move(inter));
+  TRAINSIM_LOG_DEBUG(kFailure, "Monte Carlo: ", runs, " runs (seed ", seed, "), checkpoint interval ",
+                     config.interval.seconds(), " s: wall mean ", s.wall_s.mean / 86400.0, " days (p10 ",
+                     s.wall_s.p10 / 86400.0, ", p90 ", s.wall_s.p90 / 86400.0, "), ", s.interruptions.mean,
+                     " interruptions per run, ETTR ", s.ettr);
   return s;
 }
 
@@ -84,6 +89,9 @@ double monte_carlo_cost(const MonteCarloConfig& config, uint64_t seed, int64_t r
     const RunOutcome o = simulate_run(config, seed, static_cast<uint64_t>(r));
     sum += config.work ? o.wall : -o.work;
   }
+  TRAINSIM_LOG_DEBUG(kFailure, "Monte Carlo cost: ", runs, " runs (seed ", seed, "), checkpoint interval ",
+                     config.interval.seconds(), " s: mean ", config.work ? "wall " : "negated work ",
+                     sum / static_cast<double>(runs) / 86400.0, " days");
   return sum / static_cast<double>(runs);
 }
 

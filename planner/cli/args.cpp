@@ -2,9 +2,11 @@
 
 #include <algorithm>
 #include <cctype>
+#include <cstdlib>
 
 #include "models/workload/job/job.hpp"
 #include "sim/error.hpp"
+#include "sim/log.hpp"
 
 namespace trainsim::planner::cli {
 
@@ -93,7 +95,8 @@ const std::vector<std::string>& output_flags() {
                                                  "--storage-read",
                                                  "--rate",
                                                  "--elastic",
-                                                 "--broadcast-restore"};
+                                                 "--broadcast-restore",
+                                                 "--log"};
   return flags;
 }
 }  // namespace
@@ -103,6 +106,14 @@ std::string display_path(const std::string& path, const Args& args) {
   // names (model.hidden) stays a path.
   if (args.job_flags.contains(path)) return flag_name(path);
   return path;
+}
+
+void configure_logging(const Args& args) {
+  if (args.log) {
+    sim::log::configure(sim::log::parse_spec(*args.log, "--log"));
+  } else if (const char* env = std::getenv("TRAINSIM_LOG")) {
+    sim::log::configure(sim::log::parse_spec(env, "TRAINSIM_LOG"));
+  }
 }
 
 Args parse_args(int argc, const char* const* argv) {
@@ -142,6 +153,9 @@ Args parse_args(int argc, const char* const* argv) {
     } else if (arg == "--help") {
       if (has_value) throw ConfigError("--help", "takes no value");
       a.options.insert("help");
+    } else if (arg == "--log") {
+      next_value(false);
+      a.log = value;
     } else if (arg == "--trace") {
       next_value(false);
       a.trace_file = value;

@@ -4,6 +4,7 @@
 // schema as job files, so a flag and a file key are validated identically.
 
 #include <map>
+#include <optional>
 #include <set>
 #include <string>
 #include <vector>
@@ -30,10 +31,15 @@ struct Args {
   std::vector<std::string> faults;     // simulate --fault SPEC (repeatable): faults inside the simulation
   std::vector<std::string> rates;      // reliability / plan --rate KIND=RATE (repeatable)
   bool json = false;
+  std::optional<std::string> log;  // --log SPEC (every command): diagnostic categories on stderr
 };
 
 // Throws ConfigError for unknown flags (with a did-you-mean) and missing values.
 Args parse_args(int argc, const char* const* argv);
+
+// Sets the diagnostic log thresholds (sim/log.hpp) from --log, else from the environment variable
+// TRAINSIM_LOG (the flag wins; neither: everything off). Throws ConfigError for a bad spec.
+void configure_logging(const Args& args);
 
 // "micro_batch" -> "--micro-batch".
 std::string flag_name(const std::string& key);

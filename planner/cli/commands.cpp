@@ -361,6 +361,9 @@ void print_help(std::ostream& out) {
          "  trainsim list models|gpus|clusters|calibrations|schedules|emitters|failures|failure-laws|checkpoints\n"
          "  trainsim config explain        print the configuration reference\n\n"
          "Flags override the job file. Every job key is a flag (micro_batch is --micro-batch).\n"
+         "Every command takes --log CATEGORY=LEVEL[,...]: diagnostics on stderr, never in results; categories\n"
+         "builder, network, planner, failure, engine or all; levels off (default), info, debug, trace\n"
+         "(--log network=debug,planner=debug). The environment variable TRAINSIM_LOG does the same; --log wins.\n"
          "Exit codes: 0 ok (also when a simulated fault stops the job: that is a result), 1 internal error,\n"
          "2 bad input, 3 configuration does not fit in memory (plan: none fits), 4 validate found no GPU.\n";
 }

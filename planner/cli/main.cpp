@@ -110,6 +110,7 @@ int main(int argc, char** argv) {
   Args args;
   try {
     args = parse_args(argc, argv);
+    configure_logging(args);
     if (args.command.empty() || args.command == "help" || args.options.count("help")) {
       print_help(std::cout);
       return args.command.empty() && !args.options.count("help") ? kExitBadInput : kExitOk;
@@ -124,8 +125,17 @@ int main(int argc, char** argv) {
     if (args.command == "reliability") return run_reliability(args, std::cout);
     if (args.command == "ui") return run_ui(args, argv);
     if (args.command == "validate" || args.command == "kineto") {
+      // The command line recorded in provenance, without --log (diagnostics never reach results).
       std::string line = "trainsim";
-      for (int i = 1; i < argc; ++i) line += std::string(" ") + argv[i];
+      for (int i = 1; i < argc; ++i) {
+        const std::string a = argv[i];
+        if (a == "--log") {
+          ++i;
+          continue;
+        }
+        if (a.rfind("--log=", 0) == 0) continue;
+        line += " " + a;
+      }
       return args.command == "kineto" ? run_kineto(args, std::cout, line) : run_validate(args, std::cout, line);
     }
     throw trainsim::ConfigError(args.command, "unknown command",

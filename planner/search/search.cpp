@@ -9,6 +9,7 @@
 #include "planner/search/distributed.hpp"
 #include "planner/search/pareto.hpp"
 #include "sim/error.hpp"
+#include "sim/log.hpp"
 
 namespace trainsim::planner::search {
 
@@ -256,6 +257,11 @@ SearchResult run_search(const Job& hw, const JobSpec& base, const Json& given, c
   const int threads = std::max(1, opt.threads);
   const size_t ranks = static_cast<size_t>(dist.size()), me = static_cast<size_t>(dist.rank());
   const size_t total = en.candidates.size();
+  if (dist.root()) {
+    TRAINSIM_LOG_DEBUG(kPlanner, "space: ", en.considered, " configurations of ", base.gpus, " GPUs, ", total,
+                       " pass the divisibility rules; ", threads, " threads x ", ranks, " ranks");
+    for (const auto& [rule, n] : en.rejected) TRAINSIM_LOG_DEBUG(kPlanner, "pruned by \"", rule, "\": ", n);
+  }
 
   // Fast estimate: candidate i belongs to rank i % ranks, then to thread (i / ranks) % threads.
   std::vector<Partial> parts(static_cast<size_t>(threads));
@@ -311,6 +317,12 @@ SearchResult run_search(const Job& hw, const JobSpec& base, const Json& given, c
   res.feasible = all.feasible;
   res.rejected = all.rejected;
   res.estimate_s = now_s() - t0;
+  if (dist.root() && sim::log::enabled(sim::log::Category::kPlanner, sim::log::Level::kDebug)) {
+    TRAINSIM_LOG_DEBUG(kPlanner, "estimate: ", all.valid, " valid, ", all.feasible, " fit in memory, ", res.estimate_s,
+                       " s");
+    for (const auto& [rule, n] : all.rejected)
+      if (en.rejected.find(rule) == en.rejected.end()) TRAINSIM_LOG_DEBUG(kPlanner, "pruned by \"", rule, "\": ", n);
+  }
   if (all.valid == 0) {
     std::string worst;
     int64_t most = -1;
@@ -354,6 +366,14 @@ SearchResult run_search(const Job& hw, const JobSpec& base, const Json& given, c
   for (size_t k = 0; k < n_sim; ++k) first_round.push_back(all.best[k].c);
   const std::vector<Simulated> analytic = simulate_all(hw, base, first_round, "analytic", threads, capacity);
   res.simulated = static_cast<int64_t>(n_sim);
+  if (dist.root()) {
+    TRAINSIM_LOG_DEBUG(kPlanner, "re-rank: the best ", n_sim, " of ", all.best.size(),
+                       " kept estimates re-simulated on the analytic network");
+    for (size_t k = 0; k < n_sim; ++k)
+      TRAINSIM_LOG_DEBUG(kPlanner, "  #", k + 1, " ", describe(first_round[k]), ": estimate ",
+                         all.best[k].e.iteration_s, " s, simulated ",
+                         analytic[k].fits ? std::to_string(analytic[k].iteration_s) + " s" : "does not fit");
+  }
 
   const double tokens_per_iter = static_cast<double>(base.global_batch) * static_cast<double>(seq);
   auto to_plan = [&](const Entry& e, const Simulated* sim, const std::string& fidelity) {
@@ -419,6 +439,11 @@ SearchResult run_search(const Job& hw, const JobSpec& base, const Json& given, c
       for (const size_t k : todo) round.push_back(sim_plans[k].candidate);
       const std::vector<Simulated> flow = simulate_all(hw, base, round, "flow", threads, capacity);
       done += todo.size();
+      if (dist.root())
+        for (size_t r = 0; r < round.size(); ++r)
+          TRAINSIM_LOG_DEBUG(kPlanner, "re-rank on the flow network: ", describe(round[r]), ": analytic ",
+                             sim_plans[todo[r]].iteration_s, " s, flow ",
+                             flow[r].fits ? std::to_string(flow[r].iteration_s) + " s" : "does not fit");
       std::vector<Plan> next;
       for (size_t k = 0; k < sim_plans.size(); ++k) {
         const auto it = std::find(todo.begin(), todo.end(), k);

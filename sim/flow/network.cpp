@@ -4,6 +4,7 @@
 #include <cmath>
 
 #include "sim/error.hpp"
+#include "sim/log.hpp"
 
 namespace trainsim::sim::flow {
 
@@ -13,6 +14,12 @@ FlowNetwork::FlowNetwork(Engine& engine, std::span<const LinkSpec> links) : engi
 }
 
 FlowNetwork::~FlowNetwork() {
+  TRAINSIM_LOG_DEBUG(
+      kNetwork, "run summary: ", links_.size(), " links, ", stats_.flows_started, " flows started, ",
+      stats_.flows_completed, " completed, ", running_, " still running; ", stats_.solves, " max-min solves over ",
+      stats_.variables_solved, " flows (",
+      stats_.solves ? static_cast<double>(stats_.variables_solved) / static_cast<double>(stats_.solves) : 0.0,
+      " per solve)");
   engine_.cancel(resolve_event_);
   for (const Flow& f : flows_)
     if (f.phase != Phase::kFree) engine_.cancel(f.event);
@@ -96,6 +103,8 @@ FlowId FlowNetwork::start_impl(Bytes bytes, Time latency, Callback done, double 
   ++running_;
   ++stats_.flows_started;
   const FlowId id = id_of(slot, f.generation);
+  TRAINSIM_LOG_TRACE(kNetwork, "flow ", id, " start at ", engine_.now().count_ns(), " ns: ", bytes.count(),
+                     " bytes over ", f.route.size(), " links, latency ", latency.count_ns(), " ns");
   if (!signals_.on_flow_start.empty()) signals_.on_flow_start.emit(id, bytes, engine_.now());
   return id;
 }
@@ -243,6 +252,7 @@ void FlowNetwork::complete(uint32_t slot) {
   free_slots_.push_back(slot);
   --running_;
   ++stats_.flows_completed;
+  TRAINSIM_LOG_TRACE(kNetwork, "flow ", id, " finish at ", engine_.now().count_ns(), " ns (", running_, " running)");
   if (!signals_.on_flow_end.empty()) signals_.on_flow_end.emit(id, engine_.now());
   if (done) done();  // last: it may start flows (and reuse this slot)
 }
@@ -310,6 +320,8 @@ void FlowNetwork::resolve() {
   s.solver.solve(p, s.rates);
   ++stats_.solves;
   stats_.variables_solved += s.flows.size();
+  TRAINSIM_LOG_TRACE(kNetwork, "re-solve ", stats_.solves, " at ", now.count_ns(), " ns: ", s.flows.size(),
+                     " flows on ", s.links.size(), " links");
 
   for (size_t i = 0; i < s.flows.size(); ++i) {
     const uint32_t slot = s.flows[i];

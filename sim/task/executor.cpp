@@ -1,6 +1,7 @@
 #include "sim/task/executor.hpp"
 
 #include "sim/error.hpp"
+#include "sim/log.hpp"
 
 namespace trainsim::sim::task {
 
@@ -29,7 +30,10 @@ Time TaskExecutor::run() {
   // Seed: the head task of every stream may be startable.
   for (StreamId s = 0; s < graph_.stream_count(); ++s)
     if (!graph_.stream_tasks(s).empty()) try_start(graph_.stream_tasks(s).front());
-  engine_.run();
+  const uint64_t events = engine_.run();
+  // Logged here rather than in Engine::run, whose event loop stays exactly as the compiler had it.
+  TRAINSIM_LOG_DEBUG(kEngine, "run: ", events, " events, ", done_, " of ", n, " tasks done, clock ",
+                     engine_.now().count_ns(), " ns", stopped_ ? " (stopped by a failure)" : "");
   if (done_ != n && !stopped_) {
     std::string stuck;
     int listed = 0;

@@ -12,6 +12,11 @@
 #                  run as a pipeline, i.e. concurrently) each run --json (and --trace when
 #                  -DTRACE=ON); their outputs must be identical and equal to expected/report.json.
 #                  Retries up to 5 times until the two runs are seen to overlap in time.
+# MODE log:        diagnostics never change results (conv. 19): the stdout of --json with
+#                  -DLOG=SPEC given as --log SPEC, and as the environment variable TRAINSIM_LOG,
+#                  must be byte-identical to expected/report.json, with log lines on stderr only
+#                  (stderr must contain -DLOG_EXPECT, a fixed string); --log wins over a bad
+#                  TRAINSIM_LOG, and a bad TRAINSIM_LOG alone exits 2 naming the variable.
 # MODE child:      one of the two processes of MODE concurrent (internal).
 # MODE listed:     -DGOLDEN_DIR=<tests/golden> -DCASES=a,b [-DSUITES=c]: every case folder is listed
 #                  (folders named in SUITES have their own driver).
@@ -186,6 +191,50 @@ elseif(MODE STREQUAL "trace")
                         "(use a smaller model or fewer micro-batches)")
   endif()
   compare_or_update("${first}" trace.json)
+
+elseif(MODE STREQUAL "log")
+  # Runs `[env TRAINSIM_LOG=ENV] trainsim COMMAND config.json [case args] --json ARGN`; sets
+  # log_rc, log_out and log_err.
+  function(run_logged env)
+    set(prefix "")
+    if(NOT env STREQUAL "")
+      set(prefix ${CMAKE_COMMAND} -E env "TRAINSIM_LOG=${env}")
+    endif()
+    execute_process(COMMAND ${prefix} "${TRAINSIM}" ${command} "${config}" ${case_args} --json ${ARGN}
+                    WORKING_DIRECTORY "${WORK}"
+                    RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err
+                    TIMEOUT 120)
+    set(log_rc "${rc}" PARENT_SCOPE)
+    set(log_out "${out}" PARENT_SCOPE)
+    set(log_err "${err}" PARENT_SCOPE)
+  endfunction()
+  file(READ "${expected_dir}/report.json" want)
+  foreach(how flag env flag-wins)
+    if(how STREQUAL "flag")
+      run_logged("" --log "${LOG}")
+    elseif(how STREQUAL "env")
+      run_logged("${LOG}")
+    else()
+      run_logged("nosuch=debug" --log "${LOG}")
+    endif()
+    if(NOT log_rc EQUAL 0)
+      message(FATAL_ERROR "${case}: logging (${how}) exited ${log_rc}:\n${log_err}")
+    endif()
+    if(NOT log_out STREQUAL want)
+      first_difference("${want}" "${log_out}" where)
+      message(FATAL_ERROR "${case}: logging (${how}, ${LOG}) changed stdout; ${where}")
+    endif()
+    string(FIND "${log_err}" "${LOG_EXPECT}" at)
+    if(at EQUAL -1)
+      message(FATAL_ERROR "${case}: logging (${how}, ${LOG}): no \"${LOG_EXPECT}\" on stderr:\n${log_err}")
+    endif()
+  endforeach()
+  run_logged("nosuch=debug")
+  set(bad "error: TRAINSIM_LOG: unknown log category \"nosuch\" (categories: all, builder, network, planner, failure, engine)\n")
+  if(NOT log_rc EQUAL 2 OR NOT log_err STREQUAL bad OR NOT log_out STREQUAL "")
+    message(FATAL_ERROR "${case}: a bad TRAINSIM_LOG: want exit 2 and ${bad}got exit ${log_rc}, stderr ${log_err}")
+  endif()
+  message(STATUS "${case}: --log ${LOG} and TRAINSIM_LOG leave stdout byte-identical")
 
 elseif(MODE STREQUAL "child")
   # One of two concurrent processes: writes only files named by TAG, nothing on stdout (which is

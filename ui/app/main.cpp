@@ -13,6 +13,7 @@ int main(int argc, char** argv) {
   Args args;
   try {
     args = parse_args(argc, argv);
+    configure_logging(args);
     if (args.command != "ui")
       throw trainsim::ConfigError(args.command.empty() ? "trainsim-ui" : args.command,
                                   "trainsim-ui only runs the viewer", "run `trainsim ui [JOB.json | TRACE.json] ...`");
