@@ -6,6 +6,7 @@
 #include "models/workload/build/communicators.hpp"
 #include "models/workload/build/pipeline.hpp"
 #include "models/workload/build/stage_memory.hpp"
+#include "sim/log.hpp"
 
 // GCC's -Wstringop-overread misfires on boost::small_vector copies of Handles that may be empty
 // (memmove of a provably-bounded inline buffer); the copies are correct.
@@ -213,12 +214,20 @@ Workload build_workload(const Job& job, const compute::ComputeModel& cm, const c
   Communicators comms(w, comm, job);
   build::make_ranks(ctx, comms, w);
   build::reserve(ctx, w);
+  TRAINSIM_LOG_TRACE(kBuilder, "ranks: ", w.ranks.size(), " simulated (",
+                     fidelity == Fidelity::kFullRanks ? "full" : "representative", " fidelity)");
   build::PipelineState ps = build::make_pipeline_state(ctx, w, comms);
   build::walk_pipeline(ctx, comms, w, ps);
+  TRAINSIM_LOG_TRACE(kBuilder, "pipeline walk: ", w.graph.size(), " tasks on ", w.graph.stream_count(), " streams");
   build::flush_open_buckets(ctx, ps);
   build::sync_tied_embeddings(ctx, comms, w, ps);
   build::optimizer_steps(ctx, ps);
   build::finalize(w);
+  TRAINSIM_LOG_DEBUG(kBuilder, job.model.name, " tp ", job.tp, " pp ", job.pp, " vp ", job.vp, " dp ", job.dp, " cp ",
+                     job.cp, " ep ", job.ep, ", ", job.microbatches, " micro-batches (", job.schedule,
+                     "): ", w.graph.size(), " tasks, ", w.graph.stream_count(), " streams, ", w.comms.size(),
+                     " distinct collectives, ", w.memory_events.size(), " memory events, ", w.ranks.size(),
+                     " simulated ranks");
   return w;
 }
 
