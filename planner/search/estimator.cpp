@@ -223,6 +223,34 @@ double Estimator::memory() {
   return peak;
 }
 
+// estimate()'s working state: the resolved candidate, its layer times, and what each phase
+// derives for the next.
+struct Estimator::Pass {
+  const Job& j;
+  const LayerTimes& L;
+  const models::schedules::ScheduleInfo& sched;
+  uint8_t schedule = 0;
+  int64_t gpn = 0;
+  double mbs = 0;
+  bool split = false;
+  // One layer on the critical rank (layer_ops, zero3_ops).
+  double moe_share = 0, f_layer = 0, dgrad = 0, wgrad = 0, b_layer = 0, w_layer = 0, zero3 = 0;
+  int grad_elem = 4;
+  GroupPlacement shard{}, grad_group{}, replica{};
+  // The slowest stage's chunk op times (stage_ops).
+  double f = 0, b = 0, w = 0, n = 0, recomputed = 0, hop = 0;
+  int64_t first_stage = 0, last_stage = 0;
+  // The pipeline (pipeline).
+  int v = 1;
+  double edge = 0, fill = 0, pipe = 0, busy = 0;
+  PipelineCache::Timing timing{};
+  // Gradient reduction and optimizer step (grad_reduction, optimizer_step).
+  double params = 0, expert_params = 0, dense_params = 0, dp_exposed = 0, opt = 0;
+
+  // A layer's time with the MoE share of layers' MLP block replacing the dense one.
+  double mix(double dense, double dense_mlp, double moe) const { return dense + moe_share * (moe - dense_mlp); }
+};
+
 Verdict Estimator::estimate(const Candidate& c, Estimate& out, std::string* why) {
   apply(c, job_, spec_);
   try {
@@ -237,59 +265,78 @@ Verdict Estimator::estimate(const Candidate& c, Estimate& out, std::string* why)
   out.worst_memory_stage = return_stage_;
   if (out.peak_memory_bytes > capacity_) return Verdict::kDoesNotFit;
 
-  const Job& j = job_;
-  const LayerTimes& L = layer_times();
-  const auto& m = j.model;
-  const int64_t gpn = j.cluster.gpus_per_node;
-  const double mbs = static_cast<double>(j.microbatches);
   const auto& sched = models::schedules::ScheduleRegistry::instance().all()[c.schedule];
-  const bool split = sched.splits_weight_grad;
+  Pass s{job_,
+         layer_times(),
+         sched,
+         c.schedule,
+         job_.cluster.gpus_per_node,
+         static_cast<double>(job_.microbatches),
+         sched.splits_weight_grad};
+  layer_ops(s);
+  zero3_ops(s);
+  stage_ops(s);
+  pipeline(s);
+  grad_reduction(s);
+  optimizer_step(s);
+  breakdown(s, out);
+  return Verdict::kOk;
+}
 
-  // One layer's F, B and W on the critical rank (the MoE share of layers replaces the dense MLP).
-  const double moe_share = m.moe ? static_cast<double>(m.moe_layers()) / static_cast<double>(m.layers) : 0.0;
-  auto mix = [&](double dense, double dense_mlp, double moe) { return dense + moe_share * (moe - dense_mlp); };
-  const double f_layer = mix(L.fwd + L.fwd_comm + L.cp / 2.0, L.dense_mlp_fwd, L.moe_fwd);
-  double dgrad = mix(L.dgrad + L.bwd_comm_exposed + L.cp / 2.0, L.dense_mlp_dgrad, L.moe_dgrad);
-  const double wgrad = mix(L.wgrad, L.dense_mlp_wgrad, L.moe_wgrad);
-  double b_layer = 0, w_layer = 0;
-  if (split) {
-    b_layer = dgrad + L.bwd_comm_hidden;
-    w_layer = wgrad;
+// One layer's F, B and W on the critical rank (the MoE share of layers replaces the dense MLP).
+void Estimator::layer_ops(Pass& s) {
+  const auto& m = s.j.model;
+  const LayerTimes& L = s.L;
+  s.moe_share = m.moe ? static_cast<double>(m.moe_layers()) / static_cast<double>(m.layers) : 0.0;
+  s.f_layer = s.mix(L.fwd + L.fwd_comm + L.cp / 2.0, L.dense_mlp_fwd, L.moe_fwd);
+  s.dgrad = s.mix(L.dgrad + L.bwd_comm_exposed + L.cp / 2.0, L.dense_mlp_dgrad, L.moe_dgrad);
+  s.wgrad = s.mix(L.wgrad, L.dense_mlp_wgrad, L.moe_wgrad);
+  if (s.split) {
+    s.b_layer = s.dgrad + L.bwd_comm_hidden;
+    s.w_layer = s.wgrad;
   } else {
-    b_layer = dgrad + std::max(wgrad, L.bwd_comm_hidden);
+    s.b_layer = s.dgrad + std::max(s.wgrad, L.bwd_comm_hidden);
   }
-  // ZeRO-3: each layer's weights are gathered (prefetched behind the previous layer) and its
-  // gradients reduce-scattered, per micro-batch (once per chunk pass when the schedule reuses them).
-  double zero3 = 0;
+}
+
+// ZeRO-3: each layer's weights are gathered (prefetched behind the previous layer) and its
+// gradients reduce-scattered, per micro-batch (once per chunk pass when the schedule reuses them).
+void Estimator::zero3_ops(Pass& s) {
+  const Job& j = s.j;
+  const int64_t gpn = s.gpn;
   const double layer_params = j.rank_layer_params(j.layers.size() > 1 ? 1 : 0);
-  const int grad_elem = j.precision == models::compute::Precision::kFp16 ? 2 : 4;
-  const GroupPlacement shard{j.dp_shard, clamp_per_node(gpn, j.tp, j.dp_shard)};
-  const GroupPlacement grad_group{j.dp_cp(), clamp_per_node(gpn, j.tp, j.dp_cp())};
-  const GroupPlacement replica{j.dp_cp() / j.dp_shard, clamp_per_node(gpn, j.tp * j.dp_shard, j.dp_cp() / j.dp_shard)};
+  s.grad_elem = j.precision == models::compute::Precision::kFp16 ? 2 : 4;
+  s.shard = GroupPlacement{j.dp_shard, clamp_per_node(gpn, j.tp, j.dp_shard)};
+  s.grad_group = GroupPlacement{j.dp_cp(), clamp_per_node(gpn, j.tp, j.dp_cp())};
+  s.replica = GroupPlacement{j.dp_cp() / j.dp_shard, clamp_per_node(gpn, j.tp * j.dp_shard, j.dp_cp() / j.dp_shard)};
   if (j.zero >= 3 && j.dp_shard > 1) {
     const double pbytes = layer_params * (j.fp8_param_gather ? 1.0 : 2.0);
     const double g =
-        comm_.collective(CollectiveOp::kAllGather, sim::Bytes(static_cast<int64_t>(pbytes)), shard).seconds();
-    const sim::Bytes gb(static_cast<int64_t>(layer_params * grad_elem));
-    double r = comm_.collective(CollectiveOp::kReduceScatter, gb, shard).seconds();
-    if (j.dp_shard < j.dp_cp()) r += comm_.collective(CollectiveOp::kAllReduce, gb / j.dp_shard, replica).seconds();
-    const double amortize = sched.reuses_gathered_weights ? 1.0 / mbs : 1.0;
+        comm_.collective(CollectiveOp::kAllGather, sim::Bytes(static_cast<int64_t>(pbytes)), s.shard).seconds();
+    const sim::Bytes gb(static_cast<int64_t>(layer_params * s.grad_elem));
+    double r = comm_.collective(CollectiveOp::kReduceScatter, gb, s.shard).seconds();
+    if (j.dp_shard < j.dp_cp()) r += comm_.collective(CollectiveOp::kAllReduce, gb / j.dp_shard, s.replica).seconds();
+    const double amortize = s.sched.reuses_gathered_weights ? 1.0 / s.mbs : 1.0;
     // The backward of a layer (with its recomputed forward under full recompute) hides the next
     // layer's gather and this layer's reduce-scatter, which share the data-parallel stream.
     const double recompute_share = j.recompute == "full" ? static_cast<double>(j.recompute_layers) /
                                                                static_cast<double>(std::max<int64_t>(1, j.layers[0]))
                                                          : 0.0;
-    const double ef = std::max(0.0, g - f_layer) * amortize;
-    const double eb = std::max(0.0, g * amortize + r - (b_layer + w_layer + recompute_share * f_layer));
-    zero3 = ef + eb;
+    const double ef = std::max(0.0, g - s.f_layer) * amortize;
+    const double eb = std::max(0.0, g * amortize + r - (s.b_layer + s.w_layer + recompute_share * s.f_layer));
+    s.zero3 = ef + eb;
   }
-  const double f_layer_z = f_layer + (zero3 > 0 ? zero3 * 0.5 : 0.0);
-  const double b_layer_z = b_layer + (zero3 > 0 ? zero3 * 0.5 : 0.0);
+}
 
-  // Chunk op times: the largest chunk sets the pace; full recompute redoes the forward.
-  // Op times of the slowest stage, spread over its v chunks: the stage holding the embedding and
-  // the one holding the LM head and loss (lighter by a layer or two in uneven layouts), and a
-  // middle one holding only layers.
+// Chunk op times: the largest chunk sets the pace; full recompute redoes the forward.
+// Op times of the slowest stage, spread over its v chunks: the stage holding the embedding and
+// the one holding the LM head and loss (lighter by a layer or two in uneven layouts), and a
+// middle one holding only layers. Then the stage boundary transfer.
+void Estimator::stage_ops(Pass& s) {
+  const Job& j = s.j;
+  const LayerTimes& L = s.L;
+  const double f_layer_z = s.f_layer + (s.zero3 > 0 ? s.zero3 * 0.5 : 0.0);
+  const double b_layer_z = s.b_layer + (s.zero3 > 0 ? s.zero3 * 0.5 : 0.0);
   double f = 0, b = 0, w = 0;
   const int64_t first_stage = models::workload::embedding_stage(j), last_stage = models::workload::head_stage(j);
   const int64_t middle = j.pp > 2 ? 1 + (first_stage == 1 || last_stage == 1 ? 1 : 0) : first_stage;
@@ -300,8 +347,8 @@ Verdict Estimator::estimate(const Candidate& c, Estimate& out, std::string* why)
       const int64_t nl = j.layers[static_cast<size_t>(j.virtual_stage(st, ch))];
       const double recomputed = j.recompute == "full" ? static_cast<double>(std::min(j.recompute_layers, nl)) : 0.0;
       fv += static_cast<double>(nl) * f_layer_z;
-      bv += static_cast<double>(nl) * b_layer_z + recomputed * f_layer;
-      wv += static_cast<double>(nl) * w_layer;
+      bv += static_cast<double>(nl) * b_layer_z + recomputed * s.f_layer;
+      wv += static_cast<double>(nl) * s.w_layer;
     }
     if (st == first_stage) {
       fv += L.embed_fwd;
@@ -316,32 +363,53 @@ Verdict Estimator::estimate(const Candidate& c, Estimate& out, std::string* why)
     w = std::max(w, wv / vv);
   }
   const double n = static_cast<double>(*std::max_element(j.layers.begin(), j.layers.end()));
-  const double recomputed =
+  s.recomputed =
       j.recompute == "full" ? static_cast<double>(std::min<int64_t>(j.recompute_layers, static_cast<int64_t>(n))) : 0.0;
 
   // Stage boundary transfers (split over TP ranks and re-gathered when scatter_gather).
   const int64_t seq_local = j.seq_len / j.cp;
-  const sim::Bytes act_bytes(j.micro_batch * seq_local * m.hidden * 2);
+  const sim::Bytes act_bytes(j.micro_batch * seq_local * j.model.hidden * 2);
   const bool scatter = j.scatter_gather && j.tp > 1;
   double hop = 0;
   if (j.pp > 1) {
     const sim::Bytes wire = scatter ? act_bytes / j.tp : act_bytes;
-    hop = comm_.p2p(wire, j.tp * j.cp * j.dp >= gpn).seconds();
+    hop = comm_.p2p(wire, j.tp * j.cp * j.dp >= s.gpn).seconds();
     if (scatter)
-      hop += comm_.collective(CollectiveOp::kAllGather, act_bytes, GroupPlacement{j.tp, std::min(j.tp, gpn)}).seconds();
+      hop +=
+          comm_.collective(CollectiveOp::kAllGather, act_bytes, GroupPlacement{j.tp, std::min(j.tp, s.gpn)}).seconds();
   }
   if (!j.overlap_p2p) {
     f += hop;
     b += hop;
   }
-  const int p = static_cast<int>(j.pp), v = static_cast<int>(j.vp), mi = static_cast<int>(j.microbatches);
-  const double edge = j.pp == 1 ? L.edge_head + L.edge_embed : std::max(L.edge_head, L.edge_embed);
-  const PipelineCache::Timing timing = pipes_.timing(c.schedule, p, mi, v, f, b, w);
-  const double fill = j.overlap_p2p && j.pp > 1 ? 2.0 * (j.pp - 1) * hop : 0.0;
-  const double pipe = timing.makespan + fill;
-  const double busy = mbs * static_cast<double>(v) * (f + b + w);
+  s.f = f;
+  s.b = b;
+  s.w = w;
+  s.n = n;
+  s.hop = hop;
+  s.first_stage = first_stage;
+  s.last_stage = last_stage;
+}
 
-  // Data-parallel gradient reduction of the critical stage, bucketed.
+// The pipeline's makespan under the candidate's schedule, and the busy time inside it.
+void Estimator::pipeline(Pass& s) {
+  const Job& j = s.j;
+  const LayerTimes& L = s.L;
+  const int p = static_cast<int>(j.pp), mi = static_cast<int>(j.microbatches);
+  s.v = static_cast<int>(j.vp);
+  s.edge = j.pp == 1 ? L.edge_head + L.edge_embed : std::max(L.edge_head, L.edge_embed);
+  s.timing = pipes_.timing(s.schedule, p, mi, s.v, s.f, s.b, s.w);
+  s.fill = j.overlap_p2p && j.pp > 1 ? 2.0 * (j.pp - 1) * s.hop : 0.0;
+  s.pipe = s.timing.makespan + s.fill;
+  s.busy = s.mbs * static_cast<double>(s.v) * (s.f + s.b + s.w);
+}
+
+// Data-parallel gradient reduction of the critical stage, bucketed: the part the pipeline does
+// not hide.
+void Estimator::grad_reduction(Pass& s) {
+  const Job& j = s.j;
+  const auto& m = j.model;
+  const int64_t gpn = s.gpn;
   double params = 0, expert_params = 0;
   if (!m.moe) {
     params = static_cast<double>(j.stage_layers(0)) * j.rank_layer_params(0);
@@ -357,8 +425,8 @@ Verdict Estimator::estimate(const Candidate& c, Estimate& out, std::string* why)
   // Stage 0 holds the embedding; the LM head too when it is also the last stage (pp = 1, ZB-V),
   // counted once if tied (the builder's stage_parameters).
   const double emb = static_cast<double>(m.vocab) * static_cast<double>(m.hidden) / static_cast<double>(j.tp);
-  if (first_stage == 0) params += emb;
-  if (last_stage == 0 && (!m.tied_embeddings || first_stage != last_stage)) params += emb;
+  if (s.first_stage == 0) params += emb;
+  if (s.last_stage == 0 && (!m.tied_embeddings || s.first_stage != s.last_stage)) params += emb;
   const double dense_params = params - expert_params;
   double dp_total = 0, dp_last = 0;
   auto bucketed = [&](double bytes, CollectiveOp op, const GroupPlacement& g, int64_t replicas_div) {
@@ -369,16 +437,18 @@ Verdict Estimator::estimate(const Candidate& c, Estimate& out, std::string* why)
     if (replicas_div > 0)
       one += comm_
                  .collective(CollectiveOp::kAllReduce, sim::Bytes(static_cast<int64_t>(bytes / nb / replicas_div)),
-                             replica)
+                             s.replica)
                  .seconds();
     dp_total += nb * one;
     dp_last = std::max(dp_last, one);
   };
+  const int grad_elem = s.grad_elem;
   if (j.zero < 3) {
     if (j.zero >= 1)
-      bucketed(dense_params * grad_elem, CollectiveOp::kReduceScatter, shard, j.dp_shard < j.dp_cp() ? j.dp_shard : 0);
+      bucketed(dense_params * grad_elem, CollectiveOp::kReduceScatter, s.shard,
+               j.dp_shard < j.dp_cp() ? j.dp_shard : 0);
     else
-      bucketed(dense_params * grad_elem, CollectiveOp::kAllReduce, grad_group, 0);
+      bucketed(dense_params * grad_elem, CollectiveOp::kAllReduce, s.grad_group, 0);
     if (expert_params > 0) {
       const int64_t edp = j.expert_dp();
       const GroupPlacement eg{edp, clamp_per_node(gpn, j.tp * j.cp * j.ep, edp)};
@@ -392,29 +462,37 @@ Verdict Estimator::estimate(const Candidate& c, Estimate& out, std::string* why)
     // Stage 0 reduces each chunk's gradients once its last gradient op (B, or W) has produced
     // them, bucket by bucket during that op: a queue on the data-parallel stream, chunk by chunk
     // in the order they finish. What runs past the pipeline's end is exposed.
-    const double g = split ? w : b;
-    const double per_chunk = dp_total / static_cast<double>(v);
+    const double g = s.split ? s.w : s.b;
+    const double per_chunk = dp_total / static_cast<double>(s.v);
     const double buckets = std::max(1.0, per_chunk / std::max(dp_last, 1e-12));
     double queue = 0;
-    for (const double ready : timing.grads_ready)
-      queue = std::max(queue, fill + ready - g * (1.0 - 1.0 / buckets)) + per_chunk;
-    dp_exposed = std::max(dp_last, queue - pipe);
+    for (const double ready : s.timing.grads_ready)
+      queue = std::max(queue, s.fill + ready - g * (1.0 - 1.0 / buckets)) + per_chunk;
+    dp_exposed = std::max(dp_last, queue - s.pipe);
   } else {
     dp_exposed = dp_total;
   }
-  if (m.tied_embeddings && first_stage != last_stage)
+  if (m.tied_embeddings && s.first_stage != s.last_stage)
     dp_exposed +=
         comm_
             .collective(CollectiveOp::kAllReduce,
                         sim::Bytes(static_cast<int64_t>(static_cast<double>(m.vocab) * m.hidden / j.tp * grad_elem)),
                         GroupPlacement{2, 1})
             .seconds();
+  s.params = params;
+  s.expert_params = expert_params;
+  s.dense_params = dense_params;
+  s.dp_exposed = dp_exposed;
+}
 
-  // Optimizer step and the distributed optimizer's parameter all-gather.
+// Optimizer step and the distributed optimizer's parameter all-gather.
+void Estimator::optimizer_step(Pass& s) {
+  const Job& j = s.j;
+  const double dense_params = s.dense_params, expert_params = s.expert_params;
   const double shard_params = j.zero >= 1
                                   ? dense_params / static_cast<double>(j.dp_shard) +
                                         (expert_params > 0 ? expert_params / static_cast<double>(j.expert_dp()) : 0.0)
-                                  : params;
+                                  : s.params;
   double opt = 0;
   if (j.offload_optimizer) {
     const double host_bw = j.cluster.host_link_bandwidth.bytes_per_second();
@@ -427,7 +505,7 @@ Verdict Estimator::estimate(const Candidate& c, Estimate& out, std::string* why)
   if (j.zero >= 1 && j.zero < 3 && j.dp_shard > 1 && !j.overlap_param_gather)
     opt += comm_
                .collective(CollectiveOp::kAllGather,
-                           sim::Bytes(static_cast<int64_t>(dense_params * (j.fp8_param_gather ? 1.0 : 2.0))), shard)
+                           sim::Bytes(static_cast<int64_t>(dense_params * (j.fp8_param_gather ? 1.0 : 2.0))), s.shard)
                .seconds();
   // Routed experts' updated parameters, gathered over the ranks holding the same experts.
   if (j.zero >= 1 && j.zero < 3 && expert_params > 0 && j.expert_dp() > 1) {
@@ -435,23 +513,27 @@ Verdict Estimator::estimate(const Candidate& c, Estimate& out, std::string* why)
     opt += comm_
                .collective(CollectiveOp::kAllGather,
                            sim::Bytes(static_cast<int64_t>(expert_params * (j.fp8_param_gather ? 1.0 : 2.0))),
-                           GroupPlacement{edp, clamp_per_node(gpn, j.tp * j.cp * j.ep, edp)})
+                           GroupPlacement{edp, clamp_per_node(s.gpn, j.tp * j.cp * j.ep, edp)})
                .seconds();
   }
+  s.opt = opt;
+}
 
-  out.iteration_s = pipe + dp_exposed + opt;
-  const double per_layer_ops = mbs * static_cast<double>(v) * n;
-  out.compute_s =
-      per_layer_ops * (mix(L.fwd, L.dense_mlp_fwd, L.moe_fwd) + wgrad + mix(L.dgrad, L.dense_mlp_dgrad, L.moe_dgrad)) +
-      mbs * static_cast<double>(v) * recomputed * f_layer + mbs * edge;
+// The iteration time and its breakdown by kind.
+void Estimator::breakdown(const Pass& s, Estimate& out) {
+  const LayerTimes& L = s.L;
+  out.iteration_s = s.pipe + s.dp_exposed + s.opt;
+  const double per_layer_ops = s.mbs * static_cast<double>(s.v) * s.n;
+  out.compute_s = per_layer_ops * (s.mix(L.fwd, L.dense_mlp_fwd, L.moe_fwd) + s.wgrad +
+                                   s.mix(L.dgrad, L.dense_mlp_dgrad, L.moe_dgrad)) +
+                  s.mbs * static_cast<double>(s.v) * s.recomputed * s.f_layer + s.mbs * s.edge;
   out.tp_s = per_layer_ops * (L.tp);
   out.cp_s = per_layer_ops * L.cp;
-  out.ep_s = per_layer_ops * moe_share * L.ep;
-  out.zero3_s = per_layer_ops * zero3;
-  out.bubble_s = std::max(0.0, pipe - busy);
-  out.dp_s = dp_exposed;
-  out.optimizer_s = opt;
-  return Verdict::kOk;
+  out.ep_s = per_layer_ops * s.moe_share * L.ep;
+  out.zero3_s = per_layer_ops * s.zero3;
+  out.bubble_s = std::max(0.0, s.pipe - s.busy);
+  out.dp_s = s.dp_exposed;
+  out.optimizer_s = s.opt;
 }
 
 }  // namespace trainsim::planner::search

@@ -73,6 +73,15 @@ class Estimator {
   };
   const LayerTimes& layer_times();
   double memory();
+  // estimate()'s phases, in order, over its working state (estimator.cpp).
+  struct Pass;
+  void layer_ops(Pass& s);                              // one layer's F, B and W
+  void zero3_ops(Pass& s);                              // ZeRO-3 gathers and reduce-scatters per layer
+  void stage_ops(Pass& s);                              // the slowest stage's chunk op times
+  void pipeline(Pass& s);                               // the schedule's makespan
+  void grad_reduction(Pass& s);                         // exposed data-parallel gradient reduction
+  void optimizer_step(Pass& s);                         // optimizer step and parameter all-gather
+  static void breakdown(const Pass& s, Estimate& out);  // iteration time and its parts
 
   models::workload::Job job_;
   models::workload::JobSpec spec_;
