@@ -234,45 +234,62 @@ std::vector<Simulated> simulate_all(const Job& hw, const JobSpec& base, const st
   return out;
 }
 
-}  // namespace
+// run_search's state across its phases.
+struct Search {
+  const Job& hw;
+  const JobSpec& base;
+  const SearchOptions& opt;
+  const Distributed& dist;
+  double t0 = 0, t1 = 0;  // when the estimate and the re-simulation started
+  SearchResult res{};
+  Enumeration en{};
+  int64_t seq = 0;
+  size_t keep = 0;  // best entries kept per process: enough for the report and the re-rank
+  int threads = 1;
+  size_t ranks = 1, me = 0, total = 0;
+  double capacity = 0, tokens_per_iter = 0;
+  Partial all{};                               // every process's estimates, merged
+  size_t n_sim = 0;                            // re-simulated on the analytic network
+  std::vector<Plan> sim_plans{}, est_plans{};  // simulated (best first), estimated only
+};
 
-Job plan_job(const Job& hardware, const JobSpec& base, const Candidate& c) {
-  Job job = hardware;
-  JobSpec spec = base;
-  apply(c, hardware, spec);
-  models::workload::resolve_parallel(spec, job);
-  return job;
+// The space, its enumeration and the search's sizes.
+Search start_search(const Job& hw, const JobSpec& base, const Json& given, const SearchOptions& opt) {
+  Search s{hw, base, opt, Distributed::instance()};
+  s.t0 = now_s();
+  s.res.gpus = base.gpus;
+  const SearchSpace space = make_space(base, given, hw, opt.space);
+  s.seq = base.seq_len.value_or(hw.model.seq_len);
+  s.en = enumerate(space, hw, base.gpus, base.global_batch, s.seq);
+  s.res.considered = s.en.considered;
+  s.keep = static_cast<size_t>(std::max(opt.keep, opt.rerank));
+  s.threads = std::max(1, opt.threads);
+  s.ranks = static_cast<size_t>(s.dist.size());
+  s.me = static_cast<size_t>(s.dist.rank());
+  s.total = s.en.candidates.size();
+  if (s.dist.root()) {
+    TRAINSIM_LOG_DEBUG(kPlanner, "space: ", s.en.considered, " configurations of ", base.gpus, " GPUs, ", s.total,
+                       " pass the divisibility rules; ", s.threads, " threads x ", s.ranks, " ranks");
+    for (const auto& [rule, n] : s.en.rejected) TRAINSIM_LOG_DEBUG(kPlanner, "pruned by \"", rule, "\": ", n);
+  }
+  return s;
 }
 
-SearchResult run_search(const Job& hw, const JobSpec& base, const Json& given, const SearchOptions& opt) {
-  const Distributed& dist = Distributed::instance();
-  const double t0 = now_s();
-  SearchResult res;
-  res.gpus = base.gpus;
-  const SearchSpace space = make_space(base, given, hw, opt.space);
-  const int64_t seq = base.seq_len.value_or(hw.model.seq_len);
-  const Enumeration en = enumerate(space, hw, base.gpus, base.global_batch, seq);
-  res.considered = en.considered;
-  const size_t keep = static_cast<size_t>(std::max(opt.keep, opt.rerank));
-  const int threads = std::max(1, opt.threads);
-  const size_t ranks = static_cast<size_t>(dist.size()), me = static_cast<size_t>(dist.rank());
-  const size_t total = en.candidates.size();
-  if (dist.root()) {
-    TRAINSIM_LOG_DEBUG(kPlanner, "space: ", en.considered, " configurations of ", base.gpus, " GPUs, ", total,
-                       " pass the divisibility rules; ", threads, " threads x ", ranks, " ranks");
-    for (const auto& [rule, n] : en.rejected) TRAINSIM_LOG_DEBUG(kPlanner, "pruned by \"", rule, "\": ", n);
-  }
-
-  // Fast estimate: candidate i belongs to rank i % ranks, then to thread (i / ranks) % threads.
+// Fast estimate of this process's share: candidate i belongs to rank i % ranks, then to thread
+// (i / ranks) % threads.
+Partial estimate_share(const Search& s) {
+  const SearchOptions& opt = s.opt;
+  const size_t ranks = s.ranks, me = s.me, total = s.total;
+  const int threads = s.threads;
   std::vector<Partial> parts(static_cast<size_t>(threads));
   auto work = [&](int t) {
-    Estimator est(hw, base, opt.headroom);
+    Estimator est(s.hw, s.base, opt.headroom);
     Partial& p = parts[static_cast<size_t>(t)];
     std::vector<Entry> feasible;
     std::string why;
     int64_t step = 0;
     for (size_t i = me + ranks * static_cast<size_t>(t); i < total; i += ranks * static_cast<size_t>(threads)) {
-      Entry e{en.candidates[i], {}};
+      Entry e{s.en.candidates[i], {}};
       const Verdict v = est.estimate(e.c, e.e, &why);
       if (v == Verdict::kInvalid) {
         ++p.rejected[rule_of_field(why)];
@@ -293,36 +310,56 @@ SearchResult run_search(const Job& hw, const JobSpec& base, const Json& given, c
         opt.progress(static_cast<int64_t>(i), static_cast<int64_t>(total));
     }
     p.front = front_of(feasible);
-    keep_best(feasible, keep);
+    keep_best(feasible, s.keep);
     p.best = std::move(feasible);
   };
   run_threads(threads, work);
   Partial local;
-  for (auto& p : parts) merge(local, std::move(p), keep);
+  for (auto& p : parts) merge(local, std::move(p), s.keep);
   if (opt.progress && me == 0) opt.progress(static_cast<int64_t>(total), static_cast<int64_t>(total));
+  return local;
+}
 
-  // Gather at rank 0, merge, and tell every rank which plans to re-simulate.
-  Partial all;
+// Gathers at rank 0, merges, and tells every rank which plans to re-simulate; records the counts.
+void gather_estimates(Search& s, const Partial& local) {
+  const Distributed& dist = s.dist;
+  Partial& all = s.all;
   std::string shared;
   {
     const std::vector<std::string> got = dist.gather(serialize(local));
     if (dist.root()) {
-      for (const auto& g : got) merge(all, deserialize(g), keep);
+      for (const auto& g : got) merge(all, deserialize(g), s.keep);
       shared = serialize(all);
     }
     all = deserialize(dist.broadcast(shared));
   }
-  for (const auto& [k, n] : en.rejected) all.rejected[k] += n;
-  res.valid = all.valid;
-  res.feasible = all.feasible;
-  res.rejected = all.rejected;
-  res.estimate_s = now_s() - t0;
+  for (const auto& [k, n] : s.en.rejected) all.rejected[k] += n;
+  s.res.valid = all.valid;
+  s.res.feasible = all.feasible;
+  s.res.rejected = all.rejected;
+  s.res.estimate_s = now_s() - s.t0;
   if (dist.root() && sim::log::enabled(sim::log::Category::kPlanner, sim::log::Level::kDebug)) {
-    TRAINSIM_LOG_DEBUG(kPlanner, "estimate: ", all.valid, " valid, ", all.feasible, " fit in memory, ", res.estimate_s,
-                       " s");
+    TRAINSIM_LOG_DEBUG(kPlanner, "estimate: ", all.valid, " valid, ", all.feasible, " fit in memory, ",
+                       s.res.estimate_s, " s");
     for (const auto& [rule, n] : all.rejected)
-      if (en.rejected.find(rule) == en.rejected.end()) TRAINSIM_LOG_DEBUG(kPlanner, "pruned by \"", rule, "\": ", n);
+      if (s.en.rejected.find(rule) == s.en.rejected.end())
+        TRAINSIM_LOG_DEBUG(kPlanner, "pruned by \"", rule, "\": ", n);
   }
+}
+
+// The fix for the rule that removed the most.
+std::string hint_for(const std::string& worst) {
+  if (worst.find("tp*cp*pp") != std::string::npos)
+    return "use a GPU count with more divisors (a multiple of gpus_per_node), or unpin --tp / --pp / --cp";
+  if (worst.find("global_batch") != std::string::npos)
+    return "use a global batch with more divisors (a multiple of the GPU count's data-parallel sizes)";
+  if (worst.find("layers") != std::string::npos) return "choose --pp (and --vp) dividing the layers, or unpin them";
+  return "unpin dimensions (drop --tp, --pp, --vp, --schedule, ...)";
+}
+
+// Throws when no candidate passes the rules, or none fits in memory.
+void check_found(const Search& s) {
+  const Partial& all = s.all;
   if (all.valid == 0) {
     std::string worst;
     int64_t most = -1;
@@ -331,42 +368,66 @@ SearchResult run_search(const Job& hw, const JobSpec& base, const Json& given, c
         most = n;
         worst = k;
       }
-    // The fix for the rule that removed the most.
-    std::string hint = "unpin dimensions (drop --tp, --pp, --vp, --schedule, ...)";
-    if (worst.find("tp*cp*pp") != std::string::npos)
-      hint = "use a GPU count with more divisors (a multiple of gpus_per_node), or unpin --tp / --pp / --cp";
-    else if (worst.find("global_batch") != std::string::npos)
-      hint = "use a global batch with more divisors (a multiple of the GPU count's data-parallel sizes)";
-    else if (worst.find("layers") != std::string::npos)
-      hint = "choose --pp (and --vp) dividing the layers, or unpin them";
     throw ConfigError("gpus",
-                      "no parallel configuration of " + std::to_string(base.gpus) + " GPUs passes the rules (" +
-                          std::to_string(res.considered) + " considered; most removed by \"" + worst + "\")",
-                      hint);
+                      "no parallel configuration of " + std::to_string(s.base.gpus) + " GPUs passes the rules (" +
+                          std::to_string(s.res.considered) + " considered; most removed by \"" + worst + "\")",
+                      hint_for(worst));
   }
   if (all.feasible == 0) {
     char need[160];
     std::snprintf(need, sizeof need, "the smallest (%s) needs %.1f GiB per GPU, %.1f GiB usable",
                   describe(all.smallest.c).c_str(), all.smallest.e.peak_memory_bytes / 1073741824.0,
-                  usable_memory_bytes(hw, opt.headroom) / 1073741824.0);
+                  usable_memory_bytes(s.hw, s.opt.headroom) / 1073741824.0);
     throw PlanError("plan",
                     "none of the " + std::to_string(all.valid) + " valid configurations of " +
-                        std::to_string(base.gpus) + " GPUs fits in memory: " + need,
+                        std::to_string(s.base.gpus) + " GPUs fits in memory: " + need,
                     "use more GPUs, a larger --headroom, a shorter --seq-len or a smaller --global-batch; or unpin "
                     "--recompute / --zero / --tp / --pp");
   }
+}
 
-  // Re-simulate the best with the discrete-event simulation: first on the analytic network (the
-  // schedule, overlaps and memory timeline exactly; collectives as alpha-beta formulas), then the
-  // best of those on the job's own network (flow-level: contention and routing).
-  const double t1 = now_s();
-  const double capacity = usable_memory_bytes(hw, opt.headroom);
-  const size_t n_sim = std::min(all.best.size(), static_cast<size_t>(std::max<int64_t>(opt.rerank, 0)));
+// A kept entry as a plan: with the simulated numbers when `sim` is given, else the estimate's.
+Plan to_plan(const Search& s, const Entry& e, const Simulated* sim, const std::string& fidelity) {
+  Plan p;
+  p.candidate = e.c;
+  p.estimate = e.e;
+  p.peak_memory_bytes = e.e.peak_memory_bytes;
+  p.fidelity = fidelity;
+  if (sim) {
+    p.simulated = true;
+    p.iteration_s = sim->iteration_s;
+    p.tokens_per_s = sim->tokens_per_s;
+    p.mfu = sim->mfu;
+    p.model_tflops_per_gpu = sim->tflops;
+    p.peak_memory_bytes = sim->peak;
+    p.breakdown = Json::parse(sim->breakdown);
+  } else {
+    p.iteration_s = e.e.iteration_s;
+    p.tokens_per_s = s.tokens_per_iter / p.iteration_s;
+  }
+  p.score = s.opt.score ? s.opt.score(p.candidate, p.iteration_s) : p.iteration_s;
+  return p;
+}
+
+// Best first: score, then the candidate's key.
+bool by_time(const Plan& a, const Plan& b) {
+  if (a.score != b.score) return a.score < b.score;
+  return a.candidate < b.candidate;
+}
+
+// Re-simulates the best with the discrete-event simulation on the analytic network (the schedule,
+// overlaps and memory timeline exactly; collectives as alpha-beta formulas); the rest stay estimates.
+void rerank_analytic(Search& s) {
+  const Partial& all = s.all;
+  s.t1 = now_s();
+  s.capacity = usable_memory_bytes(s.hw, s.opt.headroom);
+  const size_t n_sim = std::min(all.best.size(), static_cast<size_t>(std::max<int64_t>(s.opt.rerank, 0)));
+  s.n_sim = n_sim;
   std::vector<Candidate> first_round;
   for (size_t k = 0; k < n_sim; ++k) first_round.push_back(all.best[k].c);
-  const std::vector<Simulated> analytic = simulate_all(hw, base, first_round, "analytic", threads, capacity);
-  res.simulated = static_cast<int64_t>(n_sim);
-  if (dist.root()) {
+  const std::vector<Simulated> analytic = simulate_all(s.hw, s.base, first_round, "analytic", s.threads, s.capacity);
+  s.res.simulated = static_cast<int64_t>(n_sim);
+  if (s.dist.root()) {
     TRAINSIM_LOG_DEBUG(kPlanner, "re-rank: the best ", n_sim, " of ", all.best.size(),
                        " kept estimates re-simulated on the analytic network");
     for (size_t k = 0; k < n_sim; ++k)
@@ -375,110 +436,110 @@ SearchResult run_search(const Job& hw, const JobSpec& base, const Json& given, c
                          analytic[k].fits ? std::to_string(analytic[k].iteration_s) + " s" : "does not fit");
   }
 
-  const double tokens_per_iter = static_cast<double>(base.global_batch) * static_cast<double>(seq);
-  auto to_plan = [&](const Entry& e, const Simulated* sim, const std::string& fidelity) {
-    Plan p;
-    p.candidate = e.c;
-    p.estimate = e.e;
-    p.peak_memory_bytes = e.e.peak_memory_bytes;
-    p.fidelity = fidelity;
-    if (sim) {
-      p.simulated = true;
-      p.iteration_s = sim->iteration_s;
-      p.tokens_per_s = sim->tokens_per_s;
-      p.mfu = sim->mfu;
-      p.model_tflops_per_gpu = sim->tflops;
-      p.peak_memory_bytes = sim->peak;
-      p.breakdown = Json::parse(sim->breakdown);
-    } else {
-      p.iteration_s = e.e.iteration_s;
-      p.tokens_per_s = tokens_per_iter / p.iteration_s;
-    }
-    p.score = opt.score ? opt.score(p.candidate, p.iteration_s) : p.iteration_s;
-    return p;
-  };
-  auto by_time = [](const Plan& a, const Plan& b) {
-    if (a.score != b.score) return a.score < b.score;
-    return a.candidate < b.candidate;
-  };
-  std::vector<Plan> sim_plans, est_plans;
+  s.tokens_per_iter = static_cast<double>(s.base.global_batch) * static_cast<double>(s.seq);
   for (size_t k = 0; k < all.best.size(); ++k) {
     if (k < n_sim) {
       if (!analytic[k].fits) continue;  // the exact check disagrees: dropped (tests keep this empty)
-      sim_plans.push_back(to_plan(all.best[k], &analytic[k], "analytic"));
+      s.sim_plans.push_back(to_plan(s, all.best[k], &analytic[k], "analytic"));
     } else {
-      est_plans.push_back(to_plan(all.best[k], nullptr, "estimate"));
+      s.est_plans.push_back(to_plan(s, all.best[k], nullptr, "estimate"));
     }
   }
-  std::sort(sim_plans.begin(), sim_plans.end(), by_time);
-  if (base.network == "flow" && opt.rerank_flow > 0) {
-    // Simulate the best plans again on the flow network until the best rerank_flow plans by their
-    // most faithful time all have a flow time (a plan the flow network slows down makes way for
-    // the next), within 3 x rerank_flow flow simulations. Plans with an all-to-all over more than
-    // kMaxFlowAllToAll ranks stay at analytic fidelity: the flow network solves the n^2 concurrent
-    // flows of such an all-to-all, minutes per iteration at 256 ranks.
-    const size_t want = static_cast<size_t>(opt.rerank_flow), budget = 3 * want;
-    auto flow_ok = [&](const Plan& p) {
-      const Candidate& c = p.candidate;
-      const int64_t a2a = std::max<int64_t>(hw.model.moe ? c.ep : 1, c.cp);  // EP and (at most) the Ulysses group
-      return a2a <= kMaxFlowAllToAll;
-    };
-    size_t done = 0;
-    while (done < budget) {
-      // The best `want` plans the flow network can take; those without a flow time yet.
-      std::vector<size_t> todo;
-      size_t eligible = 0;
-      for (size_t k = 0; k < sim_plans.size() && eligible < want; ++k) {
-        if (!flow_ok(sim_plans[k])) continue;
-        ++eligible;
-        if (sim_plans[k].fidelity != "flow") todo.push_back(k);
-      }
-      if (todo.empty()) break;
-      if (done + todo.size() > budget) todo.resize(budget - done);
-      std::vector<Candidate> round;
-      for (const size_t k : todo) round.push_back(sim_plans[k].candidate);
-      const std::vector<Simulated> flow = simulate_all(hw, base, round, "flow", threads, capacity);
-      done += todo.size();
-      if (dist.root())
-        for (size_t r = 0; r < round.size(); ++r)
-          TRAINSIM_LOG_DEBUG(kPlanner, "re-rank on the flow network: ", describe(round[r]), ": analytic ",
-                             sim_plans[todo[r]].iteration_s, " s, flow ",
-                             flow[r].fits ? std::to_string(flow[r].iteration_s) + " s" : "does not fit");
-      std::vector<Plan> next;
-      for (size_t k = 0; k < sim_plans.size(); ++k) {
-        const auto it = std::find(todo.begin(), todo.end(), k);
-        if (it == todo.end()) {
-          next.push_back(std::move(sim_plans[k]));
-          continue;
-        }
-        const Simulated& f = flow[static_cast<size_t>(it - todo.begin())];
-        if (f.fits) next.push_back(to_plan(Entry{sim_plans[k].candidate, sim_plans[k].estimate, 0.0}, &f, "flow"));
-      }
-      sim_plans = std::move(next);
-      std::sort(sim_plans.begin(), sim_plans.end(), by_time);
+  std::sort(s.sim_plans.begin(), s.sim_plans.end(), by_time);
+}
+
+// Simulates the best plans again on the job's own flow network (contention and routing) until
+// the best rerank_flow plans by their most faithful time all have a flow time (a plan the flow
+// network slows down makes way for the next), within 3 x rerank_flow flow simulations. Plans with
+// an all-to-all over more than kMaxFlowAllToAll ranks stay at analytic fidelity: the flow network
+// solves the n^2 concurrent flows of such an all-to-all, minutes per iteration at 256 ranks.
+void rerank_flow(Search& s) {
+  std::vector<Plan>& sim_plans = s.sim_plans;
+  const size_t want = static_cast<size_t>(s.opt.rerank_flow), budget = 3 * want;
+  auto flow_ok = [&](const Plan& p) {
+    const Candidate& c = p.candidate;
+    const int64_t a2a = std::max<int64_t>(s.hw.model.moe ? c.ep : 1, c.cp);  // EP and (at most) the Ulysses group
+    return a2a <= kMaxFlowAllToAll;
+  };
+  size_t done = 0;
+  while (done < budget) {
+    // The best `want` plans the flow network can take; those without a flow time yet.
+    std::vector<size_t> todo;
+    size_t eligible = 0;
+    for (size_t k = 0; k < sim_plans.size() && eligible < want; ++k) {
+      if (!flow_ok(sim_plans[k])) continue;
+      ++eligible;
+      if (sim_plans[k].fidelity != "flow") todo.push_back(k);
     }
-    res.simulated_flow = static_cast<int64_t>(done);
+    if (todo.empty()) break;
+    if (done + todo.size() > budget) todo.resize(budget - done);
+    std::vector<Candidate> round;
+    for (const size_t k : todo) round.push_back(sim_plans[k].candidate);
+    const std::vector<Simulated> flow = simulate_all(s.hw, s.base, round, "flow", s.threads, s.capacity);
+    done += todo.size();
+    if (s.dist.root())
+      for (size_t r = 0; r < round.size(); ++r)
+        TRAINSIM_LOG_DEBUG(kPlanner, "re-rank on the flow network: ", describe(round[r]), ": analytic ",
+                           sim_plans[todo[r]].iteration_s, " s, flow ",
+                           flow[r].fits ? std::to_string(flow[r].iteration_s) + " s" : "does not fit");
+    std::vector<Plan> next;
+    for (size_t k = 0; k < sim_plans.size(); ++k) {
+      const auto it = std::find(todo.begin(), todo.end(), k);
+      if (it == todo.end()) {
+        next.push_back(std::move(sim_plans[k]));
+        continue;
+      }
+      const Simulated& f = flow[static_cast<size_t>(it - todo.begin())];
+      if (f.fits) next.push_back(to_plan(s, Entry{sim_plans[k].candidate, sim_plans[k].estimate, 0.0}, &f, "flow"));
+    }
+    sim_plans = std::move(next);
+    std::sort(sim_plans.begin(), sim_plans.end(), by_time);
   }
-  res.simulate_s = now_s() - t1;
-  res.plans = std::move(sim_plans);
-  res.plans.insert(res.plans.end(), est_plans.begin(), est_plans.end());
+  s.res.simulated_flow = static_cast<int64_t>(done);
+}
+
+// The reported plans (simulated first, then estimated) and the memory front.
+void finish(Search& s) {
+  SearchResult& res = s.res;
+  res.simulate_s = now_s() - s.t1;
+  res.plans = std::move(s.sim_plans);
+  res.plans.insert(res.plans.end(), s.est_plans.begin(), s.est_plans.end());
   if (res.plans.empty())
     throw PlanError("plan",
-                    "the discrete-event simulation found none of the " + std::to_string(n_sim) +
+                    "the discrete-event simulation found none of the " + std::to_string(s.n_sim) +
                         " best estimated plans fitting in memory (the estimate and the simulator disagree)",
                     "run with a larger --rerank, or report it: it is a bug in the planner's memory estimate");
-  if (res.plans.size() > static_cast<size_t>(opt.keep)) res.plans.resize(static_cast<size_t>(opt.keep));
-  for (const Entry& e : all.front) {
+  if (res.plans.size() > static_cast<size_t>(s.opt.keep)) res.plans.resize(static_cast<size_t>(s.opt.keep));
+  for (const Entry& e : s.all.front) {
     Plan p;
     p.candidate = e.c;
     p.estimate = e.e;
     p.iteration_s = e.e.iteration_s;
     p.score = e.score;
-    p.tokens_per_s = tokens_per_iter / p.iteration_s;
+    p.tokens_per_s = s.tokens_per_iter / p.iteration_s;
     p.peak_memory_bytes = e.e.peak_memory_bytes;
     res.memory_front.push_back(std::move(p));
   }
-  return res;
+}
+
+}  // namespace
+
+Job plan_job(const Job& hardware, const JobSpec& base, const Candidate& c) {
+  Job job = hardware;
+  JobSpec spec = base;
+  apply(c, hardware, spec);
+  models::workload::resolve_parallel(spec, job);
+  return job;
+}
+
+SearchResult run_search(const Job& hw, const JobSpec& base, const Json& given, const SearchOptions& opt) {
+  Search s = start_search(hw, base, given, opt);
+  gather_estimates(s, estimate_share(s));
+  check_found(s);
+  rerank_analytic(s);
+  if (base.network == "flow" && opt.rerank_flow > 0) rerank_flow(s);
+  finish(s);
+  return std::move(s.res);
 }
 
 }  // namespace trainsim::planner::search
