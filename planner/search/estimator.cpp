@@ -40,13 +40,15 @@ Estimator::Estimator(const Job& hardware, const JobSpec& base, double headroom)
 
 const Estimator::LayerTimes& Estimator::layer_times() {
   const Job& j = job_;
-  const auto key = std::make_tuple(j.tp, j.cp, j.micro_batch, j.sp, j.ep, j.etp, j.recompute == "selective");
+  const auto key = std::make_tuple(j.tp, j.cp, j.micro_batch, j.sp, j.ep, j.etp,
+                                   j.recompute == models::workload::Recompute::kSelective);
   if (const auto it = layers_.find(key); it != layers_.end()) return it->second;
   LayerTimes L;
   const auto& m = j.model;
   const int64_t gpn = j.cluster.gpus_per_node;
   const int64_t seq_local = j.seq_len / j.cp;
-  const models::llm::LayerShape shape{j.micro_batch, seq_local, j.tp, j.sp, j.attention == "flash", j.cp};
+  const models::llm::LayerShape shape{
+      j.micro_batch, seq_local, j.tp, j.sp, j.attention == models::workload::Attention::kFlash, j.cp};
   const models::llm::LayerCosts lc = models::llm::layer_costs(m, shape, cm_);
   const models::llm::EdgeCosts ec = models::llm::edge_costs(m, shape, cm_);
   auto t = [&](const models::llm::Cost& c) { return c.with_dispatch(j.kernel_dispatch).seconds(); };
@@ -79,7 +81,7 @@ const Estimator::LayerTimes& Estimator::layer_times() {
   auto overlapped = [&](double c, double gemm) {
     return c / nc + std::max(0.0, c * (nc - 1.0) / nc - gemm * (nc - 1.0) / nc);
   };
-  const bool selective = j.recompute == "selective";
+  const bool selective = j.recompute == models::workload::Recompute::kSelective;
   for (int b = 0; b < 2; ++b) {
     const models::llm::BlockCosts& c = b == 0 ? lc.attn : lc.mlp;
     double fwd = t(c.pre_fwd) + t(c.main_fwd);
@@ -276,9 +278,10 @@ Verdict Estimator::estimate(const Candidate& c, Estimate& out, std::string* why)
     const double amortize = sched.reuses_gathered_weights ? 1.0 / mbs : 1.0;
     // The backward of a layer (with its recomputed forward under full recompute) hides the next
     // layer's gather and this layer's reduce-scatter, which share the data-parallel stream.
-    const double recompute_share = j.recompute == "full" ? static_cast<double>(j.recompute_layers) /
-                                                               static_cast<double>(std::max<int64_t>(1, j.layers[0]))
-                                                         : 0.0;
+    const double recompute_share =
+        j.recompute == models::workload::Recompute::kFull
+            ? static_cast<double>(j.recompute_layers) / static_cast<double>(std::max<int64_t>(1, j.layers[0]))
+            : 0.0;
     const double ef = std::max(0.0, g - f_layer) * amortize;
     const double eb = std::max(0.0, g * amortize + r - (b_layer + w_layer + recompute_share * f_layer));
     zero3 = ef + eb;
@@ -298,7 +301,9 @@ Verdict Estimator::estimate(const Candidate& c, Estimate& out, std::string* why)
     double fv = 0, bv = 0, wv = 0;
     for (int64_t ch = 0; ch < j.vp; ++ch) {
       const int64_t nl = j.layers[static_cast<size_t>(j.virtual_stage(st, ch))];
-      const double recomputed = j.recompute == "full" ? static_cast<double>(std::min(j.recompute_layers, nl)) : 0.0;
+      const double recomputed = j.recompute == models::workload::Recompute::kFull
+                                    ? static_cast<double>(std::min(j.recompute_layers, nl))
+                                    : 0.0;
       fv += static_cast<double>(nl) * f_layer_z;
       bv += static_cast<double>(nl) * b_layer_z + recomputed * f_layer;
       wv += static_cast<double>(nl) * w_layer;
@@ -316,8 +321,9 @@ Verdict Estimator::estimate(const Candidate& c, Estimate& out, std::string* why)
     w = std::max(w, wv / vv);
   }
   const double n = static_cast<double>(*std::max_element(j.layers.begin(), j.layers.end()));
-  const double recomputed =
-      j.recompute == "full" ? static_cast<double>(std::min<int64_t>(j.recompute_layers, static_cast<int64_t>(n))) : 0.0;
+  const double recomputed = j.recompute == models::workload::Recompute::kFull
+                                ? static_cast<double>(std::min<int64_t>(j.recompute_layers, static_cast<int64_t>(n)))
+                                : 0.0;
 
   // Stage boundary transfers (split over TP ranks and re-gathered when scatter_gather).
   const int64_t seq_local = j.seq_len / j.cp;

@@ -192,7 +192,7 @@ void deserialize(const std::string& in, std::map<int64_t, Simulated>& out) {
 // Simulates `plans` (each on `network`) over all ranks and threads; every rank gets every result,
 // in the order of `plans`.
 std::vector<Simulated> simulate_all(const Job& hw, const JobSpec& base, const std::vector<Candidate>& plans,
-                                    const std::string& network, int threads, double capacity) {
+                                    models::workload::Network network, int threads, double capacity) {
   const Distributed& dist = Distributed::instance();
   const size_t ranks = static_cast<size_t>(dist.size()), me = static_cast<size_t>(dist.rank());
   std::vector<std::vector<std::pair<int64_t, Simulated>>> sims(static_cast<size_t>(threads));
@@ -352,7 +352,8 @@ SearchResult run_search(const Job& hw, const JobSpec& base, const Json& given, c
   const size_t n_sim = std::min(all.best.size(), static_cast<size_t>(std::max<int64_t>(opt.rerank, 0)));
   std::vector<Candidate> first_round;
   for (size_t k = 0; k < n_sim; ++k) first_round.push_back(all.best[k].c);
-  const std::vector<Simulated> analytic = simulate_all(hw, base, first_round, "analytic", threads, capacity);
+  const std::vector<Simulated> analytic =
+      simulate_all(hw, base, first_round, models::workload::Network::kAnalytic, threads, capacity);
   res.simulated = static_cast<int64_t>(n_sim);
 
   const double tokens_per_iter = static_cast<double>(base.global_batch) * static_cast<double>(seq);
@@ -391,7 +392,7 @@ SearchResult run_search(const Job& hw, const JobSpec& base, const Json& given, c
     }
   }
   std::sort(sim_plans.begin(), sim_plans.end(), by_time);
-  if (base.network == "flow" && opt.rerank_flow > 0) {
+  if (base.network == models::workload::Network::kFlow && opt.rerank_flow > 0) {
     // Simulate the best plans again on the flow network until the best rerank_flow plans by their
     // most faithful time all have a flow time (a plan the flow network slows down makes way for
     // the next), within 3 x rerank_flow flow simulations. Plans with an all-to-all over more than
@@ -417,7 +418,8 @@ SearchResult run_search(const Job& hw, const JobSpec& base, const Json& given, c
       if (done + todo.size() > budget) todo.resize(budget - done);
       std::vector<Candidate> round;
       for (const size_t k : todo) round.push_back(sim_plans[k].candidate);
-      const std::vector<Simulated> flow = simulate_all(hw, base, round, "flow", threads, capacity);
+      const std::vector<Simulated> flow =
+          simulate_all(hw, base, round, models::workload::Network::kFlow, threads, capacity);
       done += todo.size();
       std::vector<Plan> next;
       for (size_t k = 0; k < sim_plans.size(); ++k) {
