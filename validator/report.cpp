@@ -85,7 +85,8 @@ double predict(const calibration::Measurement& m, const models::hardware::GpuSpe
           .seconds();
     }
     case calibration::OpKind::kLayer: {
-      const models::llm::LayerShape shape{job.micro_batch, job.seq_len, job.tp, job.sp, job.attention == "flash"};
+      const models::llm::LayerShape shape{job.micro_batch, job.seq_len, job.tp, job.sp,
+                                          job.attention == models::workload::Attention::kFlash};
       const ComputeModel cm(gpu, job.precision);
       return models::llm::kernels_cost(models::llm::layer_sequence(models::llm::layer_kernels(job.model, shape)), cm)
           .time.seconds();

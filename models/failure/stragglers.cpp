@@ -36,8 +36,8 @@ StragglerSlowdowns straggler_slowdowns(const workload::Job& job, const workload:
   if (job.gpus <= job.cluster.gpus_per_node) return s;
   workload::Job flow = job;
   double t_flow = t0;
-  if (job.network != "flow") {
-    flow.network = "flow";
+  if (job.network != workload::Network::kFlow) {
+    flow.network = workload::Network::kFlow;
     t_flow = workload::simulate(flow).iteration.seconds();
   }
   workload::SimulateOptions link;

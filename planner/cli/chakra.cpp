@@ -37,11 +37,12 @@ models::workload::Job replay_job(const Args& args, int64_t ranks) {
   if (args.job_flags.contains("gpu")) spec.gpu = args.job_flags.at("gpu");
   if (args.job_flags.contains("calibration")) spec.calibration = args.job_flags.at("calibration");
   if (args.job_flags.contains("precision"))
-    spec.precision = sim::config::read_enum(args.job_flags.at("precision"), "precision", {"bf16", "fp16", "fp8"});
+    spec.precision =
+        models::workload::read_option<models::compute::Precision>(args.job_flags.at("precision"), "precision");
   models::workload::Job job = models::workload::resolve_platform(spec);
   job.network = args.job_flags.contains("network")
-                    ? sim::config::read_enum(args.job_flags.at("network"), "network", {"flow", "analytic"})
-                    : std::string("flow");
+                    ? models::workload::read_option<models::workload::Network>(args.job_flags.at("network"), "network")
+                    : models::workload::Network::kFlow;
   job.seed = args.job_flags.contains("seed")
                  ? sim::config::read_int(args.job_flags.at("seed"), "seed", 0, sim::config::kUnboundedInt)
                  : 0;
@@ -87,7 +88,7 @@ void print_replay(std::ostream& out, const std::string& source, const models::wo
     out << s.rescaled << " compute nodes rescaled from " << recorded << " by roofline, " << s.kept
         << " kept (no num_ops / tensor_size)";
   if (s.roofline > 0) out << "; " << s.roofline << " timed by roofline (no duration)";
-  out << "\n  network    " << job.network;
+  out << "\n  network    " << to_string(job.network);
   if (r.network)
     out << " (" << r.network->topology << ", " << r.network->links << " links, " << r.network->flows << " flows)";
   out << "\n\niteration time  " << ms(r.iteration) << " ms\n\n";
@@ -124,7 +125,7 @@ int run_chakra_simulate(const Args& args, std::ostream& out) {
         models::presets::find("gpus", recorded, trace.ranks.front().file + ":metadata.gpu"), "gpu");
   }
   if (io.recorded_gpu) recorded = io.recorded_gpu->name;
-  if (!args.link_csv.empty() && job.network != "flow")
+  if (!args.link_csv.empty() && job.network != models::workload::Network::kFlow)
     throw ConfigError("--link-csv", "link utilization needs the flow network", "drop --network analytic");
   const chakra::ImportedWorkload iw = chakra::import_workload(trace, job, io);
 
@@ -151,7 +152,7 @@ int run_chakra_simulate(const Args& args, std::ostream& out) {
     j["cluster"] = job.cluster.name;
     j["gpu"] = job.gpu.name;
     j["recorded_gpu"] = recorded.empty() ? Json(nullptr) : Json(recorded);
-    j["network"] = job.network;
+    j["network"] = to_string(job.network);
     j["import"] = iw.stats.to_json();
     out << canonical_json(j) << "\n";
   } else {

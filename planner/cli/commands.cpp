@@ -71,7 +71,7 @@ int run_simulate(const Args& args, std::ostream& out) {
   models::workload::SimulateOptions opt;
   opt.fidelity =
       args.fidelity == "full" ? models::workload::Fidelity::kFullRanks : models::workload::Fidelity::kRepresentative;
-  if (!args.link_csv.empty() && job.network != "flow")
+  if (!args.link_csv.empty() && job.network != models::workload::Network::kFlow)
     throw ConfigError("--link-csv", "link utilization needs the flow network", "drop --network analytic");
   traces::Recorders recorders(traces::RecorderOptions{args.trace_file, args.link_csv, &job, false});
   recorders.attach(opt);

@@ -260,7 +260,7 @@ void print_plan(std::ostream& out, const search::SearchResult& r, const Job& hw,
   bool big_a2a = false;
   for (const auto& p : r.plans)
     big_a2a = big_a2a || (p.fidelity == "analytic" && (p.candidate.ep > 64 || p.candidate.cp > 64));
-  if (big_a2a && spec.network == "flow")
+  if (big_a2a && spec.network == models::workload::Network::kFlow)
     out << "  (plans with an all-to-all over more than 64 ranks are not re-simulated on the flow network:\n"
            "   their time leaves out network congestion)\n";
   if (r.plans.size() >= 2 && r.plans[0].simulated && r.plans[1].simulated) {

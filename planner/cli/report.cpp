@@ -52,13 +52,13 @@ void print_report(std::ostream& out, const models::workload::SimulationResult& r
   out << "trainsim simulate: " << j.model.name << " on " << j.gpus << " x " << j.gpu.name << " (" << j.cluster.name
       << ")\n";
   out << "  parallel   tp " << j.tp << "  pp " << j.pp << "  dp " << j.dp << "  vp " << j.vp << "  sp "
-      << (j.sp ? "on" : "off") << "  zero " << j.zero << "  recompute " << j.recompute << "  schedule " << j.schedule
-      << "\n";
+      << (j.sp ? "on" : "off") << "  zero " << j.zero << "  recompute " << to_string(j.recompute) << "  schedule "
+      << j.schedule << "\n";
   // Only what a job uses, so that plain dense runs print as before.
   if (j.cp > 1 || j.ep > 1 || j.dp_shard < j.dp_cp() || j.offload_optimizer || j.offload_activations ||
       j.tp_comm_overlap) {
     out << "  also      ";
-    if (j.cp > 1) out << " cp " << j.cp << " (" << j.cp_algo << ", ulysses " << j.cp_ulysses << ")";
+    if (j.cp > 1) out << " cp " << j.cp << " (" << to_string(j.cp_algo) << ", ulysses " << j.cp_ulysses << ")";
     if (j.ep > 1) out << " ep " << j.ep << " etp " << j.etp;
     if (j.dp_shard < j.dp_cp()) out << " dp_shard " << j.dp_shard;
     if (j.offload_optimizer) out << " offload_optimizer";
@@ -68,7 +68,7 @@ void print_report(std::ostream& out, const models::workload::SimulationResult& r
   }
   out << "  batch      micro " << j.micro_batch << "  global " << j.global_batch << "  (" << j.microbatches
       << " micro-batches per pipeline)  seq " << j.seq_len << "  precision " << models::compute::to_string(j.precision)
-      << "  attention " << j.attention << "\n\n";
+      << "  attention " << to_string(j.attention) << "\n\n";
   if (r.simulated && !r.completed()) {
     const auto& f = *r.faults;
     out << "Iteration did not complete: stopped at " << secs(f.stopped_at) << " s (" << f.stop_reason << ")\n";

@@ -13,7 +13,9 @@ namespace trainsim::planner::emit {
 namespace {
 
 using models::compute::Precision;
+using models::workload::Attention;
 using models::workload::Job;
+using models::workload::Recompute;
 using OJson = nlohmann::ordered_json;
 
 std::string str(int64_t v) { return std::to_string(v); }
@@ -55,7 +57,7 @@ std::string ds_config(const Job& j) {
   }
   if (j.offload_optimizer) z["offload_optimizer"] = OJson{{"device", "cpu"}, {"pin_memory", true}};
   c["zero_optimization"] = z;
-  if (j.recompute == "full")
+  if (j.recompute == Recompute::kFull)
     c["activation_checkpointing"] =
         OJson{{"partition_activations", false},           {"cpu_checkpointing", j.offload_activations},
               {"contiguous_memory_optimization", false},  {"number_checkpoints", nullptr},
@@ -135,7 +137,7 @@ std::vector<std::string> ds_notes(const Job& j) {
     n.push_back(
         "reshard_after_forward = false: ZeRO-3 has no exact switch (stage3_max_reuse_distance keeps "
         "parameters that are reused soon).");
-  if (j.offload_activations && j.recompute != "full")
+  if (j.offload_activations && j.recompute != Recompute::kFull)
     n.push_back(
         "Activation offload: DeepSpeed offloads only activation checkpoints (cpu_checkpointing with full "
         "recompute); not expressible here.");
@@ -144,7 +146,7 @@ std::vector<std::string> ds_notes(const Job& j) {
     n.push_back(
         "Overlapped parameter all-gather (ZeRO-1/2): no DeepSpeed option; overlap_comm overlaps the gradient "
         "reduction only.");
-  if (j.attention == "unfused") n.push_back("Unfused attention: FlashAttention is simply not requested.");
+  if (j.attention == Attention::kUnfused) n.push_back("Unfused attention: FlashAttention is simply not requested.");
   return n;
 }
 
@@ -157,7 +159,7 @@ std::string launcher(const Job& j) {
   ds.arg("--deepspeed_config", "\"${DS_CONFIG:-ds_config.json}\"");
   ds.arg("--zero-stage", ds_zero_stage(j));
   if (j.pp == 1) ds.flag("--no-pipeline-parallel");
-  if (j.recompute == "full") {
+  if (j.recompute == Recompute::kFull) {
     ds.flag("--checkpoint-activations");
     ds.flag("--deepspeed-activation-checkpointing");
   }
@@ -211,8 +213,8 @@ std::string launcher(const Job& j) {
   batch.arg("--global-batch-size", j.global_batch);
   batch.arg("--seed", j.seed);
   batch.flag(j.precision == Precision::kFp16 ? "--fp16" : "--bf16");
-  if (j.attention == "flash") batch.flag("--use-flash-attn-v2");
-  if (j.recompute == "selective") batch.arg("--recompute-granularity", "selective");
+  if (j.attention == Attention::kFlash) batch.flag("--use-flash-attn-v2");
+  if (j.recompute == Recompute::kSelective) batch.arg("--recompute-granularity", "selective");
   if (j.offload_optimizer) batch.flag("--cpu-optimizer", "DeepSpeed CPU Adam with offload_optimizer");
   g.push_back(batch);
 

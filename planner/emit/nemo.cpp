@@ -11,7 +11,9 @@ namespace trainsim::planner::emit {
 namespace {
 
 using models::compute::Precision;
+using models::workload::Attention;
 using models::workload::Job;
+using models::workload::Recompute;
 
 std::string str(int64_t v) { return std::to_string(v); }
 std::string py(bool b) { return b ? "True" : "False"; }
@@ -118,7 +120,7 @@ std::vector<std::string> notes(const Job& j, bool has_recipe) {
   if (j.zero == 3 && j.dp_shard != j.dp_cp())
     n.push_back("Shard groups of " + str(j.dp_shard) +
                 " ranks (HSDP) with Megatron FSDP: written as full sharding; check your version's HSDP support.");
-  if (j.offload_activations && !(j.pp == 1 && j.recompute == "none"))
+  if (j.offload_activations && !(j.pp == 1 && j.recompute == Recompute::kNone))
     n.push_back(
         "Activation offload is not expressible: Megatron-Core's cpu_offloading supports neither pipeline "
         "parallelism nor recomputation.");
@@ -242,15 +244,16 @@ std::vector<EmittedFile> emit_nemo(const Job& j) {
   if (j.precision == Precision::kFp8) p.set("recipe.trainer.plugins.fp8_param_gather", py(j.fp8_param_gather));
   p.set("recipe.optim.config.bf16", py(bf16));
   p.set("recipe.optim.config.fp16", py(!bf16));
-  p.set("recipe.model.config.attention_backend", j.attention == "flash" ? "AttnBackend.flash" : "AttnBackend.unfused");
+  p.set("recipe.model.config.attention_backend",
+        j.attention == Attention::kFlash ? "AttnBackend.flash" : "AttnBackend.unfused");
 
   p.line();
   p.line("# Activation recomputation and offload");
-  if (j.recompute == "none") {
+  if (j.recompute == Recompute::kNone) {
     p.set("recipe.model.config.recompute_granularity", "None");
     p.set("recipe.model.config.recompute_method", "None");
     p.set("recipe.model.config.recompute_num_layers", "None");
-  } else if (j.recompute == "selective") {
+  } else if (j.recompute == Recompute::kSelective) {
     p.set("recipe.model.config.recompute_granularity", dq("selective"), "core attention");
     p.set("recipe.model.config.recompute_method", "None");
     p.set("recipe.model.config.recompute_num_layers", "None");
@@ -267,7 +270,7 @@ std::vector<EmittedFile> emit_nemo(const Job& j) {
     p.set("recipe.optim.config.use_precision_aware_optimizer", "True");
     p.set("recipe.optim.config.overlap_cpu_optimizer_d2h_h2d", "True");
   }
-  if (j.offload_activations && j.pp == 1 && j.recompute == "none") {
+  if (j.offload_activations && j.pp == 1 && j.recompute == Recompute::kNone) {
     p.set("recipe.model.config.cpu_offloading", "True");
     p.set("recipe.model.config.cpu_offloading_num_layers", str(m.layers - 1));
   }

@@ -11,7 +11,9 @@ namespace trainsim::planner::emit {
 namespace {
 
 using models::compute::Precision;
+using models::workload::Attention;
 using models::workload::Job;
+using models::workload::Recompute;
 
 std::string str(int64_t v) { return std::to_string(v); }
 std::string toml(bool b) { return b ? "true" : "false"; }
@@ -122,7 +124,7 @@ std::vector<EmittedFile> emit_torchtitan(const Job& j) {
   if (j.precision == Precision::kFp16) notes.push_back("FP16: torchtitan trains in BF16 or FP32; BF16 is written.");
   if (j.sp == false && j.tp > 1)
     notes.push_back("Sequence parallelism off: torchtitan's tensor parallelism always shards norms over the sequence.");
-  if (j.attention == "unfused") notes.push_back("Unfused attention: torchtitan uses SDPA (fused) attention.");
+  if (j.attention == Attention::kUnfused) notes.push_back("Unfused attention: torchtitan uses SDPA (fused) attention.");
   if (j.pp > 1 && (j.schedule == "zb-h1" || j.schedule == "zb-h2"))
     notes.push_back("Schedule " + j.schedule +
                     ": torch.distributed.pipelining's zero-bubble schedules are multi-stage (InterleavedZeroBubble, "
@@ -130,11 +132,11 @@ std::vector<EmittedFile> emit_torchtitan(const Job& j) {
   if (j.cp > 1 && detail::cp_algorithm(j) != "ring")
     notes.push_back("Context parallelism " + detail::cp_algorithm(j) +
                     ": torchtitan has ring attention only; context_parallel_degree " + str(j.cp) + " runs the ring.");
-  if (j.recompute == "selective")
+  if (j.recompute == Recompute::kSelective)
     notes.push_back(
         "Selective recompute: per-op selective checkpointing (\"op\") saves matmul outputs and recomputes "
         "the rest, close to recomputing the attention core.");
-  if (j.recompute == "full") {
+  if (j.recompute == Recompute::kFull) {
     bool partial = false;
     for (const int64_t l : j.layers) partial = partial || j.recompute_layers < l;
     if (partial)
@@ -216,8 +218,8 @@ std::vector<EmittedFile> emit_torchtitan(const Job& j) {
   }
 
   out += "\n[activation_checkpoint]\n";
-  out += "mode = " + dq(j.recompute) + "\n";
-  if (j.recompute == "selective") out += "selective_ac_option = \"op\"\n";
+  out += "mode = " + dq(to_string(j.recompute)) + "\n";
+  if (j.recompute == Recompute::kSelective) out += "selective_ac_option = \"op\"\n";
   if (async_tp) out += "\n[compile]\nenable = true\ncomponents = [\"model\", \"loss\"]\n";
   if (j.precision == Precision::kFp8) {
     out += "\n[float8]\nrecipe_name = \"tensorwise\"\n";

@@ -4,15 +4,6 @@
 
 namespace trainsim::planner::search {
 
-const char* to_string(Recompute r) {
-  switch (r) {
-    case Recompute::kNone: return "none";
-    case Recompute::kSelective: return "selective";
-    case Recompute::kFull: return "full";
-  }
-  return "none";
-}
-
 const std::string& schedule_name(const Candidate& c) {
   return models::schedules::ScheduleRegistry::instance().all()[c.schedule].name;
 }

@@ -7,10 +7,11 @@
 #include <string>
 #include <tuple>
 
+#include "models/workload/job/options.hpp"
+
 namespace trainsim::planner::search {
 
-enum class Recompute : uint8_t { kNone, kSelective, kFull };
-const char* to_string(Recompute r);
+using models::workload::Recompute;  // to_string(Recompute) is in the job folder
 
 struct Candidate {
   int32_t tp = 1, pp = 1, dp = 1, cp = 1, ep = 1, etp = 1, vp = 1;

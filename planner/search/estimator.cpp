@@ -40,7 +40,8 @@ Estimator::Estimator(const Job& hardware, const JobSpec& base, double headroom)
 
 const Estimator::LayerTimes& Estimator::layer_times() {
   const Job& j = job_;
-  const auto key = std::make_tuple(j.tp, j.cp, j.micro_batch, j.sp, j.ep, j.etp, j.recompute == "selective");
+  const auto key = std::make_tuple(j.tp, j.cp, j.micro_batch, j.sp, j.ep, j.etp,
+                                   j.recompute == models::workload::Recompute::kSelective);
   if (const auto it = layers_.find(key); it != layers_.end()) return it->second;
   LayerTimes L;
   const auto& m = j.model;
@@ -79,7 +80,7 @@ const Estimator::LayerTimes& Estimator::layer_times() {
   auto overlapped = [&](double c, double gemm) {
     return c / nc + std::max(0.0, c * (nc - 1.0) / nc - gemm * (nc - 1.0) / nc);
   };
-  const bool selective = j.recompute == "selective";
+  const bool selective = j.recompute == models::workload::Recompute::kSelective;
   for (int b = 0; b < 2; ++b) {
     const models::llm::BlockCosts& c = b == 0 ? lc.attn : lc.mlp;
     double fwd = t(c.pre_fwd) + t(c.main_fwd);
@@ -319,9 +320,10 @@ void Estimator::zero3_ops(Pass& s) {
     const double amortize = s.sched.reuses_gathered_weights ? 1.0 / s.mbs : 1.0;
     // The backward of a layer (with its recomputed forward under full recompute) hides the next
     // layer's gather and this layer's reduce-scatter, which share the data-parallel stream.
-    const double recompute_share = j.recompute == "full" ? static_cast<double>(j.recompute_layers) /
-                                                               static_cast<double>(std::max<int64_t>(1, j.layers[0]))
-                                                         : 0.0;
+    const double recompute_share =
+        j.recompute == models::workload::Recompute::kFull
+            ? static_cast<double>(j.recompute_layers) / static_cast<double>(std::max<int64_t>(1, j.layers[0]))
+            : 0.0;
     const double ef = std::max(0.0, g - s.f_layer) * amortize;
     const double eb = std::max(0.0, g * amortize + r - (s.b_layer + s.w_layer + recompute_share * s.f_layer));
     s.zero3 = ef + eb;
@@ -345,7 +347,9 @@ void Estimator::stage_ops(Pass& s) {
     double fv = 0, bv = 0, wv = 0;
     for (int64_t ch = 0; ch < j.vp; ++ch) {
       const int64_t nl = j.layers[static_cast<size_t>(j.virtual_stage(st, ch))];
-      const double recomputed = j.recompute == "full" ? static_cast<double>(std::min(j.recompute_layers, nl)) : 0.0;
+      const double recomputed = j.recompute == models::workload::Recompute::kFull
+                                    ? static_cast<double>(std::min(j.recompute_layers, nl))
+                                    : 0.0;
       fv += static_cast<double>(nl) * f_layer_z;
       bv += static_cast<double>(nl) * b_layer_z + recomputed * s.f_layer;
       wv += static_cast<double>(nl) * s.w_layer;
@@ -363,8 +367,9 @@ void Estimator::stage_ops(Pass& s) {
     w = std::max(w, wv / vv);
   }
   const double n = static_cast<double>(*std::max_element(j.layers.begin(), j.layers.end()));
-  s.recomputed =
-      j.recompute == "full" ? static_cast<double>(std::min<int64_t>(j.recompute_layers, static_cast<int64_t>(n))) : 0.0;
+  s.recomputed = j.recompute == models::workload::Recompute::kFull
+                     ? static_cast<double>(std::min<int64_t>(j.recompute_layers, static_cast<int64_t>(n)))
+                     : 0.0;
 
   // Stage boundary transfers (split over TP ranks and re-gathered when scatter_gather).
   const int64_t seq_local = j.seq_len / j.cp;

@@ -425,7 +425,8 @@ void rerank_analytic(Search& s) {
   s.n_sim = n_sim;
   std::vector<Candidate> first_round;
   for (size_t k = 0; k < n_sim; ++k) first_round.push_back(all.best[k].c);
-  const std::vector<Simulated> analytic = simulate_all(s.hw, s.base, first_round, "analytic", s.threads, s.capacity);
+  const std::vector<Simulated> analytic =
+      simulate_all(s.hw, s.base, first_round, models::workload::Network::kAnalytic, s.threads, s.capacity);
   s.res.simulated = static_cast<int64_t>(n_sim);
   if (s.dist.root()) {
     TRAINSIM_LOG_DEBUG(kPlanner, "re-rank: the best ", n_sim, " of ", all.best.size(),
@@ -475,7 +476,8 @@ void rerank_flow(Search& s) {
     if (done + todo.size() > budget) todo.resize(budget - done);
     std::vector<Candidate> round;
     for (const size_t k : todo) round.push_back(sim_plans[k].candidate);
-    const std::vector<Simulated> flow = simulate_all(s.hw, s.base, round, "flow", s.threads, s.capacity);
+    const std::vector<Simulated> flow =
+        simulate_all(s.hw, s.base, round, models::workload::Network::kFlow, s.threads, s.capacity);
     done += todo.size();
     if (s.dist.root())
       for (size_t r = 0; r < round.size(); ++r)
@@ -537,7 +539,7 @@ SearchResult run_search(const Job& hw, const JobSpec& base, const Json& given, c
   gather_estimates(s, estimate_share(s));
   check_found(s);
   rerank_analytic(s);
-  if (base.network == "flow" && opt.rerank_flow > 0) rerank_flow(s);
+  if (base.network == models::workload::Network::kFlow && opt.rerank_flow > 0) rerank_flow(s);
   finish(s);
   return std::move(s.res);
 }

@@ -21,10 +21,6 @@ std::vector<int64_t> divisors(int64_t n, int64_t limit) {
   return out;
 }
 
-Recompute parse_recompute(const std::string& r) {
-  return r == "selective" ? Recompute::kSelective : r == "full" ? Recompute::kFull : Recompute::kNone;
-}
-
 uint8_t schedule_index(const std::string& name) {
   const auto& all = models::schedules::ScheduleRegistry::instance().all();
   for (size_t i = 0; i < all.size(); ++i)
@@ -82,7 +78,7 @@ SearchSpace make_space(const JobSpec& spec, const Json& given, const Job& hw, co
     s.zero = m.moe ? std::vector<int64_t>{0, 1, 2} : std::vector<int64_t>{0, 1, 2, 3};
   }
   if (pinned("recompute")) {
-    s.recompute = {parse_recompute(spec.recompute)};
+    s.recompute = {spec.recompute};
   } else {
     s.recompute = {Recompute::kNone, Recompute::kSelective, Recompute::kFull};
   }
@@ -174,7 +170,7 @@ Enumeration enumerate(const SearchSpace& s, const Job& hw, int64_t gpus, int64_t
       continue;
     }
     for (const int64_t cp : s.cp) {
-      if (cp > 1 && (seq % (2 * cp) || hw.attention != "flash")) {
+      if (cp > 1 && (seq % (2 * cp) || hw.attention != models::workload::Attention::kFlash)) {
         reject("cp needs 2*cp to divide seq_len and flash attention", n_inner_cp(tp));
         continue;
       }
@@ -243,7 +239,8 @@ Enumeration enumerate(const SearchSpace& s, const Job& hw, int64_t gpus, int64_t
                       }
                       // With fused attention nothing is left for selective recompute to drop: it
                       // is the same plan as none (same memory, same time).
-                      if (rc == Recompute::kSelective && hw.attention == "flash" && s.recompute.size() > 1) {
+                      if (rc == Recompute::kSelective && hw.attention == models::workload::Attention::kFlash &&
+                          s.recompute.size() > 1) {
                         reject("selective recompute is a no-op with flash attention", 1);
                         continue;
                       }
@@ -285,7 +282,7 @@ void apply(const Candidate& c, const Job& hw, JobSpec& spec) {
   spec.vp = c.vp;
   spec.micro_batch = c.micro_batch;
   spec.zero = c.zero;
-  spec.recompute = to_string(c.recompute);
+  spec.recompute = c.recompute;
   spec.schedule = schedule_name(c);
   spec.sp = c.sp;
   spec.pp_layout =

@@ -2,10 +2,12 @@
 // Schema-first configuration: one field table per config struct drives JSON parsing,
 // validation (closed: unknown keys are errors with a did-you-mean), and generated docs.
 
+#include <algorithm>
 #include <cmath>
 #include <functional>
 #include <optional>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 #include <nlohmann/json.hpp>
@@ -89,6 +91,20 @@ class Schema {
     const std::string type = "one of " + join(allowed, "|");
     return add(std::move(key), type, def ? "\"" + *def + "\"" : "", !def, std::move(doc),
                [m, allowed](T& t, const Json& j, const std::string& p) { t.*m = read_enum(j, p, allowed); });
+  }
+  // A closed set read into an enum (of T or of a base of T): `names` spell its values in enum
+  // order; type, default and errors read as for a string enumeration.
+  template <typename E, typename Base>
+  requires std::is_enum_v<E> && std::is_base_of_v<Base, T> Schema& enumeration(std::string key, E Base::*m,
+                                                                               std::vector<std::string> names, E def,
+                                                                               std::string doc) {
+    const std::string type = "one of " + join(names, "|");
+    const std::string fallback = "\"" + names.at(static_cast<size_t>(def)) + "\"";
+    return add(std::move(key), type, fallback, false, std::move(doc),
+               [m, names](T& t, const Json& j, const std::string& p) {
+                 const std::string v = read_enum(j, p, names);
+                 t.*m = static_cast<E>(std::find(names.begin(), names.end(), v) - names.begin());
+               });
   }
   template <typename U>
   Schema& unit(std::string key, U T::*m, U (*reader)(const Json&, const std::string&), std::string type,

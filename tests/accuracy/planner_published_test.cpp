@@ -48,7 +48,7 @@ const std::string& sched(const Candidate& c) { return planner::search::schedule_
 
 double simulate_analytic(const models::workload::Job& hw, const models::workload::JobSpec& spec, const Candidate& c) {
   models::workload::Job job = planner::search::plan_job(hw, spec, c);
-  job.network = "analytic";
+  job.network = models::workload::Network::kAnalytic;
   const auto r = models::workload::simulate(job);
   return r.simulated ? r.iteration.seconds() : -1.0;
 }

@@ -189,8 +189,9 @@ std::vector<Activity> activities(const models::workload::Job& job, const Workloa
     }
   TRAINSIM_ASSERT(info != nullptr, "no simulated rank for stage ", stage);
   const models::compute::ComputeModel cm(job.gpu, job.precision);
-  const models::llm::LayerShape shape{job.micro_batch, job.seq_len / job.cp,     job.tp,
-                                      job.sp,          job.attention == "flash", job.cp};
+  const models::llm::LayerShape shape{
+      job.micro_batch, job.seq_len / job.cp, job.tp, job.sp, job.attention == models::workload::Attention::kFlash,
+      job.cp};
   const models::llm::LayerKernels lk = models::llm::layer_kernels(job.model, shape);
   const models::llm::EdgeKernels ek = models::llm::edge_kernels(job.model, shape);
   const std::string type = dtype_name(job.precision);

@@ -115,7 +115,7 @@ Scene simulate_scene(const models::workload::Job& job, const SceneOptions& o) {
     scene.topology = t.builder();
   };
   traces::RecorderOptions ro;
-  ro.record_links = o.link_utilization && job.network == "flow";
+  ro.record_links = o.link_utilization && job.network == models::workload::Network::kFlow;
   traces::Recorders recorders(ro);
   recorders.attach(opt);
   sim::Time end;

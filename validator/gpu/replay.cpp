@@ -324,7 +324,8 @@ ReplayResult replay_layer(const models::workload::Job& job, const models::llm::L
 calibration::Measurement replay_iteration(const models::workload::Job& job, cudaStream_t s, int warmup, int reps,
                                           std::string* scope) {
   using models::llm::Kernels;
-  const models::llm::LayerShape shape{job.micro_batch, job.seq_len, job.tp, job.sp, job.attention == "flash"};
+  const models::llm::LayerShape shape{job.micro_batch, job.seq_len, job.tp, job.sp,
+                                      job.attention == models::workload::Attention::kFlash};
   const models::llm::LayerKernels lk = models::llm::layer_kernels(job.model, shape);
   const models::llm::EdgeKernels ek = models::llm::edge_kernels(job.model, shape);
   auto join = [](std::initializer_list<const Kernels*> parts) {

@@ -254,7 +254,7 @@ calibration::MeasurementSet measure(const models::workload::Job& job, const Meas
                      "); run it on a machine with an NVIDIA GPU, or fit saved results with `trainsim validate "
                      "--measurements FILE`");
   // What the replay cannot run, said before any time is spent measuring.
-  if (job.attention != "flash")
+  if (job.attention != models::workload::Attention::kFlash)
     throw ConfigError("attention", "the validator replays fused (flash) attention only", "use --attention flash");
   if (const int64_t d = job.model.head_dim(); d != 64 && d != 128)
     throw ConfigError("model.hidden",
@@ -279,7 +279,8 @@ calibration::MeasurementSet measure(const models::workload::Job& job, const Meas
   for (auto& m : measure_basics(s, opt)) set.items.push_back(std::move(m));
   log_line(log, world, "basics: hbm copy, host copies, launch cost done");
 
-  const models::llm::LayerShape shape{job.micro_batch, job.seq_len, job.tp, job.sp, job.attention == "flash"};
+  const models::llm::LayerShape shape{job.micro_batch, job.seq_len, job.tp, job.sp,
+                                      job.attention == models::workload::Attention::kFlash};
   const models::llm::LayerKernels lk = models::llm::layer_kernels(job.model, shape);
   const models::llm::Kernels seq = models::llm::layer_sequence(lk);
   const bool has_fp8 = prop.major >= 9;
@@ -296,7 +297,8 @@ calibration::MeasurementSet measure(const models::workload::Job& job, const Meas
   set.items.push_back(replay.layer);
 
   // A plan whose model replica is one GPU: replay its whole iteration too, when it fits.
-  if (job.tp == 1 && job.pp == 1 && job.recompute == "none" && job.attention == "flash") {
+  if (job.tp == 1 && job.pp == 1 && job.recompute == models::workload::Recompute::kNone &&
+      job.attention == models::workload::Attention::kFlash) {
     if (models::workload::simulate(job).fits) {
       std::string scope;
       set.items.push_back(replay_iteration(job, s, 1, std::max(3, opt.reps / 6), &scope));

@@ -96,7 +96,7 @@ BuildContext::BuildContext(const Job& j, const compute::ComputeModel& c, const c
                            sim::task::TaskGraph& graph)
     : job(j), cm(c), comm(cmm), fidelity(f), lb(graph) {
   seq_local = j.seq_len / j.cp;
-  const llm::LayerShape shape{j.micro_batch, seq_local, j.tp, j.sp, j.attention == "flash", j.cp};
+  const llm::LayerShape shape{j.micro_batch, seq_local, j.tp, j.sp, j.attention == Attention::kFlash, j.cp};
   lc = llm::layer_costs(j.model, shape, cm);
   ec = llm::edge_costs(j.model, shape, cm);
   const llm::LayerKernels lk = llm::layer_kernels(j.model, shape);

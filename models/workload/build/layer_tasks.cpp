@@ -87,7 +87,7 @@ Handle LayerTasks::backward(StageEmitter& e, int mb, int layer, const Handle& in
     const llm::BlockCosts& c = bt.whole;
     // Selective recompute redoes the attention core's forward just before its backward.
     Handle re;
-    if (job.recompute == "selective" && c.selective_recompute.kernels > 0)
+    if (job.recompute == Recompute::kSelective && c.selective_recompute.kernels > 0)
       re = e.compute(lb.re_core, c.selective_recompute, Category::kRecompute, mb, layer, {&h});
     const LabelId dl = blk == 0 ? lb.attn_dgrad : lb.mlp_dgrad, wl = blk == 0 ? lb.attn_wgrad : lb.mlp_wgrad;
     const LabelId pl = blk == 0 ? lb.attn_pre_bwd : lb.mlp_pre_bwd;

@@ -281,7 +281,7 @@ Handle Walk::backward(const OpScope& o) {
   for (int l = static_cast<int>(o.nl) - 1; l >= 0; --l) {
     const int layer = o.first_layer + l;
     const Handle weights = next_weights;
-    const bool recompute = job_.recompute == "full" && l < job_.recompute_layers;
+    const bool recompute = job_.recompute == Recompute::kFull && l < job_.recompute_layers;
     if (recompute) h = layers_.forward(e, mb, layer, h, weights, true);
     Handle wg;
     auto* defer = job_.split_weight_grad ? cs.deferred.emplace_back().data() : nullptr;

@@ -34,7 +34,7 @@ int64_t moe_block_extra(const Job& job) {
 // recompute_layers layers' inputs).
 int64_t moe_layers_in(const Job& job, int64_t vs) {
   int64_t n = 0;
-  const int64_t first = job.recompute == "full" ? job.recompute_layers : 0;
+  const int64_t first = job.recompute == Recompute::kFull ? job.recompute_layers : 0;
   for (int64_t l = first; l < job.layers[static_cast<size_t>(vs)]; ++l)
     n += job.model.is_moe_layer(job.first_layer(vs) + l) ? 1 : 0;
   return n;
@@ -62,9 +62,9 @@ memory::StageMemoryInput stage_memory_input(const Job& job, int64_t stage) {
   in.dp = job.dp_shard;
   in.zero = job.zero;
   in.sp = job.sp;
-  in.recompute = job.recompute;
+  in.recompute = to_string(job.recompute);
   in.recompute_layers = job.recompute_layers;
-  in.flash = job.attention == "flash";
+  in.flash = job.attention == Attention::kFlash;
   in.micro_batch = job.micro_batch;
   in.seq_len = job.seq_len;
   in.cp = job.cp;

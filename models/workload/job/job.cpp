@@ -11,166 +11,204 @@ namespace trainsim::models::workload {
 
 using sim::config::Json;
 
-const sim::config::Schema<JobSpec>& job_schema() {
-  static const sim::config::Schema<JobSpec> schema = [] {
-    sim::config::Schema<JobSpec> s("job",
-                                   "A training job: model, cluster and parallel configuration. "
-                                   "Every key is also a command-line flag (`micro_batch` is `--micro-batch`).");
-    auto ref = [](Json JobSpec::*m, const char* what) {
-      return [m, what](JobSpec& j, const Json& v, const std::string& p) {
-        if (!v.is_string() && !v.is_object())
-          throw ConfigError(p, std::string("expected a ") + what + " preset name, a JSON file path or an object, got " +
-                                   sim::config::json_type_name(v));
-        j.*m = v;
-      };
+namespace {
+using JobSchema = sim::config::Schema<JobSpec>;
+constexpr int64_t kMaxInt = sim::config::kUnboundedInt;
+
+// The presets: model, cluster, and the optional GPU and calibration over the cluster's.
+void preset_fields(JobSchema& s) {
+  auto ref = [](Json JobSpec::*m, const char* what) {
+    return [m, what](JobSpec& j, const Json& v, const std::string& p) {
+      if (!v.is_string() && !v.is_object())
+        throw ConfigError(p, std::string("expected a ") + what + " preset name, a JSON file path or an object, got " +
+                                 sim::config::json_type_name(v));
+      j.*m = v;
     };
-    constexpr int64_t kMaxInt = sim::config::kUnboundedInt;
-    s.custom("model", "preset name, file or object", std::nullopt, "The model (`trainsim list models`).",
-             ref(&JobSpec::model, "model"))
-        .custom("cluster", "preset name, file or object", std::nullopt, "The cluster (`trainsim list clusters`).",
-                ref(&JobSpec::cluster, "cluster"))
-        .custom("gpu", "preset name, file or object", std::string("null"),
-                "Replaces the cluster's GPU (`trainsim list gpus`).",
-                [](JobSpec& j, const Json& v, const std::string& p) {
-                  if (!v.is_null() && !v.is_string() && !v.is_object())
-                    throw ConfigError(p, "expected a GPU preset name, a JSON file path or an object");
-                  j.gpu = v;
-                })
-        .custom("calibration", "preset name, file or object", std::string("null"),
-                "Constants fitted to measurements on the job's GPU (`trainsim validate`, `trainsim list "
-                "calibrations`), set over the GPU and cluster; null = the presets' values.",
-                [](JobSpec& j, const Json& v, const std::string& p) {
-                  if (!v.is_null() && !v.is_string() && !v.is_object())
-                    throw ConfigError(p, "expected a calibration preset name, a JSON file path or an object");
-                  j.calibration = v;
-                })
-        .integer("gpus", &JobSpec::gpus, 1, kMaxInt, std::nullopt, "Total GPUs.")
-        .integer("tp", &JobSpec::tp, 1, 1024, 1, "Tensor-parallel size (Megatron 1-D).")
-        .integer("pp", &JobSpec::pp, 1, 65536, 1, "Pipeline-parallel stages.")
-        .nullable_integer("dp", &JobSpec::dp, 1, kMaxInt, "Data-parallel size; null = gpus/(tp*pp).")
-        .integer("vp", &JobSpec::vp, 1, 1024, 1, "Virtual stages (model chunks) per rank for --schedule interleaved.")
-        .boolean("sp", &JobSpec::sp, true,
-                 "Megatron sequence parallelism in TP regions (on by default as in Megatron-Core/NeMo recipes; "
-                 "no effect when tp = 1; pass false for 2021-style runs).")
-        .integer("cp", &JobSpec::cp, 1, 1024, 1,
-                 "Context-parallel size: each sequence is split over cp ranks (`cp_algo`); gpus = tp*cp*pp*dp.")
-        .enumeration("cp_algo", &JobSpec::cp_algo, {"ring", "ulysses", "hybrid"}, std::string("ring"),
-                     "Context parallelism: `ring` passes K/V blocks around the CP ring overlapped with attention "
-                     "(Megatron CP, causal load balancing); `ulysses` all-to-alls sequence shards into head shards "
-                     "(DeepSpeed-Ulysses; degree limited by kv_heads/tp); `hybrid` = Ulysses inside groups of "
-                     "`cp_ulysses` ranks x ring across them (USP / LoongTrain).")
-        .nullable_integer("cp_ulysses", &JobSpec::cp_ulysses, 1, 1024,
-                          "Ulysses degree of --cp-algo hybrid (divides cp and kv_heads/tp); null = the largest "
-                          "such divisor.")
-        .integer("ep", &JobSpec::ep, 1, 65536, 1,
-                 "Expert-parallel size for MoE models: experts are split over ep ranks of the data-parallel "
-                 "dimension (Megatron order tp-cp-ep-dp-pp); tokens travel by all-to-all.")
-        .nullable_integer("etp", &JobSpec::etp, 1, 1024,
-                          "Expert tensor-parallel size (divides tp); null = tp. Experts' weights are split over "
-                          "etp ranks.")
-        .custom(
-            "pp_layout", "list of integers or \"a,b,...\"", std::string("null"),
-            "Transformer layers of each pipeline stage (pp*vp entries, virtual stages in model order, "
-            "summing to the model's layers), e.g. 7,8,8,7 to lighten the stages that also hold the "
-            "embedding and the LM head; null = an even split.",
-            [](JobSpec& j, const Json& v, const std::string& p) {
-              j.pp_layout.clear();
-              if (v.is_null()) return;
-              std::vector<Json> items;
-              if (v.is_array()) {
-                for (const auto& e : v) items.push_back(e);
-              } else if (v.is_string() || v.is_number_integer()) {
-                std::string text = v.is_string() ? v.get<std::string>() : std::to_string(v.get<int64_t>());
-                size_t start = 0;
-                while (start <= text.size()) {
-                  const size_t comma = std::min(text.find(',', start), text.size());
-                  const std::string item = text.substr(start, comma - start);
-                  char* end = nullptr;
-                  const long long n = std::strtoll(item.c_str(), &end, 10);
-                  if (item.empty() || *end != '\0')
-                    throw ConfigError(p, "\"" + text + "\" is not a comma-separated list of layer counts",
-                                      "write it like 7,8,8,7");
-                  items.push_back(Json(n));
-                  start = comma + 1;
-                }
-              } else {
-                throw ConfigError(p, "expected a list of layer counts, got " + sim::config::json_type_name(v),
-                                  "write it like [7, 8, 8, 7] or \"7,8,8,7\"");
-              }
-              for (size_t i = 0; i < items.size(); ++i)
-                j.pp_layout.push_back(sim::config::read_int(items[i], p + "[" + std::to_string(i) + "]", 0, kMaxInt));
-            })
-        .integer("zero", &JobSpec::zero, 0, 3, 0,
-                 "ZeRO stage: 1 shards optimizer states (distributed optimizer), 2 also gradients, 3 also weights "
-                 "(PyTorch FSDP FULL_SHARD).")
-        .nullable_integer("dp_shard", &JobSpec::dp_shard, 1, kMaxInt,
-                          "Ranks a ZeRO/FSDP shard group spans (divides dp*cp): states are sharded inside the "
-                          "group and replicated across groups, gradients reduce-scattered inside and all-reduced "
-                          "across (FSDP HYBRID_SHARD / HSDP, MiCS). null = the whole dp*cp group.")
-        .boolean("reshard_after_forward", &JobSpec::reshard_after_forward, true,
-                 "ZeRO-3/FSDP: free gathered weights after each forward and gather them again for backward; false "
-                 "keeps them from forward to backward (FSDP SHARD_GRAD_OP: less traffic, more memory).")
-        .integer("prefetch_layers", &JobSpec::prefetch_layers, 0, 64, 1,
-                 "ZeRO-3/FSDP: layers whose weights are all-gathered ahead of the layer computing (FSDP "
-                 "forward/backward prefetch; 0 = gather on demand).")
-        .enumeration("recompute", &JobSpec::recompute, {"none", "selective", "full"}, std::string("none"),
-                     "Activation recomputation (selective = attention core, Korthikanti et al.).")
-        .nullable_integer("recompute_layers", &JobSpec::recompute_layers, 0, kMaxInt,
-                          "With --recompute full: recompute only the first N layers of each model chunk and keep "
-                          "the others' activations (Megatron --recompute-method block --recompute-num-layers N); "
-                          "null = every layer.")
-        .boolean("offload_optimizer", &JobSpec::offload_optimizer, false,
-                 "ZeRO-Offload: fp32 master weights and Adam states live in host memory; gradients go to the host "
-                 "over the GPU's host link, the CPU runs Adam, updated 16-bit weights come back.")
-        .boolean("offload_activations", &JobSpec::offload_activations, false,
-                 "Copy each chunk's stored activations to host memory after its forward and back before its "
-                 "backward, on device-to-host and host-to-device copy streams beside compute; the fit check "
-                 "assumes two chunks stay on the device, the simulated timeline reports what the host link "
-                 "achieves.")
-        .boolean("tp_comm_overlap", &JobSpec::tp_comm_overlap, false,
-                 "Overlap TP communication with GEMMs by chunking them (Megatron/Transformer Engine "
-                 "--tp-comm-overlap): a TP collective is hidden behind its GEMM except one chunk's worth.")
-        .boolean("overlap_param_gather", &JobSpec::overlap_param_gather, false,
-                 "Distributed optimizer (zero 1/2): the updated parameters' all-gather overlaps the next "
-                 "iteration's forward, bucket by bucket (Megatron --overlap-param-gather).")
-        .number("dp_comm_weight", &JobSpec::dp_comm_weight, 1.0, 64.0, 1.0,
-                "Priority of concurrent collectives on shared links (flow network): the sharing penalty of "
-                "data-parallel flows (gradient reduction, parameter gathers) against TP, CP, EP and pipeline "
-                "traffic. 1 = equal max-min shares (NCCL has no priorities); 4 = a DP flow gets a quarter of a "
-                "latency-critical flow's share, as a lower-priority stream and fewer channels approximate.")
-        .boolean("fp8_param_gather", &JobSpec::fp8_param_gather, false,
-                 "With precision fp8: parameters are all-gathered in FP8 (1 byte) instead of 16-bit (Megatron "
-                 "--fp8-param-gather, FSDP2 float8 all-gather).")
-        .integer("micro_batch", &JobSpec::micro_batch, 1, kMaxInt, 1, "Micro-batch size (sequences).")
-        .integer("global_batch", &JobSpec::global_batch, 1, kMaxInt, std::nullopt,
-                 "Global batch size (sequences per iteration).")
-        .nullable_integer("seq_len", &JobSpec::seq_len, 1, kMaxInt, "Sequence length; null = the model's.")
-        .custom("schedule", "schedule name", std::string("\"1f1b\""), "Pipeline schedule (`trainsim list schedules`).",
-                [](JobSpec& j, const Json& v, const std::string& p) {
-                  j.schedule = sim::config::read_string(v, p);
-                  schedules::ScheduleRegistry::instance().get(j.schedule, p);
-                })
-        .enumeration("precision", &JobSpec::precision, {"bf16", "fp16", "fp8"}, std::string("bf16"),
-                     "Mixed precision with fp32 master weights; fp8 runs GEMMs in FP8.")
-        .enumeration("attention", &JobSpec::attention, {"flash", "unfused"}, std::string("flash"),
-                     "Attention kernel: fused FlashAttention, or unfused batched GEMMs + softmax (2021 Megatron).")
-        .boolean("overlap_grad_reduce", &JobSpec::overlap_grad_reduce, true,
-                 "Overlap bucketed data-parallel gradient reduction with the last backward.")
-        .boolean("overlap_p2p", &JobSpec::overlap_p2p, true,
-                 "Pipeline sends run asynchronously beside compute; false makes each stage wait for its send "
-                 "to finish (2021 Megatron synchronised after every batch_isend_irecv).")
-        .boolean("scatter_gather", &JobSpec::scatter_gather, true,
-                 "Pipeline sends split across TP ranks and re-gathered over NVLink (Narayanan Sec 4.1).")
-        .unit("bucket_size", &JobSpec::bucket_size, &sim::config::read_bytes, "size", std::string("160MB"),
-              "Gradient bucket size for overlapped data-parallel reduction (Megatron: 40M fp32 elements).")
-        .unit("kernel_dispatch", &JobSpec::kernel_dispatch, &sim::config::read_time, "duration", std::string("10us"),
-              "Host (CPU) time to issue one kernel from the framework: a task whose kernels are shorter is "
-              "host-bound. Eager PyTorch ~10 us; CUDA graphs ~0.")
-        .enumeration("network", &JobSpec::network, {"flow", "analytic"}, std::string("flow"),
-                     "How communication is simulated: `flow` runs every transfer of every collective as flows "
-                     "on the cluster's topology (max-min bandwidth sharing); `analytic` uses the hierarchical "
-                     "alpha-beta formulas (no contention between concurrent collectives).")
-        .integer("seed", &JobSpec::seed, 0, kMaxInt, 0, "Random seed (stochastic components).");
+  };
+  s.custom("model", "preset name, file or object", std::nullopt, "The model (`trainsim list models`).",
+           ref(&JobSpec::model, "model"))
+      .custom("cluster", "preset name, file or object", std::nullopt, "The cluster (`trainsim list clusters`).",
+              ref(&JobSpec::cluster, "cluster"))
+      .custom("gpu", "preset name, file or object", std::string("null"),
+              "Replaces the cluster's GPU (`trainsim list gpus`).",
+              [](JobSpec& j, const Json& v, const std::string& p) {
+                if (!v.is_null() && !v.is_string() && !v.is_object())
+                  throw ConfigError(p, "expected a GPU preset name, a JSON file path or an object");
+                j.gpu = v;
+              })
+      .custom("calibration", "preset name, file or object", std::string("null"),
+              "Constants fitted to measurements on the job's GPU (`trainsim validate`, `trainsim list "
+              "calibrations`), set over the GPU and cluster; null = the presets' values.",
+              [](JobSpec& j, const Json& v, const std::string& p) {
+                if (!v.is_null() && !v.is_string() && !v.is_object())
+                  throw ConfigError(p, "expected a calibration preset name, a JSON file path or an object");
+                j.calibration = v;
+              });
+}
+
+// pp_layout: a list of layer counts, or the same as text "a,b,..." (as the command line gives it).
+void read_pp_layout(JobSpec& j, const Json& v, const std::string& p) {
+  j.pp_layout.clear();
+  if (v.is_null()) return;
+  std::vector<Json> items;
+  if (v.is_array()) {
+    for (const auto& e : v) items.push_back(e);
+  } else if (v.is_string() || v.is_number_integer()) {
+    std::string text = v.is_string() ? v.get<std::string>() : std::to_string(v.get<int64_t>());
+    size_t start = 0;
+    while (start <= text.size()) {
+      const size_t comma = std::min(text.find(',', start), text.size());
+      const std::string item = text.substr(start, comma - start);
+      char* end = nullptr;
+      const long long n = std::strtoll(item.c_str(), &end, 10);
+      if (item.empty() || *end != '\0')
+        throw ConfigError(p, "\"" + text + "\" is not a comma-separated list of layer counts", "write it like 7,8,8,7");
+      items.push_back(Json(n));
+      start = comma + 1;
+    }
+  } else {
+    throw ConfigError(p, "expected a list of layer counts, got " + sim::config::json_type_name(v),
+                      "write it like [7, 8, 8, 7] or \"7,8,8,7\"");
+  }
+  for (size_t i = 0; i < items.size(); ++i)
+    j.pp_layout.push_back(sim::config::read_int(items[i], p + "[" + std::to_string(i) + "]", 0, kMaxInt));
+}
+
+// The parallel configuration: the size of every dimension and the pipeline layout.
+void parallel_fields(JobSchema& s) {
+  s.integer("gpus", &JobSpec::gpus, 1, kMaxInt, std::nullopt, "Total GPUs.")
+      .integer("tp", &JobSpec::tp, 1, 1024, 1, "Tensor-parallel size (Megatron 1-D).")
+      .integer("pp", &JobSpec::pp, 1, 65536, 1, "Pipeline-parallel stages.")
+      .nullable_integer("dp", &JobSpec::dp, 1, kMaxInt, "Data-parallel size; null = gpus/(tp*pp).")
+      .integer("vp", &JobSpec::vp, 1, 1024, 1, "Virtual stages (model chunks) per rank for --schedule interleaved.")
+      .boolean("sp", &JobSpec::sp, true,
+               "Megatron sequence parallelism in TP regions (on by default as in Megatron-Core/NeMo recipes; "
+               "no effect when tp = 1; pass false for 2021-style runs).")
+      .integer("cp", &JobSpec::cp, 1, 1024, 1,
+               "Context-parallel size: each sequence is split over cp ranks (`cp_algo`); gpus = tp*cp*pp*dp.")
+      .enumeration("cp_algo", &JobSpec::cp_algo, option_names<CpAlgo>(), CpAlgo::kRing,
+                   "Context parallelism: `ring` passes K/V blocks around the CP ring overlapped with attention "
+                   "(Megatron CP, causal load balancing); `ulysses` all-to-alls sequence shards into head shards "
+                   "(DeepSpeed-Ulysses; degree limited by kv_heads/tp); `hybrid` = Ulysses inside groups of "
+                   "`cp_ulysses` ranks x ring across them (USP / LoongTrain).")
+      .nullable_integer("cp_ulysses", &JobSpec::cp_ulysses, 1, 1024,
+                        "Ulysses degree of --cp-algo hybrid (divides cp and kv_heads/tp); null = the largest "
+                        "such divisor.")
+      .integer("ep", &JobSpec::ep, 1, 65536, 1,
+               "Expert-parallel size for MoE models: experts are split over ep ranks of the data-parallel "
+               "dimension (Megatron order tp-cp-ep-dp-pp); tokens travel by all-to-all.")
+      .nullable_integer("etp", &JobSpec::etp, 1, 1024,
+                        "Expert tensor-parallel size (divides tp); null = tp. Experts' weights are split over "
+                        "etp ranks.")
+      .custom("pp_layout", "list of integers or \"a,b,...\"", std::string("null"),
+              "Transformer layers of each pipeline stage (pp*vp entries, virtual stages in model order, "
+              "summing to the model's layers), e.g. 7,8,8,7 to lighten the stages that also hold the "
+              "embedding and the LM head; null = an even split.",
+              read_pp_layout);
+}
+
+// Memory: ZeRO sharding, recomputation and offloading.
+void memory_fields(JobSchema& s) {
+  s.integer("zero", &JobSpec::zero, 0, 3, 0,
+            "ZeRO stage: 1 shards optimizer states (distributed optimizer), 2 also gradients, 3 also weights "
+            "(PyTorch FSDP FULL_SHARD).")
+      .nullable_integer("dp_shard", &JobSpec::dp_shard, 1, kMaxInt,
+                        "Ranks a ZeRO/FSDP shard group spans (divides dp*cp): states are sharded inside the "
+                        "group and replicated across groups, gradients reduce-scattered inside and all-reduced "
+                        "across (FSDP HYBRID_SHARD / HSDP, MiCS). null = the whole dp*cp group.")
+      .boolean("reshard_after_forward", &JobSpec::reshard_after_forward, true,
+               "ZeRO-3/FSDP: free gathered weights after each forward and gather them again for backward; false "
+               "keeps them from forward to backward (FSDP SHARD_GRAD_OP: less traffic, more memory).")
+      .integer("prefetch_layers", &JobSpec::prefetch_layers, 0, 64, 1,
+               "ZeRO-3/FSDP: layers whose weights are all-gathered ahead of the layer computing (FSDP "
+               "forward/backward prefetch; 0 = gather on demand).")
+      .enumeration("recompute", &JobSpec::recompute, option_names<Recompute>(), Recompute::kNone,
+                   "Activation recomputation (selective = attention core, Korthikanti et al.).")
+      .nullable_integer("recompute_layers", &JobSpec::recompute_layers, 0, kMaxInt,
+                        "With --recompute full: recompute only the first N layers of each model chunk and keep "
+                        "the others' activations (Megatron --recompute-method block --recompute-num-layers N); "
+                        "null = every layer.")
+      .boolean("offload_optimizer", &JobSpec::offload_optimizer, false,
+               "ZeRO-Offload: fp32 master weights and Adam states live in host memory; gradients go to the host "
+               "over the GPU's host link, the CPU runs Adam, updated 16-bit weights come back.")
+      .boolean("offload_activations", &JobSpec::offload_activations, false,
+               "Copy each chunk's stored activations to host memory after its forward and back before its "
+               "backward, on device-to-host and host-to-device copy streams beside compute; the fit check "
+               "assumes two chunks stay on the device, the simulated timeline reports what the host link "
+               "achieves.");
+}
+
+// Communication: overlaps, priorities and FP8 parameter gathers.
+void communication_fields(JobSchema& s) {
+  s.boolean("tp_comm_overlap", &JobSpec::tp_comm_overlap, false,
+            "Overlap TP communication with GEMMs by chunking them (Megatron/Transformer Engine "
+            "--tp-comm-overlap): a TP collective is hidden behind its GEMM except one chunk's worth.")
+      .boolean("overlap_param_gather", &JobSpec::overlap_param_gather, false,
+               "Distributed optimizer (zero 1/2): the updated parameters' all-gather overlaps the next "
+               "iteration's forward, bucket by bucket (Megatron --overlap-param-gather).")
+      .number("dp_comm_weight", &JobSpec::dp_comm_weight, 1.0, 64.0, 1.0,
+              "Priority of concurrent collectives on shared links (flow network): the sharing penalty of "
+              "data-parallel flows (gradient reduction, parameter gathers) against TP, CP, EP and pipeline "
+              "traffic. 1 = equal max-min shares (NCCL has no priorities); 4 = a DP flow gets a quarter of a "
+              "latency-critical flow's share, as a lower-priority stream and fewer channels approximate.")
+      .boolean("fp8_param_gather", &JobSpec::fp8_param_gather, false,
+               "With precision fp8: parameters are all-gathered in FP8 (1 byte) instead of 16-bit (Megatron "
+               "--fp8-param-gather, FSDP2 float8 all-gather).");
+}
+
+// The batch, the sequence, the pipeline schedule and the kernels.
+void batch_fields(JobSchema& s) {
+  s.integer("micro_batch", &JobSpec::micro_batch, 1, kMaxInt, 1, "Micro-batch size (sequences).")
+      .integer("global_batch", &JobSpec::global_batch, 1, kMaxInt, std::nullopt,
+               "Global batch size (sequences per iteration).")
+      .nullable_integer("seq_len", &JobSpec::seq_len, 1, kMaxInt, "Sequence length; null = the model's.")
+      .custom("schedule", "schedule name", std::string("\"1f1b\""), "Pipeline schedule (`trainsim list schedules`).",
+              [](JobSpec& j, const Json& v, const std::string& p) {
+                j.schedule = sim::config::read_string(v, p);
+                schedules::ScheduleRegistry::instance().get(j.schedule, p);
+              })
+      .enumeration("precision", &JobSpec::precision, option_names<compute::Precision>(), compute::Precision::kBf16,
+                   "Mixed precision with fp32 master weights; fp8 runs GEMMs in FP8.")
+      .enumeration("attention", &JobSpec::attention, option_names<Attention>(), Attention::kFlash,
+                   "Attention kernel: fused FlashAttention, or unfused batched GEMMs + softmax (2021 Megatron).");
+}
+
+// How the iteration runs: overlaps, buckets, kernel dispatch, the network model, the seed.
+void runtime_fields(JobSchema& s) {
+  s.boolean("overlap_grad_reduce", &JobSpec::overlap_grad_reduce, true,
+            "Overlap bucketed data-parallel gradient reduction with the last backward.")
+      .boolean("overlap_p2p", &JobSpec::overlap_p2p, true,
+               "Pipeline sends run asynchronously beside compute; false makes each stage wait for its send "
+               "to finish (2021 Megatron synchronised after every batch_isend_irecv).")
+      .boolean("scatter_gather", &JobSpec::scatter_gather, true,
+               "Pipeline sends split across TP ranks and re-gathered over NVLink (Narayanan Sec 4.1).")
+      .unit<sim::Bytes>("bucket_size", &JobSpec::bucket_size, &sim::config::read_bytes, "size", std::string("160MB"),
+                        "Gradient bucket size for overlapped data-parallel reduction (Megatron: 40M fp32 elements).")
+      .unit<sim::Time>("kernel_dispatch", &JobSpec::kernel_dispatch, &sim::config::read_time, "duration",
+                       std::string("10us"),
+                       "Host (CPU) time to issue one kernel from the framework: a task whose kernels are shorter is "
+                       "host-bound. Eager PyTorch ~10 us; CUDA graphs ~0.")
+      .enumeration("network", &JobSpec::network, option_names<Network>(), Network::kFlow,
+                   "How communication is simulated: `flow` runs every transfer of every collective as flows "
+                   "on the cluster's topology (max-min bandwidth sharing); `analytic` uses the hierarchical "
+                   "alpha-beta formulas (no contention between concurrent collectives).")
+      .integer("seed", &JobSpec::seed, 0, kMaxInt, 0, "Random seed (stochastic components).");
+  ;
+}
+
+}  // namespace
+
+const sim::config::Schema<JobSpec>& job_schema() {
+  static const JobSchema schema = [] {
+    JobSchema s("job",
+                "A training job: model, cluster and parallel configuration. "
+                "Every key is also a command-line flag (`micro_batch` is `--micro-batch`).");
+    preset_fields(s);
+    parallel_fields(s);
+    memory_fields(s);
+    communication_fields(s);
+    batch_fields(s);
+    runtime_fields(s);
     return s;
   }();
   return schema;
@@ -234,25 +272,26 @@ int64_t largest_divisor_at_most(int64_t n, int64_t limit) {
 
 void resolve_context_parallel(const JobSpec& s, Job& j) {
   const int64_t kv_local = j.model.kv_heads_or_heads() / j.tp;
-  if (s.cp_ulysses && j.cp_algo != "hybrid")
-    throw ConfigError("cp_ulysses", "only applies to --cp-algo hybrid (got " + j.cp_algo + ")",
+  if (s.cp_ulysses && j.cp_algo != CpAlgo::kHybrid)
+    throw ConfigError("cp_ulysses", std::string("only applies to --cp-algo hybrid (got ") + to_string(j.cp_algo) + ")",
                       "drop --cp-ulysses or use --cp-algo hybrid");
   if (j.cp == 1) {
     j.cp_ulysses = 1;
     return;
   }
-  if (j.attention != "flash")
-    throw ConfigError("cp", "context parallelism needs fused attention (attention = " + j.attention + ")",
-                      "use --attention flash or --cp 1");
+  if (j.attention != Attention::kFlash)
+    throw ConfigError(
+        "cp", std::string("context parallelism needs fused attention (attention = ") + to_string(j.attention) + ")",
+        "use --attention flash or --cp 1");
   // Causal load balancing cuts every sequence into 2*cp chunks (rank i keeps chunks i and 2cp-1-i).
   if (j.seq_len % (2 * j.cp) != 0)
     throw ConfigError("cp",
                       "seq_len (" + std::to_string(j.seq_len) + ") must be divisible by 2*cp = " +
                           std::to_string(2 * j.cp) + " (causal load balancing splits a sequence into 2*cp chunks)",
                       "choose --cp so that 2*cp divides " + std::to_string(j.seq_len));
-  if (j.cp_algo == "ring") {
+  if (j.cp_algo == CpAlgo::kRing) {
     j.cp_ulysses = 1;
-  } else if (j.cp_algo == "ulysses") {
+  } else if (j.cp_algo == CpAlgo::kUlysses) {
     if (kv_local % j.cp != 0)
       throw ConfigError("cp",
                         "Ulysses degree cp = " + std::to_string(j.cp) + " must divide kv_heads/tp = " +
@@ -312,8 +351,9 @@ void resolve_sharding(const JobSpec& s, Job& j) {
     throw ConfigError("dp_shard", std::to_string(j.dp_shard) + " must divide dp*cp = " + std::to_string(j.dp_cp()),
                       "choose --dp-shard among " + divisors_text(j.dp_cp()));
   if (s.recompute_layers) {
-    if (j.recompute != "full")
-      throw ConfigError("recompute_layers", "applies to --recompute full (got " + j.recompute + ")",
+    if (j.recompute != Recompute::kFull)
+      throw ConfigError("recompute_layers",
+                        std::string("applies to --recompute full (got ") + to_string(j.recompute) + ")",
                         "add --recompute full or drop --recompute-layers");
     j.recompute_layers = *s.recompute_layers;
     const int64_t largest = *std::max_element(j.layers.begin(), j.layers.end());
@@ -323,7 +363,7 @@ void resolve_sharding(const JobSpec& s, Job& j) {
                             std::to_string(largest) + ")",
                         "use at most " + std::to_string(largest) + ", or drop it to recompute every layer");
   } else {
-    j.recompute_layers = j.recompute == "full" ? *std::max_element(j.layers.begin(), j.layers.end()) : 0;
+    j.recompute_layers = j.recompute == Recompute::kFull ? *std::max_element(j.layers.begin(), j.layers.end()) : 0;
   }
   if (j.fp8_param_gather && j.precision != compute::Precision::kFp8)
     throw ConfigError("fp8_param_gather", "needs --precision fp8", "add --precision fp8 or drop --fp8-param-gather");
@@ -402,44 +442,15 @@ Job resolve_platform(const JobSpec& s) {
     j.cluster = hardware::parse_cluster(hardware::calibrate_cluster_json(cluster_json, cal), "cluster");
     j.calibration = std::move(cal);
   }
-  j.precision = compute::parse_precision(s.precision, "precision");
+  j.precision = s.precision;
   j.attention = s.attention;
   return j;
 }
 
 void resolve_parallel(const JobSpec& s, Job& j) {
-  j.gpus = s.gpus;
-  j.tp = s.tp;
-  j.pp = s.pp;
-  j.vp = s.vp;
-  j.sp = s.sp;
-  j.zero = s.zero;
-  j.recompute = s.recompute;
-  j.cp = s.cp;
-  j.cp_algo = s.cp_algo;
-  j.ep = s.ep;
+  static_cast<JobOptions&>(j) = s;
   j.etp = s.etp.value_or(s.tp);
-  j.reshard_after_forward = s.reshard_after_forward;
-  j.prefetch_layers = s.prefetch_layers;
-  j.offload_optimizer = s.offload_optimizer;
-  j.offload_activations = s.offload_activations;
-  j.tp_comm_overlap = s.tp_comm_overlap;
-  j.overlap_param_gather = s.overlap_param_gather;
-  j.fp8_param_gather = s.fp8_param_gather;
-  j.dp_comm_weight = s.dp_comm_weight;
-  j.micro_batch = s.micro_batch;
-  j.global_batch = s.global_batch;
   j.seq_len = s.seq_len.value_or(j.model.seq_len);
-  j.schedule = s.schedule;
-  j.precision = compute::parse_precision(s.precision, "precision");
-  j.attention = s.attention;
-  j.overlap_grad_reduce = s.overlap_grad_reduce;
-  j.overlap_p2p = s.overlap_p2p;
-  j.scatter_gather = s.scatter_gather;
-  j.bucket_size = s.bucket_size;
-  j.kernel_dispatch = s.kernel_dispatch;
-  j.network = s.network;
-  j.seed = s.seed;
 
   const auto& m = j.model;
   if (j.gpus > j.cluster.max_gpus)
@@ -510,7 +521,7 @@ Json Job::to_json() const {
            {"vp", vp},
            {"sp", sp},
            {"cp", cp},
-           {"cp_algo", cp_algo},
+           {"cp_algo", to_string(cp_algo)},
            {"cp_ulysses", cp_ulysses},
            {"ep", ep},
            {"etp", etp},
@@ -519,7 +530,7 @@ Json Job::to_json() const {
            {"dp_shard", dp_shard},
            {"reshard_after_forward", reshard_after_forward},
            {"prefetch_layers", prefetch_layers},
-           {"recompute", recompute},
+           {"recompute", to_string(recompute)},
            {"recompute_layers", recompute_layers},
            {"offload_optimizer", offload_optimizer},
            {"offload_activations", offload_activations},
@@ -533,13 +544,13 @@ Json Job::to_json() const {
            {"seq_len", seq_len},
            {"schedule", schedule},
            {"precision", compute::to_string(precision)},
-           {"attention", attention},
+           {"attention", to_string(attention)},
            {"overlap_grad_reduce", overlap_grad_reduce},
            {"overlap_p2p", overlap_p2p},
            {"scatter_gather", scatter_gather},
            {"bucket_size_bytes", bucket_size.count()},
            {"kernel_dispatch_s", kernel_dispatch.seconds()},
-           {"network", network},
+           {"network", to_string(network)},
            {"seed", seed}};
   // Only when set, so that reports of uncalibrated runs are unchanged.
   if (calibration) out["calibration"] = calibration->name;

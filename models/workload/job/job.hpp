@@ -13,92 +13,74 @@
 #include "models/hardware/gpu_spec.hpp"
 #include "models/llm/model_spec.hpp"
 #include "models/schedules/schedule.hpp"
+#include "models/workload/job/options.hpp"
 #include "sim/config/schema.hpp"
 
 namespace trainsim::models::workload {
 
-struct JobSpec {
-  sim::config::Json model;        // preset name / file (string) or inline object
-  sim::config::Json cluster;      // preset name / file (string) or inline object
-  sim::config::Json gpu;          // optional override of the cluster's GPU (null = cluster's)
-  sim::config::Json calibration;  // preset name / file (string), inline object, or null (none)
+// The options a job file sets and resolution keeps as they are: JobSpec and Job share them, so
+// resolve_parallel copies them in one assignment. Defaults are the schema's (job_schema()).
+struct JobOptions {
   int64_t gpus = 0;
-  int64_t tp = 1, pp = 1;
-  std::optional<int64_t> dp;  // null: gpus / (tp*cp*pp)
-  int64_t vp = 1;
+  int64_t tp = 1, pp = 1, vp = 1;
   bool sp = true;
   int64_t cp = 1;
-  std::string cp_algo = "ring";
-  std::optional<int64_t> cp_ulysses;  // hybrid: Ulysses degree (null: the largest kv_heads/tp allows)
+  CpAlgo cp_algo = CpAlgo::kRing;
   int64_t ep = 1;
-  std::optional<int64_t> etp;      // expert tensor parallel (null: tp)
-  std::vector<int64_t> pp_layout;  // layers per virtual stage (empty: even split)
   int64_t zero = 0;
-  std::optional<int64_t> dp_shard;  // sharding group size (HSDP / MiCS); null: the whole dp*cp group
   bool reshard_after_forward = true;
   int64_t prefetch_layers = 1;
-  std::string recompute = "none";
-  std::optional<int64_t> recompute_layers;  // full recompute of the first N layers of each chunk
-  bool offload_optimizer = false;
-  bool offload_activations = false;
-  bool tp_comm_overlap = false;
-  bool overlap_param_gather = false;
-  bool fp8_param_gather = false;
-  double dp_comm_weight = 1.0;
-  int64_t micro_batch = 1;
-  int64_t global_batch = 0;
-  std::optional<int64_t> seq_len;  // null: the model's
-  std::string schedule = "1f1b";
-  std::string precision = "bf16";
-  std::string attention = "flash";
+  Recompute recompute = Recompute::kNone;
+  bool offload_optimizer = false, offload_activations = false;
+  bool tp_comm_overlap = false, overlap_param_gather = false, fp8_param_gather = false;
+  double dp_comm_weight = 1.0;  // sharing penalty of data-parallel flows on shared links
+  int64_t micro_batch = 1, global_batch = 0;
+  std::string schedule = "1f1b";  // a name in schedules::ScheduleRegistry
+  compute::Precision precision = compute::Precision::kBf16;
+  Attention attention = Attention::kFlash;
   bool overlap_grad_reduce = true;
   bool overlap_p2p = true;
   bool scatter_gather = true;
   sim::Bytes bucket_size;
   sim::Time kernel_dispatch;
-  std::string network = "flow";
+  Network network = Network::kFlow;
   int64_t seed = 0;
+};
+
+// What the schema parses: the shared options plus the presets and the values resolution derives.
+struct JobSpec : JobOptions {
+  sim::config::Json model;                  // preset name / file (string) or inline object
+  sim::config::Json cluster;                // preset name / file (string) or inline object
+  sim::config::Json gpu;                    // optional override of the cluster's GPU (null = cluster's)
+  sim::config::Json calibration;            // preset name / file (string), inline object, or null (none)
+  std::optional<int64_t> dp;                // null: gpus / (tp*cp*pp)
+  std::optional<int64_t> cp_ulysses;        // hybrid: Ulysses degree (null: the largest kv_heads/tp allows)
+  std::optional<int64_t> etp;               // expert tensor parallel (null: tp)
+  std::vector<int64_t> pp_layout;           // layers per virtual stage (empty: even split)
+  std::optional<int64_t> dp_shard;          // sharding group size (HSDP / MiCS); null: the whole dp*cp group
+  std::optional<int64_t> recompute_layers;  // full recompute of the first N layers of each chunk
+  std::optional<int64_t> seq_len;           // null: the model's
 };
 
 const sim::config::Schema<JobSpec>& job_schema();
 JobSpec parse_job(const sim::config::Json& j);
 
 // Every value resolved, defaults included; checked for consistency.
-struct Job {
+struct Job : JobOptions {
   llm::ModelSpec model;
   hardware::ClusterSpec cluster;
   hardware::GpuSpec gpu;                             // calibrated when `calibration` is set
   std::optional<hardware::Calibration> calibration;  // applied over gpu and cluster
-  int64_t gpus = 0, tp = 1, pp = 1, dp = 1, vp = 1;
-  bool sp = false;
-  int64_t cp = 1;
-  std::string cp_algo;          // ring | ulysses | hybrid
-  int64_t cp_ulysses = 1;       // Ulysses (all-to-all) degree; cp / cp_ulysses ring steps
-  int64_t ep = 1, etp = 1;      // expert parallel, expert tensor parallel
-  std::vector<int64_t> layers;  // transformer layers per virtual stage (pp * vp entries)
-  int64_t zero = 0;
-  int64_t dp_shard = 1;  // ranks one ZeRO shard group spans (dp * cp = fully sharded)
-  bool reshard_after_forward = true;
-  int64_t prefetch_layers = 1;
-  std::string recompute;         // none | selective | full
+  int64_t dp = 1;
+  int64_t cp_ulysses = 1;        // Ulysses (all-to-all) degree; cp / cp_ulysses ring steps
+  int64_t etp = 1;               // expert tensor parallel
+  std::vector<int64_t> layers;   // transformer layers per virtual stage (pp * vp entries)
+  int64_t dp_shard = 1;          // ranks one ZeRO shard group spans (dp * cp = fully sharded)
   int64_t recompute_layers = 0;  // under full recompute: layers of each chunk recomputed
-  bool offload_optimizer = false, offload_activations = false;
-  bool tp_comm_overlap = false, overlap_param_gather = false, fp8_param_gather = false;
-  double dp_comm_weight = 1.0;  // sharing penalty of data-parallel flows on shared links
-  int64_t micro_batch = 1, global_batch = 1, seq_len = 0;
+  int64_t seq_len = 0;
   int64_t microbatches = 1;  // per pipeline per iteration: global_batch / (dp * micro_batch)
-  std::string schedule;
   schedules::Placement placement = schedules::Placement::kLoop;  // the schedule's chunk placement
   bool split_weight_grad = false;                                // the schedule emits W ops
-  compute::Precision precision = compute::Precision::kBf16;
-  std::string attention;  // flash | unfused
-  bool overlap_grad_reduce = true;
-  bool overlap_p2p = true;
-  bool scatter_gather = true;
-  sim::Bytes bucket_size;
-  sim::Time kernel_dispatch;
-  std::string network;  // flow | analytic
-  int64_t seed = 0;
 
   // Ranks sharing a stage's dense weights: data-parallel replicas times context-parallel ranks.
   int64_t dp_cp() const { return dp * cp; }
@@ -127,8 +109,8 @@ Job resolve_hardware(const JobSpec& spec);
 // replayed trace brings its own workload, traces/chakra_workload.hpp).
 Job resolve_platform(const JobSpec& spec);
 
-// The part of resolve_job after the presets: copies the parallel configuration of `spec` (gpus
-// onwards; spec.model/cluster/gpu/calibration are not read) into `job`, whose model, cluster and
+// The part of resolve_job after the presets: copies the options of `spec` (its JobOptions;
+// spec.model/cluster/gpu/calibration are not read) into `job`, whose model, cluster and
 // GPU are already resolved, and checks it. The planner resolves each candidate this way without
 // parsing presets again.
 void resolve_parallel(const JobSpec& spec, Job& job);

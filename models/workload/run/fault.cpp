@@ -249,7 +249,7 @@ void check_faults(const Job& job, const std::vector<Fault>& faults, const std::s
       hint << "pick a rank below " << job.gpus;
       throw ConfigError(path, msg.str(), hint.str());
     }
-    if (f.is_link() && job.network != "flow")
+    if (f.is_link() && job.network != Network::kFlow)
       throw ConfigError(path, "link faults need the flow network, in \"" + to_string(f) + "\"",
                         "drop --network analytic");
     links = links || f.is_link();

@@ -39,7 +39,7 @@ void run_workload(const Workload& w, const Job& job, const RunOptions& options,
   if (options.before_run) options.before_run(engine, w);
   sim::task::TaskExecutor exec(engine, w.graph);
   std::unique_ptr<NetworkCommRunner> network;
-  if (job.network == "flow") {
+  if (job.network == Network::kFlow) {
     // Link faults at time 0 are there from the start: the network is built with them.
     std::vector<Fault> from_start;
     for (const Fault& f : options.faults)

@@ -28,8 +28,8 @@ std::string plan_summary(const Job& j) {
   if (j.vp > 1) os << ", vp " << j.vp;
   os << ", dp " << j.dp;
   if (j.cp > 1) {
-    os << ", cp " << j.cp << " (" << j.cp_algo;
-    if (j.cp_algo == "hybrid") os << ", Ulysses " << j.cp_ulysses;
+    os << ", cp " << j.cp << " (" << to_string(j.cp_algo);
+    if (j.cp_algo == models::workload::CpAlgo::kHybrid) os << ", Ulysses " << j.cp_ulysses;
     os << ")";
   }
   if (j.model.moe) os << ", ep " << j.ep << ", etp " << j.etp;
@@ -37,13 +37,13 @@ std::string plan_summary(const Job& j) {
   if (j.zero > 0 && j.dp_shard != j.dp_cp()) os << " (shard group " << j.dp_shard << ")";
   os << ", micro-batch " << j.micro_batch << ", global batch " << j.global_batch << " (" << j.microbatches
      << " micro-batches per pipeline), seq " << j.seq_len << ", schedule " << j.schedule << ", recompute "
-     << j.recompute;
-  if (j.recompute == "full") {
+     << to_string(j.recompute);
+  if (j.recompute == models::workload::Recompute::kFull) {
     bool partial = false;
     for (const int64_t l : j.layers) partial = partial || j.recompute_layers < l;
     if (partial) os << " (first " << j.recompute_layers << " layers of each chunk)";
   }
-  os << ", " << models::compute::to_string(j.precision) << ", " << j.attention << " attention";
+  os << ", " << models::compute::to_string(j.precision) << ", " << to_string(j.attention) << " attention";
   std::vector<std::string> extras;
   if (j.tp_comm_overlap) extras.push_back("tp-comm-overlap");
   if (j.overlap_param_gather) extras.push_back("overlap-param-gather");
@@ -125,7 +125,7 @@ std::string shell_word(const std::string& s) {
 }
 
 std::string cp_algorithm(const Job& j) {
-  if (j.cp_algo != "hybrid") return j.cp_algo;
+  if (j.cp_algo != models::workload::CpAlgo::kHybrid) return to_string(j.cp_algo);
   if (j.cp_ulysses == j.cp) return "ulysses";
   if (j.cp_ulysses == 1) return "ring";
   return "hybrid";

@@ -7,7 +7,9 @@
 namespace trainsim::planner::emit::detail {
 
 using models::compute::Precision;
+using models::workload::Attention;
 using models::workload::Job;
+using models::workload::Recompute;
 
 namespace {
 
@@ -156,14 +158,15 @@ void precision_args(const Job& j, MegatronCommand& c) {
     b.arg("--fp8-format", "hybrid", "E4M3 forward, E5M2 backward (Transformer Engine)");
     if (j.fp8_param_gather) b.flag("--fp8-param-gather");
   }
-  b.arg("--attention-backend", j.attention == "flash" ? "flash" : "unfused");
+  b.arg("--attention-backend", j.attention == Attention::kFlash ? "flash" : "unfused");
   c.groups.push_back(std::move(b));
 }
 
 void memory_args(const Job& j, MegatronCommand& c) {
   ShellArgGroup b{"MEMORY_ARGS", "Activation recomputation and offload", {}};
-  if (j.recompute == "selective") b.arg("--recompute-granularity", "selective", "core attention (default module)");
-  if (j.recompute == "full") {
+  if (j.recompute == Recompute::kSelective)
+    b.arg("--recompute-granularity", "selective", "core attention (default module)");
+  if (j.recompute == Recompute::kFull) {
     const int64_t largest = *std::max_element(j.layers.begin(), j.layers.end());
     b.arg("--recompute-granularity", "full");
     if (j.recompute_layers >= largest) {
@@ -180,7 +183,7 @@ void memory_args(const Job& j, MegatronCommand& c) {
     b.flag("--use-precision-aware-optimizer", "required by --optimizer-cpu-offload");
     b.flag("--overlap-cpu-optimizer-d2h-h2d");
   }
-  if (j.offload_activations && j.pp == 1 && j.recompute == "none")
+  if (j.offload_activations && j.pp == 1 && j.recompute == Recompute::kNone)
     b.arg("--cpu-offloading-num-layers", j.model.layers - 1, "Megatron offloads at most num_layers - 1 layers");
   if (!b.args.empty()) c.groups.push_back(std::move(b));
 }
@@ -291,7 +294,7 @@ void notes(const Job& j, MegatronCommand& c) {
     n.push_back(
         "Optimizer offload: Megatron's --optimizer-cpu-offload runs inside the distributed optimizer; add "
         "--use-distributed-optimizer (ZeRO-1) for it to take effect.");
-  if (j.offload_activations && !(j.pp == 1 && j.recompute == "none"))
+  if (j.offload_activations && !(j.pp == 1 && j.recompute == Recompute::kNone))
     n.push_back(
         "Activation offload is not expressible here: Megatron's --cpu-offloading-num-layers supports neither "
         "pipeline parallelism nor activation recomputation.");

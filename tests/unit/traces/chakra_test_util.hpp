@@ -24,7 +24,7 @@ inline models::workload::Job replay_job(const std::string& cluster, int64_t rank
   if (!gpu.empty()) spec.gpu = gpu;
   models::workload::Job job = models::workload::resolve_platform(spec);
   job.gpus = ranks;
-  job.network = network;
+  job.network = models::workload::read_option<models::workload::Network>(network, "network");
   return job;
 }
 

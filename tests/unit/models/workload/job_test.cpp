@@ -65,11 +65,11 @@ TEST(Job, FlagsStyleJsonParsesEveryKey) {
   EXPECT_EQ(j.vp, 5);
   EXPECT_FALSE(j.sp);
   EXPECT_EQ(j.zero, 1);
-  EXPECT_EQ(j.recompute, "selective");
+  EXPECT_EQ(j.recompute, Recompute::kSelective);
   EXPECT_EQ(j.microbatches, 32);  // 1024 / (16 x 2)
   EXPECT_EQ(j.seq_len, 4096);
   EXPECT_EQ(j.precision, compute::Precision::kFp8);
-  EXPECT_EQ(j.attention, "unfused");
+  EXPECT_EQ(j.attention, Attention::kUnfused);
   EXPECT_FALSE(j.overlap_grad_reduce);
   EXPECT_FALSE(j.overlap_p2p);
   EXPECT_FALSE(j.scatter_gather);
@@ -78,13 +78,13 @@ TEST(Job, FlagsStyleJsonParsesEveryKey) {
   const Job d = testing::job(base());
   EXPECT_EQ(d.schedule, "1f1b");
   EXPECT_EQ(d.precision, compute::Precision::kBf16);
-  EXPECT_EQ(d.attention, "flash");
+  EXPECT_EQ(d.attention, Attention::kFlash);
   EXPECT_EQ(d.bucket_size, sim::Bytes(160'000'000));
   EXPECT_EQ(d.kernel_dispatch, sim::Time::us(10));
   EXPECT_TRUE(d.overlap_grad_reduce && d.overlap_p2p && d.scatter_gather);
   EXPECT_EQ(d.vp, 1);
   EXPECT_EQ(d.zero, 0);
-  EXPECT_EQ(d.recompute, "none");
+  EXPECT_EQ(d.recompute, Recompute::kNone);
 }
 
 TEST(Job, InlineObjectsAndFiles) {

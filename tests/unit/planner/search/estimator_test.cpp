@@ -36,9 +36,7 @@ Candidate candidate_of(const Job& j) {
   c.vp = static_cast<int32_t>(j.vp);
   c.micro_batch = static_cast<int32_t>(j.micro_batch);
   c.zero = static_cast<int32_t>(j.zero);
-  c.recompute = j.recompute == "full"        ? Recompute::kFull
-                : j.recompute == "selective" ? Recompute::kSelective
-                                             : Recompute::kNone;
+  c.recompute = j.recompute;
   const auto& all = models::schedules::ScheduleRegistry::instance().all();
   for (size_t i = 0; i < all.size(); ++i)
     if (all[i].name == j.schedule) c.schedule = static_cast<uint8_t>(i);
