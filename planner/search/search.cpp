@@ -193,7 +193,7 @@ void deserialize(const std::string& in, std::map<int64_t, Simulated>& out) {
 // Simulates `plans` (each on `network`) over all ranks and threads; every rank gets every result,
 // in the order of `plans`.
 std::vector<Simulated> simulate_all(const Job& hw, const JobSpec& base, const std::vector<Candidate>& plans,
-                                    const std::string& network, int threads, double capacity) {
+                                    models::workload::Network network, int threads, double capacity) {
   const Distributed& dist = Distributed::instance();
   const size_t ranks = static_cast<size_t>(dist.size()), me = static_cast<size_t>(dist.rank());
   std::vector<std::vector<std::pair<int64_t, Simulated>>> sims(static_cast<size_t>(threads));
