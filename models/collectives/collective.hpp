@@ -150,7 +150,7 @@ using AlgorithmRegistry = sim::Registry<AlgorithmInfo>;
 std::vector<std::string> algorithms_supporting(CollectiveOp op);
 
 // The "auto" choice, after NCCL's idea of picking the algorithm with the least latency + bytes /
-// bandwidth, reduced to thresholds because it sees no cluster (see collective.cpp for the
+// bandwidth, reduced to thresholds because it sees no cluster (see choose.cpp for the
 // constants and their sources):
 //   send/recv -> send_recv
 //   all-reduce: a whole torus (group.dims set) -> torus; one server with NVLink SHARP -> nvls; across servers below the

@@ -157,57 +157,59 @@ size_t best_size(const std::vector<SizeResult>& rows, const PlanReportOptions& o
   return best;
 }
 
-void print_plan(std::ostream& out, const search::SearchResult& r, const Job& hw, const models::workload::JobSpec& spec,
-                const Job& winner, const PlanReportOptions& o, const BaselineResult* baseline,
-                const std::vector<std::string>& written, const models::failure::ReliabilityReport* reliability) {
-  (void)winner;
-  std::vector<Job> jobs;
-  for (const auto& p : r.plans) jobs.push_back(search::plan_job(hw, spec, p.candidate));
+namespace {
+
+// The whole report as one JSON document (--json).
+void print_plan_json(std::ostream& out, const search::SearchResult& r, const Job& hw, const std::vector<Job>& jobs,
+                     const PlanReportOptions& o, const BaselineResult* baseline,
+                     const std::vector<std::string>& written, const models::failure::ReliabilityReport* reliability) {
   const double capacity = search::usable_memory_bytes(hw, o.headroom);
   const double total_s = r.estimate_s + r.simulate_s;
-  const auto& dist = search::Distributed::instance();
-  if (o.json) {
-    Json j{{"schema_version", 1},
-           {"model", hw.model.name},
-           {"cluster", hw.cluster.name},
-           {"gpu", hw.gpu.name},
-           {"gpus", r.gpus},
-           {"searched", r.considered},
-           {"valid", r.valid},
-           {"feasible", r.feasible},
-           {"simulated", r.simulated},
-           {"memory_limit_bytes", capacity},
-           {"objective", o.objective},
-           {"simulated_flow", r.simulated_flow},
-           {"elapsed_s", total_s},
-           {"rejected", r.rejected}};
-    Json plans = Json::array();
-    for (size_t i = 0; i < r.plans.size(); ++i)
-      plans.push_back(plan_json(r.plans[i], jobs[i], static_cast<int>(i + 1), o));
-    j["plans"] = plans;
-    Json front = Json::array();
-    for (const auto& p : r.memory_front)
-      front.push_back(Json{{"description", search::describe(p.candidate)},
-                           {"estimated_iteration_time_s", p.iteration_s},
-                           {"peak_memory_bytes", p.peak_memory_bytes}});
-    j["memory_front"] = front;
-    if (!o.overrides.empty()) {
-      Json w{{"overrides", o.overrides}};
-      if (baseline && baseline->ok) {
-        const auto& bp = baseline->result.plans.front();
-        w["baseline"] = plan_json(bp, baseline->job, 1, o);
-        w["speedup"] = bp.iteration_s / r.plans.front().iteration_s;
-      } else if (baseline) {
-        w["baseline_error"] = baseline->why;
-      }
-      j["what_if"] = w;
+  Json j{{"schema_version", 1},
+         {"model", hw.model.name},
+         {"cluster", hw.cluster.name},
+         {"gpu", hw.gpu.name},
+         {"gpus", r.gpus},
+         {"searched", r.considered},
+         {"valid", r.valid},
+         {"feasible", r.feasible},
+         {"simulated", r.simulated},
+         {"memory_limit_bytes", capacity},
+         {"objective", o.objective},
+         {"simulated_flow", r.simulated_flow},
+         {"elapsed_s", total_s},
+         {"rejected", r.rejected}};
+  Json plans = Json::array();
+  for (size_t i = 0; i < r.plans.size(); ++i)
+    plans.push_back(plan_json(r.plans[i], jobs[i], static_cast<int>(i + 1), o));
+  j["plans"] = plans;
+  Json front = Json::array();
+  for (const auto& p : r.memory_front)
+    front.push_back(Json{{"description", search::describe(p.candidate)},
+                         {"estimated_iteration_time_s", p.iteration_s},
+                         {"peak_memory_bytes", p.peak_memory_bytes}});
+  j["memory_front"] = front;
+  if (!o.overrides.empty()) {
+    Json w{{"overrides", o.overrides}};
+    if (baseline && baseline->ok) {
+      const auto& bp = baseline->result.plans.front();
+      w["baseline"] = plan_json(bp, baseline->job, 1, o);
+      w["speedup"] = bp.iteration_s / r.plans.front().iteration_s;
+    } else if (baseline) {
+      w["baseline_error"] = baseline->why;
     }
-    if (!written.empty()) j["written"] = written;
-    if (reliability) j["reliability"] = reliability->to_json();
-    out << canonical_json(j) << "\n";
-    return;
+    j["what_if"] = w;
   }
+  if (!written.empty()) j["written"] = written;
+  if (reliability) j["reliability"] = reliability->to_json();
+  out << canonical_json(j) << "\n";
+}
 
+// What was searched, what fit, what removed the most configurations, and how long it took.
+void print_search_summary(std::ostream& out, const search::SearchResult& r, const Job& hw,
+                          const models::workload::JobSpec& spec, const PlanReportOptions& o) {
+  const double capacity = search::usable_memory_bytes(hw, o.headroom);
+  const auto& dist = search::Distributed::instance();
   out << "trainsim plan: " << hw.model.name << " on " << r.gpus << " x " << hw.gpu.name << " (" << hw.cluster.name
       << "), global batch " << spec.global_batch << " x " << spec.seq_len.value_or(hw.model.seq_len) << " tokens\n";
   if (!o.overrides.empty()) {
@@ -231,7 +233,11 @@ void print_plan(std::ostream& out, const search::SearchResult& r, const Job& hw,
   out << "\n";
   out << "timing: enumeration and fast estimate " << fmt("%.2f", r.estimate_s) << " s, re-simulation "
       << fmt("%.2f", r.simulate_s) << " s (" << dist.size() << " process" << (dist.size() == 1 ? "" : "es") << ")\n\n";
+}
 
+// One row per plan, the notes under the table, and why #1 beats #2.
+void print_plan_table(std::ostream& out, const search::SearchResult& r, const std::vector<Job>& jobs,
+                      const models::workload::JobSpec& spec, const PlanReportOptions& o) {
   const bool days = o.tokens > 0, goodput = o.objective == "goodput";
   out << " #  " << pad("configuration", 46) << lpad("iter(s)", 9) << lpad("sim", 9) << lpad("est(s)", 9)
       << lpad("tokens/s", 12) << lpad("MFU", 7) << lpad("mem GiB", 9);
@@ -270,45 +276,71 @@ void print_plan(std::ostream& out, const search::SearchResult& r, const Job& hw,
           << fmt("%.2f", r.plans[1].score / 86400.0)
           << " (restarts read more checkpoint the more data-parallel replicas there are).\n";
   }
+}
 
-  if (!r.memory_front.empty()) {
-    out << "\nTime vs memory (fast estimate, Pareto front: no plan is both faster and smaller)\n";
-    const size_t n = r.memory_front.size();
-    const size_t show = std::min<size_t>(n, 8);
-    for (size_t k = 0; k < show; ++k) {
-      // Spread the rows over the whole front.
-      const size_t i = show == 1 ? 0 : k * (n - 1) / (show - 1);
-      const auto& p = r.memory_front[i];
-      out << "  " << pad(search::describe(p.candidate), 46) << lpad(fmt("%.3f s", p.iteration_s), 11)
-          << lpad(fmt("%.1f GiB", gib(p.peak_memory_bytes)), 11) << "\n";
-    }
-    if (n > show) out << "  (" << n << " plans on the front; --json lists them all)\n";
+// Up to eight plans spread over the time vs memory Pareto front.
+void print_memory_front(std::ostream& out, const search::SearchResult& r) {
+  if (r.memory_front.empty()) return;
+  out << "\nTime vs memory (fast estimate, Pareto front: no plan is both faster and smaller)\n";
+  const size_t n = r.memory_front.size();
+  const size_t show = std::min<size_t>(n, 8);
+  for (size_t k = 0; k < show; ++k) {
+    // Spread the rows over the whole front.
+    const size_t i = show == 1 ? 0 : k * (n - 1) / (show - 1);
+    const auto& p = r.memory_front[i];
+    out << "  " << pad(search::describe(p.candidate), 46) << lpad(fmt("%.3f s", p.iteration_s), 11)
+        << lpad(fmt("%.1f GiB", gib(p.peak_memory_bytes)), 11) << "\n";
   }
-  if (!o.overrides.empty() && baseline) {
-    out << "\nWhat-if: best plan without and with the overrides\n";
-    if (baseline->ok) {
-      const auto& bp = baseline->result.plans.front();
-      const auto& wp = r.plans.front();
-      out << "  baseline  " << pad(search::describe(bp.candidate), 46) << fmt("%.3f s", bp.iteration_s) << "\n";
-      out << "  what-if   " << pad(search::describe(wp.candidate), 46) << fmt("%.3f s", wp.iteration_s) << "\n";
-      out << "  speedup   " << fmt("%.3fx", bp.iteration_s / wp.iteration_s) << "\n";
-    } else {
-      out << "  baseline: " << baseline->why << "\n";
-    }
+  if (n > show) out << "  (" << n << " plans on the front; --json lists them all)\n";
+}
+
+// The best plan without and with the --what-if overrides.
+void print_what_if(std::ostream& out, const search::SearchResult& r, const PlanReportOptions& o,
+                   const BaselineResult* baseline) {
+  if (o.overrides.empty() || !baseline) return;
+  out << "\nWhat-if: best plan without and with the overrides\n";
+  if (baseline->ok) {
+    const auto& bp = baseline->result.plans.front();
+    const auto& wp = r.plans.front();
+    out << "  baseline  " << pad(search::describe(bp.candidate), 46) << fmt("%.3f s", bp.iteration_s) << "\n";
+    out << "  what-if   " << pad(search::describe(wp.candidate), 46) << fmt("%.3f s", wp.iteration_s) << "\n";
+    out << "  speedup   " << fmt("%.3fx", bp.iteration_s / wp.iteration_s) << "\n";
+  } else {
+    out << "  baseline: " << baseline->why << "\n";
   }
-  if (reliability) {
-    const auto& rr = *reliability;
-    const auto& sm = rr.summary;
-    out << "\nReliability of #1 (Monte Carlo, " << sm.runs << " runs, checkpoint " << rr.model.checkpoint_strategy
-        << "; `trainsim reliability` has the details)\n";
-    out << "  expected " << fmt("%.2f", sm.wall_s.mean / 86400.0) << " days (p10 "
-        << fmt("%.2f", sm.wall_s.p10 / 86400.0) << ", p90 " << fmt("%.2f", sm.wall_s.p90 / 86400.0) << ") for "
-        << fmt("%.2f", rr.model.config.work->seconds() / 86400.0) << " days of compute; ETTR " << fmt("%.3f", sm.ettr)
-        << "; " << fmt("%.0f", sm.interruptions.mean) << " interruptions; job MTBF "
-        << fmt("%.2f h", rr.model.mtbf.seconds() / 3600.0) << "\n";
-    out << "  best checkpoint interval " << fmt("%.1f min", rr.best_interval.seconds() / 60.0) << " (Young/Daly "
-        << fmt("%.1f min", rr.daly_interval.seconds() / 60.0) << ")\n";
+}
+
+// The Monte Carlo reliability study of plan #1.
+void print_reliability(std::ostream& out, const models::failure::ReliabilityReport& rr) {
+  const auto& sm = rr.summary;
+  out << "\nReliability of #1 (Monte Carlo, " << sm.runs << " runs, checkpoint " << rr.model.checkpoint_strategy
+      << "; `trainsim reliability` has the details)\n";
+  out << "  expected " << fmt("%.2f", sm.wall_s.mean / 86400.0) << " days (p10 " << fmt("%.2f", sm.wall_s.p10 / 86400.0)
+      << ", p90 " << fmt("%.2f", sm.wall_s.p90 / 86400.0) << ") for "
+      << fmt("%.2f", rr.model.config.work->seconds() / 86400.0) << " days of compute; ETTR " << fmt("%.3f", sm.ettr)
+      << "; " << fmt("%.0f", sm.interruptions.mean) << " interruptions; job MTBF "
+      << fmt("%.2f h", rr.model.mtbf.seconds() / 3600.0) << "\n";
+  out << "  best checkpoint interval " << fmt("%.1f min", rr.best_interval.seconds() / 60.0) << " (Young/Daly "
+      << fmt("%.1f min", rr.daly_interval.seconds() / 60.0) << ")\n";
+}
+
+}  // namespace
+
+void print_plan(std::ostream& out, const search::SearchResult& r, const Job& hw, const models::workload::JobSpec& spec,
+                const Job& winner, const PlanReportOptions& o, const BaselineResult* baseline,
+                const std::vector<std::string>& written, const models::failure::ReliabilityReport* reliability) {
+  (void)winner;
+  std::vector<Job> jobs;
+  for (const auto& p : r.plans) jobs.push_back(search::plan_job(hw, spec, p.candidate));
+  if (o.json) {
+    print_plan_json(out, r, hw, jobs, o, baseline, written, reliability);
+    return;
   }
+  print_search_summary(out, r, hw, spec, o);
+  print_plan_table(out, r, jobs, spec, o);
+  print_memory_front(out, r);
+  print_what_if(out, r, o, baseline);
+  if (reliability) print_reliability(out, *reliability);
   for (const auto& f : written) out << "wrote " << f << "\n";
 }
 

@@ -131,15 +131,24 @@ std::vector<std::string> notes(const Job& j, bool has_recipe) {
   return n;
 }
 
-std::vector<EmittedFile> emit_nemo(const Job& j) {
-  const auto& m = j.model;
-  const auto it = recipes().find(m.name);
-  const bool has_recipe = it != recipes().end();
-  const std::string module = has_recipe ? it->second.module : "llama3_8b";
-  const detail::LaunchShape shape = detail::launch_shape(j);
+// The NeMo side of the plan's precision: mixed-precision plugin, and whether it is BF16.
+struct NemoPrecision {
+  bool bf16 = true;
+  std::string dtype;   // torch dtype of pipeline communication
+  std::string plugin;  // nemo.collections.llm.recipes.precision.mixed_precision factory
+};
+NemoPrecision nemo_precision(const Job& j) {
   const bool bf16 = j.precision != Precision::kFp16;
   const std::string dtype = bf16 ? "torch.bfloat16" : "torch.float16";
+  const std::string plugin = j.precision == Precision::kFp8 ? "bf16_with_fp8_mixed"
+                             : bf16                         ? "bf16_mixed"
+                                                            : "fp16_mixed";
+  return {bf16, dtype, plugin};
+}
 
+// The comment block at the top: plan header, how to run, and what NeMo cannot express.
+std::string file_header(const Job& j, const std::string& module, bool has_recipe) {
+  const detail::LaunchShape shape = detail::launch_shape(j);
   std::string out = detail::comment(
       detail::header(j, "nemo", "NeMo 2.0 recipe (nemo.collections.llm " + module + " recipe with overrides)."), "# ");
   out += "#\n";
@@ -151,31 +160,33 @@ std::vector<EmittedFile> emit_nemo(const Job& j) {
   const auto n = notes(j, has_recipe);
   out += n.empty() ? detail::comment({"Everything in this plan maps onto NeMo settings."}, "# ")
                    : detail::bullets("Not expressible in NeMo, or to check:", n, "# ");
+  return out;
+}
+
+std::string imports(const Job& j, bool has_recipe, const std::string& plugin) {
+  std::string out;
   out += "\nimport nemo_run as run\nimport torch\n";
   if (!has_recipe) out += "import torch.nn.functional as F\n";
   out += "from megatron.core.distributed import DistributedDataParallelConfig\n";
   out += "from megatron.core.transformer.enums import AttnBackend\n\n";
   out += "from nemo.collections import llm\n";
   if (!has_recipe) out += "from nemo.collections.llm.gpt.model.base import GPTConfig, GPTModel\n";
-  const std::string plugin = j.precision == Precision::kFp8 ? "bf16_with_fp8_mixed"
-                             : bf16                         ? "bf16_mixed"
-                                                            : "fp16_mixed";
   out += "from nemo.collections.llm.recipes.precision.mixed_precision import " + plugin + "\n";
   if (j.tp_comm_overlap && j.tp > 1)
     out += "from nemo.lightning.pytorch.callbacks.megatron_comm_overlap import MegatronCommOverlapCallback\n";
-  out += "\nNUM_NODES = " + str(shape.nodes) + "\nGPUS_PER_NODE = " + str(shape.procs_per_node) + "\n\n\n";
-  out +=
-      "def trainsim_recipe(name: str = \"trainsim_plan\", log_dir: str = \"/checkpoints/trainsim_plan\") -> "
-      "run.Partial:\n";
+  return out;
+}
 
-  Py p;
-  p.line("recipe = llm." + module +
-         ".pretrain_recipe(name=name, dir=log_dir, num_nodes=NUM_NODES, num_gpus_per_node=GPUS_PER_NODE)");
-  if (!has_recipe) {
-    p.line();
-    p.line("# Model: trainsim's " + m.name + " (no NeMo recipe)");
-    p.set("recipe.model", generic_model(j));
-  }
+// recipe.model for a model without a NeMo recipe.
+void set_generic_model(Py& p, const Job& j) {
+  p.line();
+  p.line("# Model: trainsim's " + j.model.name + " (no NeMo recipe)");
+  p.set("recipe.model", generic_model(j));
+}
+
+// tp, pp, vp, cp, sp, ep, the pipeline layout, the CP algorithm and the MoE dispatcher.
+void set_parallelism(Py& p, const Job& j, const NemoPrecision& prec) {
+  const auto& m = j.model;
   p.line();
   p.line("# Parallelism: tp x cp x pp x dp = " + str(j.tp) + " x " + str(j.cp) + " x " + str(j.pp) + " x " + str(j.dp));
   p.line("strategy = recipe.trainer.strategy");
@@ -184,7 +195,7 @@ std::vector<EmittedFile> emit_nemo(const Job& j) {
   p.set("strategy.virtual_pipeline_model_parallel_size", j.vp > 1 ? str(j.vp) : "None");
   p.set("strategy.context_parallel_size", str(j.cp));
   p.set("strategy.sequence_parallel", py(j.sp));
-  p.set("strategy.pipeline_dtype", dtype);
+  p.set("strategy.pipeline_dtype", prec.dtype);
   if (m.moe) {
     p.set("strategy.expert_model_parallel_size", str(j.ep));
     p.set("strategy.expert_tensor_parallel_size", str(j.etp));
@@ -203,16 +214,19 @@ std::vector<EmittedFile> emit_nemo(const Job& j) {
                                                                                         : "a2a+p2p"));
   if (m.moe) {
     p.set("recipe.model.config.moe_token_dispatcher_type", dq("alltoall"));
-    p.set("recipe.model.config.moe_grouped_gemm", py(bf16));
+    p.set("recipe.model.config.moe_grouped_gemm", py(prec.bf16));
     p.set("recipe.model.config.moe_expert_capacity_factor",
           m.moe->capacity_factor ? detail::fmt_float(*m.moe->capacity_factor) : "None", "None = dropless");
   }
+}
 
+// ZeRO stage, DDP bucket and overlap settings, Megatron FSDP.
+void set_data_parallel(Py& p, const Job& j, const NemoPrecision& prec) {
   p.line();
   p.line("# Data parallelism: ZeRO " + str(j.zero));
   std::vector<std::pair<std::string, std::string>> ddp = {
       {"check_for_nan_in_grad", "True"},
-      {"grad_reduce_in_fp32", py(bf16)},
+      {"grad_reduce_in_fp32", py(prec.bf16)},
       {"overlap_grad_reduce", py(j.overlap_grad_reduce || j.overlap_param_gather)},
       {"overlap_param_gather", py(j.overlap_param_gather)},
       {"use_distributed_optimizer", py(j.zero >= 1)},
@@ -230,23 +244,29 @@ std::vector<EmittedFile> emit_nemo(const Job& j) {
     p.set("recipe.model.config.gradient_accumulation_fusion", "False");
   }
   p.set("recipe.optim.config.use_distributed_optimizer", py(j.zero >= 1));
+}
 
+void set_batch(Py& p, const Job& j) {
   p.line();
   p.line("# Batch: " + str(j.microbatches) + " micro-batches per pipeline per iteration");
   p.set("recipe.data.seq_length", str(j.seq_len));
   p.set("recipe.model.config.seq_length", str(j.seq_len));
   p.set("recipe.data.micro_batch_size", str(j.micro_batch));
   p.set("recipe.data.global_batch_size", str(j.global_batch));
+}
 
+void set_precision(Py& p, const Job& j, const NemoPrecision& prec) {
   p.line();
   p.line("# Precision");
-  p.set("recipe.trainer.plugins", plugin + "()");
+  p.set("recipe.trainer.plugins", prec.plugin + "()");
   if (j.precision == Precision::kFp8) p.set("recipe.trainer.plugins.fp8_param_gather", py(j.fp8_param_gather));
-  p.set("recipe.optim.config.bf16", py(bf16));
-  p.set("recipe.optim.config.fp16", py(!bf16));
+  p.set("recipe.optim.config.bf16", py(prec.bf16));
+  p.set("recipe.optim.config.fp16", py(!prec.bf16));
   p.set("recipe.model.config.attention_backend",
         j.attention == Attention::kFlash ? "AttnBackend.flash" : "AttnBackend.unfused");
+}
 
+void set_recompute_and_offload(Py& p, const Job& j) {
   p.line();
   p.line("# Activation recomputation and offload");
   if (j.recompute == Recompute::kNone) {
@@ -272,25 +292,58 @@ std::vector<EmittedFile> emit_nemo(const Job& j) {
   }
   if (j.offload_activations && j.pp == 1 && j.recompute == Recompute::kNone) {
     p.set("recipe.model.config.cpu_offloading", "True");
-    p.set("recipe.model.config.cpu_offloading_num_layers", str(m.layers - 1));
+    p.set("recipe.model.config.cpu_offloading_num_layers", str(j.model.layers - 1));
   }
-  if (j.tp_comm_overlap && j.tp > 1) {
-    p.line();
-    p.line("# Tensor-parallel communication overlap (Transformer Engine userbuffers)");
-    p.line("if recipe.trainer.callbacks is None:");
-    p.line("    recipe.trainer.callbacks = []");
-    p.line("recipe.trainer.callbacks.append(");
-    p.line("    run.Config(");
-    p.line("        MegatronCommOverlapCallback,");
-    p.line("        tp_comm_overlap=True,");
-    p.line("        overlap_grad_reduce=" + py(j.overlap_grad_reduce || j.overlap_param_gather) + ",");
-    p.line("        overlap_param_gather=" + py(j.overlap_param_gather) + ",");
-    if (j.vp > 1) p.line("        overlap_p2p_comm=" + py(j.overlap_p2p) + ",");
-    p.line("    )");
-    p.line(")");
-  }
+}
+
+// MegatronCommOverlapCallback, when the plan overlaps tensor-parallel communication.
+void add_tp_comm_overlap(Py& p, const Job& j) {
+  if (!(j.tp_comm_overlap && j.tp > 1)) return;
+  p.line();
+  p.line("# Tensor-parallel communication overlap (Transformer Engine userbuffers)");
+  p.line("if recipe.trainer.callbacks is None:");
+  p.line("    recipe.trainer.callbacks = []");
+  p.line("recipe.trainer.callbacks.append(");
+  p.line("    run.Config(");
+  p.line("        MegatronCommOverlapCallback,");
+  p.line("        tp_comm_overlap=True,");
+  p.line("        overlap_grad_reduce=" + py(j.overlap_grad_reduce || j.overlap_param_gather) + ",");
+  p.line("        overlap_param_gather=" + py(j.overlap_param_gather) + ",");
+  if (j.vp > 1) p.line("        overlap_p2p_comm=" + py(j.overlap_p2p) + ",");
+  p.line("    )");
+  p.line(")");
+}
+
+// The body of trainsim_recipe(): the recipe with the plan's overrides.
+std::string recipe_body(const Job& j, const std::string& module, bool has_recipe, const NemoPrecision& prec) {
+  Py p;
+  p.line("recipe = llm." + module +
+         ".pretrain_recipe(name=name, dir=log_dir, num_nodes=NUM_NODES, num_gpus_per_node=GPUS_PER_NODE)");
+  if (!has_recipe) set_generic_model(p, j);
+  set_parallelism(p, j, prec);
+  set_data_parallel(p, j, prec);
+  set_batch(p, j);
+  set_precision(p, j, prec);
+  set_recompute_and_offload(p, j);
+  add_tp_comm_overlap(p, j);
   p.line("return recipe");
-  out += p.text;
+  return p.text;
+}
+
+std::vector<EmittedFile> emit_nemo(const Job& j) {
+  const auto it = recipes().find(j.model.name);
+  const bool has_recipe = it != recipes().end();
+  const std::string module = has_recipe ? it->second.module : "llama3_8b";
+  const detail::LaunchShape shape = detail::launch_shape(j);
+  const NemoPrecision prec = nemo_precision(j);
+
+  std::string out = file_header(j, module, has_recipe);
+  out += imports(j, has_recipe, prec.plugin);
+  out += "\nNUM_NODES = " + str(shape.nodes) + "\nGPUS_PER_NODE = " + str(shape.procs_per_node) + "\n\n\n";
+  out +=
+      "def trainsim_recipe(name: str = \"trainsim_plan\", log_dir: str = \"/checkpoints/trainsim_plan\") -> "
+      "run.Partial:\n";
+  out += recipe_body(j, module, has_recipe, prec);
   out += "\n\nif __name__ == \"__main__\":\n";
   out += "    executor = run.LocalExecutor(ntasks_per_node=GPUS_PER_NODE, launcher=\"torchrun\")\n";
   out += "    run.run(trainsim_recipe(), executor=executor, name=\"trainsim_plan\")\n";
