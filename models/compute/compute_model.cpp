@@ -95,12 +95,20 @@ sim::Bytes ComputeModel::gemm_traffic(const GemmShape& s) const {
   return sim::Bytes((s.m * s.k + s.k * s.n) * elem * s.batch + s.m * s.n * 2 * s.batch);
 }
 
-sim::Time ComputeModel::gemm_matmul(const GemmShape& s) const {
+sim::Time ComputeModel::matmul(const GemmShape& s, sim::FlopRate peak, double efficiency, int64_t input_bytes) const {
   if (s.m <= 0 || s.n <= 0 || s.k <= 0 || s.batch <= 0) return sim::Time::zero();
-  const double eff = best_efficiency_ * gemm_shape_efficiency(s);
-  const sim::Time math = s.flops() / (peak_ * eff);
-  const sim::Time mem = gemm_traffic(s) / hbm_;
-  return std::max(math, mem) + gpu_.kernel_launch;
+  const sim::Time math = s.flops() / (peak * (efficiency * gemm_shape_efficiency(s)));
+  const sim::Bytes traffic((s.m * s.k + s.k * s.n) * input_bytes * s.batch + s.m * s.n * 2 * s.batch);
+  return std::max(math, traffic / hbm_) + gpu_.kernel_launch;
+}
+
+sim::Time ComputeModel::gemm_matmul(const GemmShape& s) const {
+  return matmul(s, peak_, best_efficiency_, precision_ == Precision::kFp8 ? 1 : 2);
+}
+
+sim::Time ComputeModel::gemm16(const GemmShape& s) const {
+  if (precision_ != Precision::kFp8) return gemm(s);
+  return matmul(s, gpu_.peak_bf16 * gpu_.sustained_clock, gpu_.gemm_efficiency, 2);
 }
 
 sim::Time ComputeModel::gemm(const GemmShape& s) const {

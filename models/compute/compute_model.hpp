@@ -29,6 +29,9 @@ class ComputeModel {
 
   // Time of one GEMM (including launch; in fp8 also the cast of the activation operand).
   sim::Time gemm(const GemmShape& s) const;
+  // A GEMM kept in 16-bit whatever the precision (bf16, or fp16 in fp16 jobs): the LM head of FP8
+  // stacks.
+  sim::Time gemm16(const GemmShape& s) const;
   // The matrix product alone, without fp8's cast kernel (what a GEMM microbenchmark times).
   sim::Time gemm_matmul(const GemmShape& s) const;
   // Shape efficiency in (0, 1]: achieved / (peak * gemm_efficiency), before the roofline.
@@ -50,6 +53,8 @@ class ComputeModel {
  private:
   hardware::GpuSpec gpu_;
   Precision precision_;
+  sim::Time matmul(const GemmShape& s, sim::FlopRate peak, double efficiency, int64_t input_bytes) const;
+
   sim::FlopRate peak_;      // GEMM peak for this precision
   double best_efficiency_;  // best achievable fraction of peak_
   sim::Bandwidth hbm_;      // achievable HBM bandwidth

@@ -157,12 +157,16 @@ EdgeKernels edge_kernels(const ModelSpec& m, const LayerShape& s) {
                  memory_kernel("embed.reduce.bwd", Th * (kAct + 8) / 2)};
   // Final norm, LM head GEMM, vocab-parallel cross-entropy in fp32 (max, exp-sum, loss passes
   // over the logits: about 12 bytes per logit), and its backward (softmax - one-hot: read 4, write 2).
-  e.head_fwd = {memory_kernel("head.norm.fwd", Th * 2 * kAct), forward_gemm("head.logits", T, v_local, h),
+  auto head = [&](KernelOp k) {
+    k.sixteen_bit = !s.fp8_head;
+    return k;
+  };
+  e.head_fwd = {memory_kernel("head.norm.fwd", Th * 2 * kAct), head(forward_gemm("head.logits", T, v_local, h)),
                 memory_kernel("head.loss_max.fwd", logits * 4), memory_kernel("head.loss_sum.fwd", logits * 4),
                 memory_kernel("head.loss.fwd", logits * 4)};
-  e.head_dgrad = {memory_kernel("head.loss.bwd", logits * 6), dgrad_gemm("head.logits", T, v_local, h),
+  e.head_dgrad = {memory_kernel("head.loss.bwd", logits * 6), head(dgrad_gemm("head.logits", T, v_local, h)),
                   memory_kernel("head.norm.bwd", Th * 5 * kAct)};
-  e.head_wgrad = {wgrad_gemm("head.logits", T, v_local, h)};
+  e.head_wgrad = {head(wgrad_gemm("head.logits", T, v_local, h))};
   return e;
 }
 

@@ -24,6 +24,9 @@ struct LayerShape {
   // load-balanced), so its attention FLOPs are 1/cp of the whole sequence's, cp times the local
   // seq_len^2 term. Only the fused path supports cp > 1.
   int64_t cp = 1;
+  // Under fp8, the LM head's GEMMs run in FP8 too (false: 16-bit, as Megatron-Core's output layer,
+  // a plain ColumnParallelLinear outside Transformer Engine's autocast, and torchtitan's).
+  bool fp8_head = false;
 };
 
 // Operand layout of a GEMM in row-major terms, for Y[m,n] = X[m,k] W^T with Megatron's [out, in]
@@ -44,7 +47,8 @@ struct KernelOp {
   compute::GemmShape gemm;
   GemmLayout layout = GemmLayout::kTN;
   double bytes = 0.0;
-  double flops = 0.0;  // GEMM and attention FLOPs
+  double flops = 0.0;         // GEMM and attention FLOPs
+  bool sixteen_bit = false;   // a GEMM that runs in 16-bit even when the job's precision is fp8
 };
 using Kernels = std::vector<KernelOp>;
 

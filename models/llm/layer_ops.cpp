@@ -8,7 +8,7 @@ namespace trainsim::models::llm {
 
 Cost kernel_cost(const KernelOp& k, const compute::ComputeModel& cm) {
   switch (k.kind) {
-    case KernelOp::Kind::kGemm: return Cost{cm.gemm(k.gemm), k.gemm.flops(), 1};
+    case KernelOp::Kind::kGemm: return Cost{k.sixteen_bit ? cm.gemm16(k.gemm) : cm.gemm(k.gemm), k.gemm.flops(), 1};
     case KernelOp::Kind::kMemory:
       return Cost{cm.memory_bound(sim::Bytes(static_cast<int64_t>(k.bytes)), 1), sim::Flops(), 1};
     case KernelOp::Kind::kAttentionFwd: return Cost{cm.flash_attention(sim::Flops(k.flops)), sim::Flops(k.flops), 1};

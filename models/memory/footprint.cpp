@@ -9,7 +9,7 @@ constexpr double kAct = 2.0;  // bytes per bf16/fp16 activation element
 }  // namespace
 
 sim::Bytes layer_activation_bytes(const llm::ModelSpec& m, int64_t micro_batch, int64_t seq_len, int64_t tp, bool sp,
-                                  const std::string& recompute, bool flash) {
+                                  const std::string& recompute, bool flash, bool fp8_inputs) {
   const double T = static_cast<double>(micro_batch) * static_cast<double>(seq_len);
   const double h = static_cast<double>(m.hidden), t = static_cast<double>(tp);
   const double repl = sp ? 1.0 / t : 1.0;  // tensors outside TP regions are split only with SP
@@ -22,9 +22,12 @@ sim::Bytes layer_activation_bytes(const llm::ModelSpec& m, int64_t micro_batch, 
   // replicated), Q, K, V (2T(h+2kvd)/t), out-proj input (2Th/t), dropout mask (Th);
   // MLP block = norm input + fc1 input (4Th), fc1 output and activation output (2T(g+1)f/t),
   // dropout mask (Th). For MHA/GeLU this is Th(10 + 24/t) + masks = the paper's 34 at t = 1.
-  double bytes = T * h * (4 * kAct + 2 * drop) * repl;       // two norm inputs, two GEMM inputs, masks
-  bytes += T * (h + 2 * kvd) * kAct / t + T * h * kAct / t;  // Q, K, V and out-proj input
-  bytes += T * (gates + 1.0) * f * kAct / t;                 // fc1 output(s) and activation output
+  // Under FP8, Transformer Engine keeps the four GEMM inputs (QKV and fc1 inputs, out-proj input,
+  // fc2 input = activation output) as the FP8 casts its GEMMs read: 1 byte each.
+  const double gemm_in = fp8_inputs ? 1.0 : kAct;
+  double bytes = T * h * (2 * kAct + 2 * gemm_in + 2 * drop) * repl;  // two norm inputs, two GEMM inputs, masks
+  bytes += T * (h + 2 * kvd) * kAct / t + T * h * gemm_in / t;        // Q, K, V and out-proj input
+  bytes += T * (gates * kAct + gemm_in) * f / t;                      // fc1 output(s) and activation output
   if (flash) {
     bytes += T * static_cast<double>(m.heads) / t * 4.0;  // softmax log-sum-exp (fp32 per row)
   } else if (recompute != "selective") {
@@ -59,17 +62,20 @@ StageMemory stage_memory(const StageMemoryInput& in) {
   const double edp = static_cast<double>(std::max<int64_t>(in.expert_dp, 1));
   auto sharded = [&](bool on) { return on ? dense / dp + in.expert_params / edp : params; };
   s.weights = sim::Bytes(static_cast<int64_t>(sharded(in.zero >= 3) * 2.0));
-  // ZeRO-Offload keeps 16-bit gradients on the device and the fp32 states on the host.
-  s.gradients = sim::Bytes(static_cast<int64_t>(sharded(in.zero >= 2) * (in.offload_optimizer ? 2.0 : 4.0)));
+  // The gradient buffer holds the stack's reduction dtype (fp32 main grads, or bf16); ZeRO-Offload
+  // keeps 16-bit gradients on the device and the fp32 states on the host.
+  const double grad_bytes = in.offload_optimizer ? 2.0 : static_cast<double>(in.main_grad_bytes);
+  s.gradients = sim::Bytes(static_cast<int64_t>(sharded(in.zero >= 2) * grad_bytes));
   s.optimizer = in.offload_optimizer ? sim::Bytes(0) : sim::Bytes(static_cast<int64_t>(sharded(in.zero >= 1) * 12.0));
 
   // Context parallelism splits every sequence: activations scale with the local tokens.
   const int64_t seq_local = in.seq_len / std::max<int64_t>(in.cp, 1);
   const int64_t recomputed = in.recompute == "full" ? std::min(in.recompute_layers, in.layers_per_chunk) : int64_t{0};
   const std::string kept = in.recompute == "full" ? "none" : in.recompute;
+  const bool fp8_inputs = in.fp8 && in.fp8_saved_inputs;
   s.activation_per_chunk =
       layer_activation_bytes(m, in.micro_batch, seq_local, in.tp, in.sp, "full", in.flash) * recomputed +
-      layer_activation_bytes(m, in.micro_batch, seq_local, in.tp, in.sp, kept, in.flash) *
+      layer_activation_bytes(m, in.micro_batch, seq_local, in.tp, in.sp, kept, in.flash, fp8_inputs) *
           (in.layers_per_chunk - recomputed);
   s.activation_per_chunk += sim::Bytes(in.moe_extra_activation);
   const double T = static_cast<double>(in.micro_batch) * static_cast<double>(seq_local);
@@ -83,7 +89,7 @@ StageMemory stage_memory(const StageMemoryInput& in) {
   sim::Bytes buffers(static_cast<int64_t>(T * h * kAct * 2));
   if (in.recompute == "full")
     buffers += layer_activation_bytes(m, in.micro_batch, seq_local, in.tp, in.sp, "none", in.flash);
-  if (in.last) buffers += sim::Bytes(static_cast<int64_t>(T * static_cast<double>(m.vocab) / t * (4.0 + 4.0)));
+  if (in.last) buffers += sim::Bytes(static_cast<int64_t>(T * static_cast<double>(m.vocab) / t * in.logits_bytes));
   buffers += in.bucket_size;
   if (in.zero >= 3) {
     const double elem = in.fp8_params ? 1.0 : 2.0;
@@ -92,13 +98,34 @@ StageMemory stage_memory(const StageMemoryInput& in) {
     buffers += sim::Bytes(static_cast<int64_t>(gathered * m.layer_parameters() * elem / t));
   }
   s.buffers = buffers;
+  if (in.fp8) {
+    // Cached FP8 weights (and transposes) of the transformer layers this rank holds (the LM head
+    // and embedding stay 16-bit), and delayed scaling's amax histories: 4 Linear modules per
+    // layer, each with 3 forward (input, weight, output) and 2 backward (grad output, grad input)
+    // FP8 tensors, fp32 per entry.
+    const double transformer =
+        in.transformer_params >= 0.0 ? in.transformer_params
+                                     : static_cast<double>(in.layers) * m.layer_parameters() / t;
+    const double held = in.zero >= 3 ? transformer / dp : transformer;
+    const double amax = static_cast<double>(in.layers) * 4.0 * 5.0 * static_cast<double>(in.fp8_amax_history) * 4.0;
+    s.fp8_state = sim::Bytes(static_cast<int64_t>(held * in.fp8_weight_cache + amax));
+  }
+  s.framework = in.framework;
+  s.fragmentation = in.allocator_fragmentation;
   return s;
 }
 
 sim::config::Json StageMemory::to_json() const {
-  return sim::config::Json{{"weights_bytes", weights.count()},     {"gradients_bytes", gradients.count()},
-                           {"optimizer_bytes", optimizer.count()}, {"activations_bytes", activations.count()},
-                           {"buffers_bytes", buffers.count()},     {"total_bytes", total().count()}};
+  return sim::config::Json{{"weights_bytes", weights.count()},
+                           {"gradients_bytes", gradients.count()},
+                           {"optimizer_bytes", optimizer.count()},
+                           {"fp8_state_bytes", fp8_state.count()},
+                           {"activations_bytes", activations.count()},
+                           {"buffers_bytes", buffers.count()},
+                           {"allocated_bytes", allocated().count()},
+                           {"reserved_bytes", reserved().count()},
+                           {"framework_bytes", framework.count()},
+                           {"total_bytes", total().count()}};
 }
 
 }  // namespace trainsim::models::memory

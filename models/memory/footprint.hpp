@@ -1,8 +1,10 @@
 #pragma once
-// Per-rank memory of one pipeline stage: model states by ZeRO stage (bf16/fp16 weights, fp32
-// gradient buffer, fp32 master weights + Adam moments), activations per micro-batch following
-// Korthikanti et al. 2022 (derived per tensor, so GQA / SwiGLU / no-dropout models are exact),
-// and transient buffers. The number of micro-batches in flight comes from the schedule.
+// Per-rank memory of one pipeline stage: model states by ZeRO stage (bf16/fp16 weights, gradient
+// buffer in the stack's reduction dtype, fp32 master weights + Adam moments), activations per
+// micro-batch following Korthikanti et al. 2022 (derived per tensor, so GQA / SwiGLU /
+// no-dropout models are exact; FP8 stacks keep GEMM inputs in FP8), transient buffers, FP8
+// state, and what the software stack allocates besides (CUDA context, workspaces, NCCL buffers,
+// the caching allocator's reserve). The number of micro-batches in flight comes from the schedule.
 
 #include <string>
 
@@ -41,21 +43,42 @@ struct StageMemoryInput {
   // group (dp*cp*tp/(ep*etp) ranks holding the same experts) instead of `dp`.
   double expert_params = 0.0;
   int64_t expert_dp = 1;
+  // The software stack's conventions (models/stack): FP8 training and what it keeps, the
+  // gradient buffer's element size, the loss's logits, and the memory outside PyTorch's tensors.
+  bool fp8 = false;
+  bool fp8_saved_inputs = false;
+  double fp8_weight_cache = 0.0;  // bytes per held transformer parameter
+  int64_t fp8_amax_history = 0;
+  int64_t main_grad_bytes = 4;
+  double logits_bytes = 8.0;
+  sim::Bytes framework;               // CUDA context + workspaces + NCCL buffers of the rank's communicators
+  double allocator_fragmentation = 0;  // reserved / allocated - 1 on activations and buffers
 };
 
 struct StageMemory {
   sim::Bytes weights, gradients, optimizer;  // model states (after ZeRO sharding)
+  sim::Bytes fp8_state;                      // cached FP8 weights (+ transposes) and amax histories
   sim::Bytes activation_per_chunk;           // stored for one micro-batch of the chunk described
   sim::Bytes activations;                    // peak in flight (filled in from the schedule)
   sim::Bytes buffers;                        // transient: recompute working set, logits, comm buffers
+  sim::Bytes framework;                      // outside PyTorch's allocator: CUDA context, workspaces, NCCL
+  double fragmentation = 0;                  // the caching allocator's reserve on activations and buffers
   double parameters = 0;                     // parameters held (unsharded by ZeRO)
-  sim::Bytes total() const { return weights + gradients + optimizer + activations + buffers; }
+  // Tensors alive at the peak (PyTorch's max_memory_allocated).
+  sim::Bytes allocated() const { return weights + gradients + optimizer + fp8_state + activations + buffers; }
+  // What the caching allocator holds for them (max_memory_reserved).
+  sim::Bytes reserved() const {
+    return allocated() + sim::Bytes(static_cast<int64_t>(fragmentation * static_cast<double>((activations + buffers).count())));
+  }
+  // Device memory the process uses: what is checked against the GPU's capacity.
+  sim::Bytes total() const { return reserved() + framework; }
   sim::config::Json to_json() const;
 };
 
 // Activation bytes one layer keeps for backward, per TP rank, for one micro-batch.
+// `fp8_inputs`: GEMM inputs are kept in FP8 (Transformer Engine under fp8).
 sim::Bytes layer_activation_bytes(const llm::ModelSpec& m, int64_t micro_batch, int64_t seq_len, int64_t tp, bool sp,
-                                  const std::string& recompute, bool flash);
+                                  const std::string& recompute, bool flash, bool fp8_inputs = false);
 
 // Everything except `activations` (which needs the peak in-flight count).
 StageMemory stage_memory(const StageMemoryInput& in);

@@ -17,6 +17,7 @@ const char* singular(const std::string& kind) {
          : kind == "clusters"     ? "cluster"
          : kind == "calibrations" ? "calibration"
          : kind == "failures"     ? "failure profile"
+         : kind == "stacks"       ? "software stack"
                                   : "preset";
 }
 }  // namespace

@@ -16,6 +16,7 @@
 #include "models/llm/model_spec.hpp"
 #include "models/presets/catalog.hpp"
 #include "models/schedules/schedule.hpp"
+#include "models/stack/stack_spec.hpp"
 #include "models/workload/job/job.hpp"
 #include "models/workload/run/fault.hpp"
 #include "models/workload/run/iterations.hpp"
@@ -118,11 +119,11 @@ int run_simulate(const Args& args, std::ostream& out) {
 
 int run_list(const Args& args, std::ostream& out) {
   const std::vector<std::string> kinds = {"models",   "gpus",     "clusters",     "calibrations", "schedules",
-                                          "emitters", "failures", "failure-laws", "checkpoints"};
+                                          "emitters", "failures", "failure-laws", "checkpoints", "stacks"};
   if (args.positionals.size() != 1)
     throw ConfigError("list", "say what to list",
                       "trainsim list models|gpus|clusters|calibrations|schedules|emitters|failures|failure-laws|"
-                      "checkpoints");
+                      "checkpoints|stacks");
   const std::string kind = sim::config::read_enum(Json(args.positionals[0]), "list", kinds);
   auto rows = [&](const auto& entries) {
     for (const auto& e : entries)
@@ -158,6 +159,14 @@ int run_config(const Args& args, std::ostream& out) {
   out << models::hardware::cluster_schema().markdown() << "\n";
   out << models::hardware::gpu_schema().markdown() << "\n";
   out << models::hardware::calibration_schema().markdown() << "\n";
+  out << models::stack::stack_schema().markdown() << "\n";
+  out << "## Built-in stacks\n\n| stack | framework | targets | description |\n| --- | --- | --- | --- |\n";
+  for (const auto& p : models::presets::list("stacks")) {
+    const auto s = models::stack::parse_stack(models::presets::find("stacks", p.name, "stack"), "stack");
+    out << "| `" << s.name << "` | " << sim::config::markdown_cell(s.framework) << " | " << s.target << " | "
+        << sim::config::markdown_cell(s.description) << " |\n";
+  }
+  out << "\n";
   out << models::failure::failure_profile_schema().markdown() << "\n";
   out << models::failure::component_schema().markdown() << "\n";
   out << models::failure::storage_schema().markdown() << "\n";

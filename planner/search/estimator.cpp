@@ -48,7 +48,8 @@ const Estimator::LayerTimes& Estimator::layer_times() {
   const int64_t gpn = j.cluster.gpus_per_node;
   const int64_t seq_local = j.seq_len / j.cp;
   const models::llm::LayerShape shape{
-      j.micro_batch, seq_local, j.tp, j.sp, j.attention == models::workload::Attention::kFlash, j.cp};
+      j.micro_batch, seq_local, j.tp, j.sp, j.attention == models::workload::Attention::kFlash, j.cp,
+      j.stack.kernels.fp8_lm_head};
   const models::llm::LayerCosts lc = models::llm::layer_costs(m, shape, cm_);
   const models::llm::EdgeCosts ec = models::llm::edge_costs(m, shape, cm_);
   auto t = [&](const models::llm::Cost& c) { return c.with_dispatch(j.kernel_dispatch).seconds(); };
@@ -188,8 +189,9 @@ double Estimator::memory() {
   const int64_t first = models::workload::embedding_stage(j), last = models::workload::head_stage(j);
   double peak = -1;
   auto consider = [&](int64_t s, double act) {
-    const models::memory::StageMemory sm = models::memory::stage_memory(models::workload::stage_memory_input(j, s));
-    const double total = static_cast<double>((sm.weights + sm.gradients + sm.optimizer + sm.buffers).count()) + act;
+    models::memory::StageMemory sm = models::memory::stage_memory(models::workload::stage_memory_input(j, s));
+    sm.activations = sim::Bytes(static_cast<int64_t>(act));
+    const double total = static_cast<double>(sm.total().count());
     if (total > peak) {
       peak = total;
       return_stage_ = static_cast<int32_t>(s);

@@ -175,14 +175,18 @@ void optimizer_steps(const BuildContext& c, PipelineState& ps) {
       const int64_t bytes16 = static_cast<int64_t>(2 * shard);
       Handle d2h = e.host(true, lb.grad_d2h, c.transfer(bytes16), Bytes(bytes16), -1, {});
       for (const Handle& t : st.tail) e.link(t, d2h);
-      const Time cpu = Bytes(static_cast<int64_t>(30.0 * shard)) / job.cluster.host_memory_bandwidth;
+      const Time cpu =
+          Bytes(static_cast<int64_t>(30.0 * shard)) / job.cluster.host_memory_bandwidth + job.stack.step_overhead;
       Handle step = e.host(true, lb.cpu_adam, cpu, Bytes(0), -1, {&d2h});
       opt = e.host(false, lb.param_h2d, c.transfer(bytes16), Bytes(bytes16), -1, {&step});
     } else {
       // Adam over fp32 master weights (multi-tensor apply): read gradient, master, m, v (16 B),
       // write master, m, v (12 B) and the 16-bit weight (2 B), plus the gradient-norm pass for
-      // clipping (4 B): 34 bytes and about 12 FLOPs per parameter.
-      const Cost step{c.cm.vector_math(sim::Flops(12.0 * shard), Bytes(static_cast<int64_t>(34.0 * shard)), 4),
+      // clipping (4 B): 34 bytes and about 12 FLOPs per parameter. The stack's per-step host
+      // time (gradient-norm and loss reductions, optimizer launch, timers, logging) is spent here,
+      // between the last gradient and the next iteration.
+      const Cost step{c.cm.vector_math(sim::Flops(12.0 * shard), Bytes(static_cast<int64_t>(34.0 * shard)), 4) +
+                          job.stack.step_overhead,
                       sim::Flops(12.0 * shard), 4};
       opt = e.compute(lb.optimizer, step, Category::kOptimizer, -1, -1, {});
       for (const Handle& t : st.tail) e.link(t, opt);

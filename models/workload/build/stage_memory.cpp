@@ -41,6 +41,14 @@ int64_t moe_layers_in(const Job& job, int64_t vs) {
 }
 }  // namespace
 
+int64_t communicators(const Job& job) {
+  // NCCL communicators a rank drives: its TP, CP, data-parallel (dp*cp) and pipeline groups, and
+  // the expert-parallel one for MoE.
+  int64_t n = 0;
+  for (const int64_t size : {job.tp, job.cp, job.dp_cp(), job.pp, job.ep}) n += size > 1 ? 1 : 0;
+  return n;
+}
+
 int64_t embedding_stage(const Job& job) { return schedules::stage_of(job.placement, static_cast<int>(job.pp), 0); }
 
 int64_t head_stage(const Job& job) {
@@ -75,6 +83,15 @@ memory::StageMemoryInput stage_memory_input(const Job& job, int64_t stage) {
       !job.reshard_after_forward ||
       schedules::ScheduleRegistry::instance().get(job.schedule, "schedule").reuses_gathered_weights;
   in.fp8_params = job.fp8_param_gather;
+  const stack::StackMemory& sm = job.stack.memory;
+  in.fp8 = job.precision == compute::Precision::kFp8;
+  in.fp8_saved_inputs = sm.fp8_saved_inputs;
+  in.fp8_weight_cache = sm.fp8_weight_cache;
+  in.fp8_amax_history = sm.fp8_amax_history;
+  in.main_grad_bytes = sm.main_grad_bytes;
+  in.logits_bytes = sm.logits_bytes;
+  in.framework = sm.cuda_context + sm.workspaces + sm.nccl_per_communicator * communicators(job);
+  in.allocator_fragmentation = sm.allocator_fragmentation;
   if (job.model.moe) {
     in.transformer_params = 0;
     int64_t most_moe = 0;

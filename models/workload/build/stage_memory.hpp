@@ -18,6 +18,9 @@ namespace trainsim::models::workload {
 int64_t embedding_stage(const Job& job);
 int64_t head_stage(const Job& job);
 
+// NCCL communicators one rank uses (groups of more than one rank: TP, CP, DP, PP, EP).
+int64_t communicators(const Job& job);
+
 // Model states, buffers and the largest chunk's activations of pipeline stage `stage`.
 memory::StageMemoryInput stage_memory_input(const Job& job, int64_t stage);
 

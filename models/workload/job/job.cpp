@@ -6,6 +6,7 @@
 
 #include "models/presets/catalog.hpp"
 #include "models/schedules/schedule.hpp"
+#include "models/workload/job/stack.hpp"
 
 namespace trainsim::models::workload {
 
@@ -43,6 +44,15 @@ void preset_fields(JobSchema& s) {
                 if (!v.is_null() && !v.is_string() && !v.is_object())
                   throw ConfigError(p, "expected a calibration preset name, a JSON file path or an object");
                 j.calibration = v;
+              })
+      .custom("stack", "preset name, file or object", "\"" + std::string(stack::kDefaultStack) + "\"",
+              "The software stack (`trainsim list stacks`, docs/stacks.md): its kernels, overheads, memory "
+              "conventions and the features it can run; its recipes' knobs are the defaults of the keys a job "
+              "leaves out.",
+              [](JobSpec& j, const Json& v, const std::string& p) {
+                if (!v.is_string() && !v.is_object())
+                  throw ConfigError(p, "expected a stack preset name, a JSON file path or an object");
+                j.stack = v;
               });
 }
 
@@ -216,7 +226,7 @@ const sim::config::Schema<JobSpec>& job_schema() {
 
 JobSpec parse_job(const Json& j) {
   JobSpec spec;
-  job_schema().parse(j, "", spec);
+  job_schema().parse(with_stack_defaults(j), "", spec);
   return spec;
 }
 
@@ -442,6 +452,8 @@ Job resolve_platform(const JobSpec& s) {
     j.cluster = hardware::parse_cluster(hardware::calibrate_cluster_json(cluster_json, cal), "cluster");
     j.calibration = std::move(cal);
   }
+  j.stack = resolve_stack(s.stack);
+  apply_stack_kernels(j.stack, j.gpu);
   j.precision = s.precision;
   j.attention = s.attention;
   return j;
@@ -508,6 +520,7 @@ void resolve_parallel(const JobSpec& s, Job& j) {
   resolve_context_parallel(s, j);
   resolve_experts(j);
   resolve_sharding(s, j);
+  check_stack_features(j);
 }
 
 Json Job::to_json() const {
@@ -554,6 +567,7 @@ Json Job::to_json() const {
            {"seed", seed}};
   // Only when set, so that reports of uncalibrated runs are unchanged.
   if (calibration) out["calibration"] = calibration->name;
+  out["stack"] = stack.name;
   return out;
 }
 

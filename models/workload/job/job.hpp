@@ -13,6 +13,7 @@
 #include "models/hardware/gpu_spec.hpp"
 #include "models/llm/model_spec.hpp"
 #include "models/schedules/schedule.hpp"
+#include "models/stack/stack_spec.hpp"
 #include "models/workload/job/options.hpp"
 #include "sim/config/schema.hpp"
 
@@ -53,6 +54,7 @@ struct JobSpec : JobOptions {
   sim::config::Json cluster;                // preset name / file (string) or inline object
   sim::config::Json gpu;                    // optional override of the cluster's GPU (null = cluster's)
   sim::config::Json calibration;            // preset name / file (string), inline object, or null (none)
+  sim::config::Json stack;                  // software-stack preset name / file (string) or inline object
   std::optional<int64_t> dp;                // null: gpus / (tp*cp*pp)
   std::optional<int64_t> cp_ulysses;        // hybrid: Ulysses degree (null: the largest kv_heads/tp allows)
   std::optional<int64_t> etp;               // expert tensor parallel (null: tp)
@@ -63,6 +65,8 @@ struct JobSpec : JobOptions {
 };
 
 const sim::config::Schema<JobSpec>& job_schema();
+// Parses a job: the keys its software stack's recipes set (`stack.defaults`) fill in what `j`
+// leaves out, then the schema's defaults the rest.
 JobSpec parse_job(const sim::config::Json& j);
 
 // Every value resolved, defaults included; checked for consistency.
@@ -71,6 +75,7 @@ struct Job : JobOptions {
   hardware::ClusterSpec cluster;
   hardware::GpuSpec gpu;                             // calibrated when `calibration` is set
   std::optional<hardware::Calibration> calibration;  // applied over gpu and cluster
+  stack::StackSpec stack;                            // the software stack (its kernels already applied to gpu)
   int64_t dp = 1;
   int64_t cp_ulysses = 1;        // Ulysses (all-to-all) degree; cp / cp_ulysses ring steps
   int64_t etp = 1;               // expert tensor parallel

@@ -1,0 +1,165 @@
+#include "models/stack/stack_spec.hpp"
+
+namespace trainsim::models::stack {
+
+using sim::config::Json;
+using sim::config::Schema;
+
+namespace {
+
+std::vector<std::string> read_names(const Json& j, const std::string& path, const std::vector<std::string>& allowed) {
+  if (!j.is_array()) throw ConfigError(path, "expected a list of names, got " + sim::config::json_type_name(j));
+  std::vector<std::string> out;
+  for (size_t i = 0; i < j.size(); ++i) {
+    const std::string p = path + "[" + std::to_string(i) + "]";
+    out.push_back(allowed.empty() ? sim::config::read_string(j[i], p) : sim::config::read_enum(j[i], p, allowed));
+  }
+  return out;
+}
+
+template <typename T>
+auto names(std::vector<std::string> T::*m, std::vector<std::string> allowed = {}) {
+  return [m, allowed](T& t, const Json& j, const std::string& p) { t.*m = read_names(j, p, allowed); };
+}
+
+const Schema<StackFeatures>& features_schema() {
+  static const Schema<StackFeatures> schema = [] {
+    Schema<StackFeatures> s("stack.features", "What the stack can run; a job asking for more is refused.");
+    s.custom("schedules", "list of schedule names", std::nullopt, "Pipeline schedules it implements.",
+             names(&StackFeatures::schedules))
+        .custom("zero", "list of integers in [0, 3]", std::nullopt,
+                "ZeRO stages it runs with the memory trainsim simulates for them.",
+                [](StackFeatures& f, const Json& j, const std::string& p) {
+                  if (!j.is_array()) throw ConfigError(p, "expected a list of ZeRO stages, e.g. [0, 1]");
+                  f.zero.clear();
+                  for (size_t i = 0; i < j.size(); ++i)
+                    f.zero.push_back(sim::config::read_int(j[i], p + "[" + std::to_string(i) + "]", 0, 3));
+                })
+        .custom("recompute", "list of none|selective|full", std::nullopt, "Activation recomputation modes.",
+                names(&StackFeatures::recompute, {"none", "selective", "full"}))
+        .custom("precisions", "list of bf16|fp16|fp8", std::nullopt, "Mixed-precision modes.",
+                names(&StackFeatures::precisions, {"bf16", "fp16", "fp8"}))
+        .custom("attention", "list of flash|unfused", std::nullopt, "Attention kernels (the job's `attention`).",
+                names(&StackFeatures::attention, {"flash", "unfused"}))
+        .custom("cp_algos", "list of ring|ulysses|hybrid", std::nullopt,
+                "Context-parallel algorithms (empty: no context parallelism).",
+                names(&StackFeatures::cp_algos, {"ring", "ulysses", "hybrid"}))
+        .boolean("expert_parallel", &StackFeatures::expert_parallel, std::nullopt, "MoE expert parallelism (ep > 1).")
+        .boolean("tp_comm_overlap", &StackFeatures::tp_comm_overlap, std::nullopt,
+                 "TP communication overlapped with GEMMs.")
+        .boolean("overlap_param_gather", &StackFeatures::overlap_param_gather, std::nullopt,
+                 "The distributed optimizer's parameter all-gather overlapped with the forward.")
+        .boolean("fp8_param_gather", &StackFeatures::fp8_param_gather, std::nullopt, "FP8 parameter all-gather.")
+        .boolean("offload_optimizer", &StackFeatures::offload_optimizer, std::nullopt,
+                 "Optimizer states in host memory.")
+        .boolean("offload_activations", &StackFeatures::offload_activations, std::nullopt,
+                 "Activations copied to host memory between forward and backward.")
+        .boolean("hybrid_shard", &StackFeatures::hybrid_shard, std::nullopt,
+                 "Sharding over fewer ranks than dp*cp (dp_shard: HSDP, MiCS).")
+        .boolean("recompute_layers", &StackFeatures::recompute_layers, std::nullopt,
+                 "Full recomputation of only the first N layers of each chunk.")
+        .boolean("uneven_layout", &StackFeatures::uneven_layout, std::nullopt,
+                 "Pipeline stages with different layer counts (pp_layout).");
+    return s;
+  }();
+  return schema;
+}
+
+const Schema<StackKernels>& kernels_schema() {
+  static const Schema<StackKernels> schema = [] {
+    Schema<StackKernels> s("stack.kernels", "The kernels the stack runs.");
+    s.enumeration("attention_kernel", &StackKernels::attention_kernel, {"unfused", "fa2", "fa3", "cudnn"},
+                  std::nullopt, "Its attention kernel.")
+        .number("hopper_attention_fwd_scale", &StackKernels::hopper_attention_fwd_scale, 0.05, 2.0, 1.0,
+                "Fused attention forward throughput relative to the GPU preset's, on GPUs with Hopper tensor "
+                "cores (FlashAttention-2-class kernels issue Ampere mma.sync there).")
+        .number("hopper_attention_bwd_scale", &StackKernels::hopper_attention_bwd_scale, 0.05, 2.0, 1.0,
+                "The same for the backward.")
+        .number("fp8_gemm_scale", &StackKernels::fp8_gemm_scale, 0.05, 2.0, 1.0,
+                "FP8 GEMM throughput inside the framework relative to the GPU preset's isolated cuBLASLt rate "
+                "(fp8_gemm_efficiency).")
+        .boolean("fp8_lm_head", &StackKernels::fp8_lm_head, std::nullopt,
+                 "Under precision fp8, the output layer's GEMMs run in FP8 too (false: 16-bit).")
+        .enumeration("fp8_recipe", &StackKernels::fp8_recipe, {"none", "delayed", "current", "blockwise"},
+                     std::nullopt, "FP8 scaling recipe (none: the stack has no FP8 training).");
+    return s;
+  }();
+  return schema;
+}
+
+const Schema<StackMemory>& memory_schema() {
+  static const Schema<StackMemory> schema = [] {
+    Schema<StackMemory> s("stack.memory", "Device memory the stack allocates besides model states and activations.");
+    s.unit("cuda_context", &StackMemory::cuda_context, &sim::config::read_bytes, "size", std::nullopt,
+           "CUDA context and loaded kernel modules (outside PyTorch's allocator).")
+        .unit("workspaces", &StackMemory::workspaces, &sim::config::read_bytes, "size", std::nullopt,
+              "cuBLAS / Transformer Engine GEMM workspaces of one rank.")
+        .unit("nccl_per_communicator", &StackMemory::nccl_per_communicator, &sim::config::read_bytes, "size",
+              std::nullopt, "NCCL buffers of one communicator (group) a rank uses.")
+        .number("allocator_fragmentation", &StackMemory::allocator_fragmentation, 0.0, 1.0, std::nullopt,
+                "Caching-allocator overhead: reserved / allocated - 1 on the dynamically allocated tensors "
+                "(activations and transient buffers).")
+        .integer("main_grad_bytes", &StackMemory::main_grad_bytes, 2, 4, std::nullopt,
+                 "Bytes per element of the gradient reduction buffer (4: fp32 main grads, 2: bf16).")
+        .boolean("fp8_saved_inputs", &StackMemory::fp8_saved_inputs, std::nullopt,
+                 "Under fp8, GEMM inputs saved for backward are kept in FP8 (1 byte).")
+        .number("fp8_weight_cache", &StackMemory::fp8_weight_cache, 0.0, 8.0, std::nullopt,
+                "Under fp8, bytes per held parameter of cached FP8 weight copies (and transposes).")
+        .integer("fp8_amax_history", &StackMemory::fp8_amax_history, 0, 1 << 20, std::nullopt,
+                 "Amax history length per FP8 tensor (delayed scaling; fp32 each).")
+        .number("logits_bytes", &StackMemory::logits_bytes, 1.0, 16.0, std::nullopt,
+                "Bytes per logit element alive at the loss (8: fp32 logits and their gradient).");
+    return s;
+  }();
+  return schema;
+}
+
+template <typename T>
+auto nested(T StackSpec::*m, const Schema<T>& (*schema)()) {
+  return [m, schema](StackSpec& s, const Json& j, const std::string& p) { schema().parse(j, p, s.*m); };
+}
+
+}  // namespace
+
+const Schema<StackSpec>& stack_schema() {
+  static const Schema<StackSpec> schema = [] {
+    Schema<StackSpec> s("stack",
+                        "A software-stack profile (`trainsim list stacks`, docs/stacks.md): kernels, overlaps, "
+                        "overheads, default knobs, memory conventions and features of one framework version.");
+    s.string("name", &StackSpec::name, std::nullopt, "Preset name, e.g. `nemo-24.07`.")
+        .string("description", &StackSpec::description, "", "One line shown by `trainsim list stacks`.")
+        .string("framework", &StackSpec::framework, std::nullopt, "Framework and library versions it models.")
+        .string("target", &StackSpec::target, std::nullopt,
+                "Repository@commit of the version it targets (its emitter's flag set).")
+        .string("emitter", &StackSpec::emitter, std::nullopt, "Launch-config emitter of this framework (--emit).")
+        .custom("defaults", "object of job keys", std::string("{}"),
+                "Job options its recipes set; a job's own keys and flags win.",
+                [](StackSpec& s, const Json& j, const std::string& p) {
+                  if (!j.is_object()) throw ConfigError(p, "expected an object of job keys, e.g. {\"zero\": 1}");
+                  s.defaults = j;
+                })
+        .custom("features", "object", std::nullopt, "What it can run.", nested(&StackSpec::features, features_schema))
+        .custom("kernels", "object", std::nullopt, "Its kernels.", nested(&StackSpec::kernels, kernels_schema))
+        .custom("memory", "object", std::nullopt, "Its memory conventions.",
+                nested(&StackSpec::memory, memory_schema))
+        .unit("step_overhead", &StackSpec::step_overhead, &sim::config::read_time, "duration", std::nullopt,
+              "Framework and host time per iteration outside the kernels (optimizer launch, gradient-norm "
+              "and loss reductions, logging).")
+        .custom("sources", "object", std::string("{}"), "Where each constant comes from (field name -> source).",
+                [](StackSpec& s, const Json& j, const std::string& p) {
+                  if (!j.is_object()) throw ConfigError(p, "expected an object mapping field names to their sources");
+                  for (auto it = j.begin(); it != j.end(); ++it)
+                    s.sources[it.key()] = sim::config::read_string(*it, p + "." + it.key());
+                });
+    return s;
+  }();
+  return schema;
+}
+
+StackSpec parse_stack(const Json& j, const std::string& path) {
+  StackSpec s;
+  stack_schema().parse(j, path, s);
+  return s;
+}
+
+}  // namespace trainsim::models::stack

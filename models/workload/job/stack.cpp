@@ -1,0 +1,150 @@
+#include "models/workload/job/stack.hpp"
+
+#include <algorithm>
+
+#include "models/presets/catalog.hpp"
+#include "models/workload/job/job.hpp"
+
+namespace trainsim::models::workload {
+
+using sim::config::Json;
+
+namespace {
+
+Json stack_json(const Json& ref) {
+  return ref.is_string() ? presets::resolve("stacks", ref.get<std::string>(), "stack") : ref;
+}
+
+struct FeatureCheck {
+  const char* field;  // the job key at fault
+  bool (*allowed)(const stack::StackFeatures&, const Job&);
+  std::string (*what)(const Job&);  // the feature as the message names it
+};
+
+std::string quoted(const std::string& s) { return "\"" + s + "\""; }
+std::string flag(const char* field) {
+  std::string f = std::string("--") + field;
+  std::replace(f.begin(), f.end(), '_', '-');
+  return f;
+}
+
+const FeatureCheck kChecks[] = {
+    {"schedule", [](const stack::StackFeatures& f, const Job& j) { return stack::allows(f.schedules, j.schedule); },
+     [](const Job& j) { return "schedule " + j.schedule; }},
+    {"zero", [](const stack::StackFeatures& f, const Job& j) { return stack::allows(f.zero, j.zero); },
+     [](const Job& j) { return "ZeRO stage " + std::to_string(j.zero); }},
+    {"recompute",
+     [](const stack::StackFeatures& f, const Job& j) {
+       return stack::allows(f.recompute, std::string(to_string(j.recompute)));
+     },
+     [](const Job& j) { return std::string("recompute ") + to_string(j.recompute); }},
+    {"precision",
+     [](const stack::StackFeatures& f, const Job& j) {
+       return stack::allows(f.precisions, std::string(compute::to_string(j.precision)));
+     },
+     [](const Job& j) { return std::string("precision ") + compute::to_string(j.precision); }},
+    {"attention",
+     [](const stack::StackFeatures& f, const Job& j) {
+       return stack::allows(f.attention, std::string(to_string(j.attention)));
+     },
+     [](const Job& j) { return std::string("attention ") + to_string(j.attention); }},
+    {"cp_algo",
+     [](const stack::StackFeatures& f, const Job& j) {
+       return j.cp == 1 || stack::allows(f.cp_algos, std::string(to_string(j.cp_algo)));
+     },
+     [](const Job& j) { return std::string("context parallelism (cp_algo ") + to_string(j.cp_algo) + ")"; }},
+    {"ep", [](const stack::StackFeatures& f, const Job& j) { return j.ep == 1 || f.expert_parallel; },
+     [](const Job&) { return std::string("expert parallelism (ep > 1)"); }},
+    {"tp_comm_overlap", [](const stack::StackFeatures& f, const Job& j) { return !j.tp_comm_overlap || f.tp_comm_overlap; },
+     [](const Job&) { return std::string("TP communication overlap"); }},
+    {"overlap_param_gather",
+     [](const stack::StackFeatures& f, const Job& j) { return !j.overlap_param_gather || f.overlap_param_gather; },
+     [](const Job&) { return std::string("overlapped parameter all-gather"); }},
+    {"fp8_param_gather",
+     [](const stack::StackFeatures& f, const Job& j) { return !j.fp8_param_gather || f.fp8_param_gather; },
+     [](const Job&) { return std::string("FP8 parameter all-gather"); }},
+    {"offload_optimizer",
+     [](const stack::StackFeatures& f, const Job& j) { return !j.offload_optimizer || f.offload_optimizer; },
+     [](const Job&) { return std::string("optimizer offload"); }},
+    {"offload_activations",
+     [](const stack::StackFeatures& f, const Job& j) { return !j.offload_activations || f.offload_activations; },
+     [](const Job&) { return std::string("activation offload"); }},
+    {"dp_shard",
+     [](const stack::StackFeatures& f, const Job& j) { return j.zero == 0 || j.dp_shard == j.dp_cp() || f.hybrid_shard; },
+     [](const Job&) { return std::string("hybrid sharding (dp_shard < dp*cp)"); }},
+    {"recompute_layers",
+     [](const stack::StackFeatures& f, const Job& j) {
+       if (j.recompute != Recompute::kFull || f.recompute_layers) return true;
+       for (const int64_t l : j.layers)
+         if (j.recompute_layers < l) return false;
+       return true;
+     },
+     [](const Job&) { return std::string("partial full recompute (recompute_layers)"); }},
+    {"pp_layout",
+     [](const stack::StackFeatures& f, const Job& j) {
+       return f.uneven_layout || std::adjacent_find(j.layers.begin(), j.layers.end(), std::not_equal_to<>()) ==
+                                     j.layers.end();
+     },
+     [](const Job&) { return std::string("uneven pipeline stages (pp_layout)"); }},
+};
+
+}  // namespace
+
+Json with_stack_defaults(const Json& j) {
+  if (!j.is_object()) return j;  // the schema reports it
+  const Json ref = j.contains("stack") ? j.at("stack") : Json(stack::kDefaultStack);
+  if (!ref.is_string() && !ref.is_object()) return j;  // the schema reports it
+  const stack::StackSpec s = resolve_stack(ref);
+  Json out = j;
+  for (auto it = s.defaults.begin(); it != s.defaults.end(); ++it)
+    if (!out.contains(it.key())) out[it.key()] = it.value();
+  return out;
+}
+
+stack::StackSpec resolve_stack(const Json& ref) {
+  stack::StackSpec s = stack::parse_stack(stack_json(ref), "stack");
+  // Recipe defaults are job keys: check them against the job schema here, so that a typo in a
+  // stack file is reported in the stack, not as an unknown key of the job.
+  std::vector<std::string> keys;
+  for (const auto& f : job_schema().fields()) keys.push_back(f.key);
+  for (auto it = s.defaults.begin(); it != s.defaults.end(); ++it) {
+    const bool job_key = std::find(keys.begin(), keys.end(), it.key()) != keys.end();
+    const bool per_job = it.key() == "stack" || it.key() == "model" || it.key() == "cluster" || it.key() == "gpus";
+    if (job_key && !per_job) continue;
+    const std::string near = sim::config::did_you_mean(it.key(), keys);
+    throw ConfigError("stack.defaults." + it.key(), "is not a job option a stack can set",
+                      near.empty() ? "use the job keys of `trainsim config explain`" : "did you mean \"" + near + "\"?");
+  }
+  return s;
+}
+
+void apply_stack_kernels(const stack::StackSpec& s, hardware::GpuSpec& gpu) {
+  gpu.fp8_gemm_efficiency *= s.kernels.fp8_gemm_scale;
+  if (gpu.peak_fp8.per_second() <= 0.0) return;  // pre-Hopper: the preset's kernel is FlashAttention-2 class
+  const double fwd = gpu.attention_efficiency;
+  const double bwd = gpu.attention_bwd_efficiency.value_or(fwd);
+  gpu.attention_efficiency = fwd * s.kernels.hopper_attention_fwd_scale;
+  gpu.attention_bwd_efficiency = bwd * s.kernels.hopper_attention_bwd_scale;
+}
+
+std::string stacks_with(bool (*has)(const stack::StackFeatures&, const Job&), const Job& j) {
+  std::string out;
+  for (const auto& p : presets::list("stacks")) {
+    const stack::StackSpec s = stack::parse_stack(presets::find("stacks", p.name, "stack"), "stack");
+    if (has(s.features, j)) out += (out.empty() ? "" : ", ") + p.name;
+  }
+  return out;
+}
+
+void check_stack_features(const Job& j) {
+  for (const FeatureCheck& c : kChecks) {
+    if (c.allowed(j.stack.features, j)) continue;
+    const std::string others = stacks_with(c.allowed, j);
+    throw ConfigError(c.field,
+                      "stack " + quoted(j.stack.name) + " (" + j.stack.framework + ") cannot run " + c.what(j),
+                      others.empty() ? "change " + flag(c.field)
+                                     : "change " + flag(c.field) + ", or use --stack " + others);
+  }
+}
+
+}  // namespace trainsim::models::workload
