@@ -209,16 +209,31 @@ def torchtitan(repo, c, _):
     path = "torchtitan/config/job_config.py"
     src = repo.show(c, path)
     tree = ast.parse(src, path)
-    job = find_class(tree, "JobConfig")
+    classes = {n.name for n in ast.walk(tree) if isinstance(n, ast.ClassDef)}
     flags = set()
-    for st in job.body:
-        if isinstance(st, ast.AnnAssign) and isinstance(st.target, ast.Name):
-            section, cls = st.target.id, ast.unparse(st.annotation)
-            flags.add(section)
-            flags |= {f"{section}.{f}" for f in dataclass_fields(src, path, cls)}
-    return flags, [path], (
+
+    def section(prefix, cls):  # a dataclass-typed field is a [sub.section] of its own
+        for st in find_class(tree, cls).body:
+            if isinstance(st, ast.AnnAssign) and isinstance(st.target, ast.Name):
+                name, kind = f"{prefix}.{st.target.id}" if prefix else st.target.id, ast.unparse(st.annotation)
+                flags.add(name)
+                if kind in classes:
+                    section(name, kind)
+
+    section("", "JobConfig")
+    conv = "torchtitan/components/quantization"
+    files = [path]
+    for f in repo.ls(c, conv):
+        if f.endswith(".py"):
+            for node in ast.walk(ast.parse(repo.show(c, f), f)):
+                if isinstance(node, ast.Call) and getattr(node.func, "id", "") == "register_model_converter":
+                    flags.add("converter:" + str_const(node.args[1]))
+                    files.append(f)
+    return flags, sorted(set(files)), (
         "TOML [section] key as section.key: each field of JobConfig is a section, its keys the fields "
-        "of that field's dataclass (ast); experiment-specific job configs are not included")
+        "of that field's dataclass, recursively ([quantize.linear.float8] is quantize.linear.float8.*) "
+        "(ast); converter:NAME for each register_model_converter name (the values model.converters "
+        "takes); experiment-specific job configs are not included")
 
 
 def nemo(repo, c, extra):
