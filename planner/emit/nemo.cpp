@@ -6,6 +6,7 @@
 
 #include "planner/emit/detail/format.hpp"
 #include "planner/emit/emitter.hpp"
+#include "sim/error.hpp"
 
 namespace trainsim::planner::emit {
 namespace {
@@ -107,13 +108,9 @@ std::vector<std::string> notes(const Job& j, bool has_recipe) {
                 str(j.cp / j.cp_ulysses) +
                 "] passed to Megatron-Core's initialize_model_parallel; check that your NeMo "
                 "version forwards it.");
-  if (j.zero == 2)
-    n.push_back(
-        "ZeRO-2: the distributed optimizer keeps a full gradient buffer (ZeRO-1 gradient memory); Megatron FSDP "
-        "with data_parallel_sharding_strategy=\"optim_grads\" shards gradients.");
   if (j.zero == 3 && !j.reshard_after_forward)
     n.push_back("reshard_after_forward = false has no Megatron FSDP switch (optim_grads is the nearest).");
-  if ((j.zero == 1 || j.zero == 2) && j.dp_shard != j.dp_cp())
+  if (j.zero == 1 && j.dp_shard != j.dp_cp())
     n.push_back("HSDP shard groups of " + str(j.dp_shard) +
                 " ranks: num_distributed_optimizer_instances must also reach initialize_model_parallel; check that "
                 "your NeMo version forwards it.");
@@ -233,7 +230,7 @@ void set_data_parallel(Py& p, const Job& j, const NemoPrecision& prec) {
   };
   if (j.zero < 3) ddp.push_back({"bucket_size", str(j.bucket_size.count() / 4)});
   if (j.zero == 3) ddp.push_back({"data_parallel_sharding_strategy", dq("optim_grads_params")});
-  if ((j.zero == 1 || j.zero == 2) && j.dp_shard != j.dp_cp())
+  if (j.zero == 1 && j.dp_shard != j.dp_cp())
     ddp.push_back({"num_distributed_optimizer_instances", str(j.dp_cp() / j.dp_shard)});
   std::string ddp_text = "run.Config(\n        DistributedDataParallelConfig,\n";
   for (const auto& [k, v] : ddp) ddp_text += "        " + k + "=" + v + ",\n";
@@ -331,6 +328,11 @@ std::string recipe_body(const Job& j, const std::string& module, bool has_recipe
 }
 
 std::vector<EmittedFile> emit_nemo(const Job& j) {
+  if (j.zero == 2)
+    throw ConfigError("zero",
+                      "ZeRO-2 is not expressible in NeMo: Megatron-Core's distributed optimizer shards only optimizer "
+                      "states (ZeRO-1) and keeps a full gradient buffer per rank",
+                      "use --zero 1, or --emit deepspeed");
   const auto it = recipes().find(j.model.name);
   const bool has_recipe = it != recipes().end();
   const std::string module = has_recipe ? it->second.module : "llama3_8b";

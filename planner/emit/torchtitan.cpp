@@ -181,7 +181,7 @@ std::vector<EmittedFile> emit_torchtitan(const Job& j) {
 
   out += "\n[job]\ndump_folder = \"./outputs\"\ndescription = " + dq("trainsim plan: " + m.name) + "\n";
   out += "\n[model]\nname = " + dq(f.name) + "\nflavor = " + dq(f.flavor) + "\nhf_assets_path = " + dq(f.assets) + "\n";
-  if (j.precision == Precision::kFp8) out += "converters = [\"float8\"]\n";
+  if (j.precision == Precision::kFp8) out += "converters = [\"quantize.linear.float8\"]\n";
   out += "\n[optimizer]  # placeholders, not chosen by trainsim\nname = \"AdamW\"\nlr = 3e-4\neps = 1e-8\n";
   out += "\n[lr_scheduler]\nwarmup_steps = 100\n";
   const int64_t local_batch = j.pp > 1 ? j.micro_batch * j.microbatches : j.micro_batch;
@@ -222,7 +222,7 @@ std::vector<EmittedFile> emit_torchtitan(const Job& j) {
   if (j.recompute == Recompute::kSelective) out += "selective_ac_option = \"op\"\n";
   if (async_tp) out += "\n[compile]\nenable = true\ncomponents = [\"model\", \"loss\"]\n";
   if (j.precision == Precision::kFp8) {
-    out += "\n[float8]\nrecipe_name = \"tensorwise\"\n";
+    out += "\n[quantize.linear.float8]\nrecipe_name = \"tensorwise\"\n";
     out += "enable_fsdp_float8_all_gather = " + toml(j.fp8_param_gather) + "\n";
     out += "precompute_float8_dynamic_scale_for_fsdp = " + toml(j.fp8_param_gather) + "\n";
     out += "filter_fqns = [\"output\"]\n";

@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "planner/emit/detail/format.hpp"
+#include "sim/error.hpp"
 
 namespace trainsim::planner::emit::detail {
 
@@ -128,14 +129,31 @@ void parallel_args(const Job& j, MegatronCommand& c) {
   c.groups.push_back(std::move(b));
 }
 
-void data_parallel_args(const Job& j, MegatronCommand& c) {
+// Refuses the ZeRO stages Megatron-Core 0.`minor` cannot run as trainsim simulates them.
+void check_zero(const Job& j, int minor) {
+  if (j.zero == 2)
+    throw ConfigError("zero",
+                      "ZeRO-2 is not expressible in Megatron-LM: its distributed optimizer shards only optimizer "
+                      "states (ZeRO-1) and keeps a full gradient buffer per rank",
+                      "use --zero 1, or --emit deepspeed");
+  if (j.zero == 3 && minor < 12)
+    throw ConfigError("zero",
+                      "ZeRO-3 is not expressible in Megatron-Core 0." + str(minor) +
+                          ": Megatron FSDP (--use-custom-fsdp) arrives in 0.12",
+                      "use --zero 1, or --emit deepspeed or torchtitan");
+}
+
+void data_parallel_args(const Job& j, int minor, MegatronCommand& c) {
   ShellArgGroup b{"DP_ARGS", "Data parallelism: ZeRO " + str(j.zero) + ", gradient reduction and its overlap", {}};
-  if (j.zero == 1 || j.zero == 2) b.flag("--use-distributed-optimizer", "ZeRO-1: optimizer states sharded");
+  if (j.zero == 1) b.flag("--use-distributed-optimizer", "ZeRO-1: optimizer states sharded");
   if (j.zero == 3) {
-    b.flag("--use-custom-fsdp", "Megatron FSDP; renamed --use-megatron-fsdp in Megatron-Core >= 0.14");
+    if (minor >= 14)
+      b.flag("--use-megatron-fsdp", "Megatron FSDP (--use-custom-fsdp before Megatron-Core 0.14)");
+    else
+      b.flag("--use-custom-fsdp", "Megatron FSDP (--use-megatron-fsdp from Megatron-Core 0.14)");
     b.arg("--data-parallel-sharding-strategy", "optim_grads_params", "ZeRO-3");
   }
-  if ((j.zero == 1 || j.zero == 2) && j.dp_shard != j.dp_cp())
+  if (j.zero == 1 && j.dp_shard != j.dp_cp())
     b.arg("--num-distributed-optimizer-instances", j.dp_cp() / j.dp_shard,
           "shard groups of " + str(j.dp_shard) + " ranks, replicated (HSDP)");
   const bool overlap_grad = j.overlap_grad_reduce || j.overlap_param_gather;
@@ -183,8 +201,6 @@ void memory_args(const Job& j, MegatronCommand& c) {
     b.flag("--use-precision-aware-optimizer", "required by --optimizer-cpu-offload");
     b.flag("--overlap-cpu-optimizer-d2h-h2d");
   }
-  if (j.offload_activations && j.pp == 1 && j.recompute == Recompute::kNone)
-    b.arg("--cpu-offloading-num-layers", j.model.layers - 1, "Megatron offloads at most num_layers - 1 layers");
   if (!b.args.empty()) c.groups.push_back(std::move(b));
 }
 
@@ -264,15 +280,10 @@ void notes(const Job& j, MegatronCommand& c) {
     n.push_back("Uneven layout " + layer_list(j) +
                 ": only --pipeline-model-parallel-layout (Megatron-Core >= 0.13) expresses it; older versions take "
                 "--decoder-first/last-pipeline-num-layers, which can only change the first and last ranks.");
-  if (j.zero == 2)
-    n.push_back(
-        "ZeRO-2: Megatron's distributed optimizer reduce-scatters gradients but keeps a full gradient buffer per "
-        "rank, so gradient memory is that of ZeRO-1. For sharded gradients use Megatron FSDP: --use-custom-fsdp "
-        "--data-parallel-sharding-strategy optim_grads.");
   if (j.zero == 3) {
     n.push_back(
-        "ZeRO-3 uses Megatron FSDP: --use-custom-fsdp (Megatron-Core 0.12-0.13) is --use-megatron-fsdp from 0.14 "
-        "on, which also needs --ckpt-format fsdp_dtensor. FSDP needs CUDA_DEVICE_MAX_CONNECTIONS unset (not 1).");
+        "ZeRO-3 uses Megatron FSDP: --use-megatron-fsdp from Megatron-Core 0.14 on (--use-custom-fsdp in 0.12-0.13), "
+        "whose checkpoints want --ckpt-format fsdp_dtensor. FSDP needs CUDA_DEVICE_MAX_CONNECTIONS unset (not 1).");
     if (j.pp > 1)
       n.push_back(
           "ZeRO-3 with pp > 1: check that your Megatron FSDP supports pipeline parallelism "
@@ -294,10 +305,11 @@ void notes(const Job& j, MegatronCommand& c) {
     n.push_back(
         "Optimizer offload: Megatron's --optimizer-cpu-offload runs inside the distributed optimizer; add "
         "--use-distributed-optimizer (ZeRO-1) for it to take effect.");
-  if (j.offload_activations && !(j.pp == 1 && j.recompute == Recompute::kNone))
+  if (j.offload_activations)
     n.push_back(
-        "Activation offload is not expressible here: Megatron's --cpu-offloading-num-layers supports neither "
-        "pipeline parallelism nor activation recomputation.");
+        "Activation offload is not expressible here: Megatron-LM has no command-line flag for it (Megatron-Core's "
+        "TransformerConfig.cpu_offloading, which --emit nemo sets, supports neither pipeline parallelism nor "
+        "recomputation).");
   if (j.overlap_param_gather && !j.overlap_grad_reduce)
     n.push_back("--overlap-param-gather requires --overlap-grad-reduce in Megatron-LM, so both are set.");
   if (j.fp8_param_gather && j.zero == 0)
@@ -320,7 +332,8 @@ void notes(const Job& j, MegatronCommand& c) {
 
 }  // namespace
 
-MegatronCommand megatron_command(const Job& j) {
+MegatronCommand megatron_command(const Job& j, int mcore_minor) {
+  check_zero(j, mcore_minor);
   MegatronCommand c;
   if ((j.tp > 1 || j.cp > 1) && j.zero < 3) {
     c.env.push_back("CUDA_DEVICE_MAX_CONNECTIONS=1");
@@ -328,7 +341,7 @@ MegatronCommand megatron_command(const Job& j) {
   }
   model_args(j, c);
   parallel_args(j, c);
-  data_parallel_args(j, c);
+  data_parallel_args(j, mcore_minor, c);
   batch_args(j, c);
   precision_args(j, c);
   memory_args(j, c);

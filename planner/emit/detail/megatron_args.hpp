@@ -18,7 +18,15 @@ struct MegatronCommand {
   std::vector<std::string> notes;  // what Megatron-LM cannot express and what to check
 };
 
-MegatronCommand megatron_command(const models::workload::Job& j);
+// The Megatron-Core release (0.minor) whose flags megatron_command writes: core_v0.15.0, checked
+// against planner/emit/flags/megatron-lm_core_v0.15.0.json. One constant until the job's
+// software-stack profile names the version.
+inline constexpr int kMegatronCoreMinor = 15;
+
+// Throws ConfigError("zero", ...) for a ZeRO stage Megatron-Core 0.`mcore_minor` cannot express:
+// ZeRO-2 always (the distributed optimizer keeps a full gradient buffer: ZeRO-1 memory), ZeRO-3
+// before Megatron FSDP (0.12).
+MegatronCommand megatron_command(const models::workload::Job& j, int mcore_minor = kMegatronCoreMinor);
 
 // Bash: the exports, one array per group and MEGATRON_ARGS joining them all.
 std::string render_megatron_arrays(const MegatronCommand& c);

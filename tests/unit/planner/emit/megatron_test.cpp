@@ -2,6 +2,7 @@
 #include <gtest/gtest.h>
 
 #include "emit_test_support.hpp"
+#include "planner/emit/detail/megatron_args.hpp"
 
 namespace trainsim::planner::emit {
 namespace {
@@ -44,14 +45,12 @@ TEST(MegatronEmitter, VirtualStagesGiveLayersPerVirtualStage) {
 
 TEST(MegatronEmitter, ZeroStagesMapToTheDistributedOptimizerOrFsdp) {
   EXPECT_FALSE(has_flag(args(with(testing::llama70b(), Json{{"zero", 0}})), "--use-distributed-optimizer"));
-  for (const int zero : {1, 2}) {
-    const std::string a = args(with(testing::llama70b(), Json{{"zero", zero}}));
-    EXPECT_TRUE(has_flag(a, "--use-distributed-optimizer")) << zero;
-    EXPECT_FALSE(has_flag(a, "--use-custom-fsdp")) << zero;
-  }
+  const std::string z1 = args(with(testing::llama70b(), Json{{"zero", 1}}));
+  EXPECT_TRUE(has_flag(z1, "--use-distributed-optimizer"));
+  EXPECT_FALSE(has_flag(z1, "--use-megatron-fsdp"));
   const std::string z3 = args(with(testing::llama70b(), Json{{"zero", 3}}));
   EXPECT_FALSE(has_flag(z3, "--use-distributed-optimizer"));
-  EXPECT_TRUE(has_flag(z3, "--use-custom-fsdp"));
+  EXPECT_TRUE(has_flag(z3, "--use-megatron-fsdp"));  // Megatron-Core >= 0.14
   EXPECT_EQ(flag_value(z3, "--data-parallel-sharding-strategy"), "optim_grads_params");
   EXPECT_FALSE(testing::contains(z3, "export CUDA_DEVICE_MAX_CONNECTIONS"));  // FSDP needs more than one queue
   // HSDP: shard groups of 4 of the 8 data-parallel ranks -> 2 distributed-optimizer instances.
@@ -62,6 +61,47 @@ TEST(MegatronEmitter, ZeroStagesMapToTheDistributedOptimizerOrFsdp) {
   EXPECT_TRUE(has_flag(ov, "--overlap-grad-reduce"));
   EXPECT_TRUE(has_flag(ov, "--overlap-param-gather"));
   EXPECT_EQ(flag_value(ov, "--ddp-bucket-size"), "40000000");
+}
+
+// ZeRO-2's sharded gradients have no Megatron-LM flag: the distributed optimizer's gradient memory
+// is ZeRO-1's, so the megatron and slurm emitters refuse rather than run another plan.
+TEST(MegatronEmitter, RefusesZero2) {
+  const auto j = testing::job(with(testing::llama70b(), Json{{"zero", 2}}));
+  for (const std::string emitter : {"megatron", "slurm"})
+    EXPECT_EQ(testing::config_error([&] { emit(emitter, j); }),
+              "zero: ZeRO-2 is not expressible in Megatron-LM: its distributed optimizer shards only optimizer states "
+              "(ZeRO-1) and keeps a full gradient buffer per rank (use --zero 1, or --emit deepspeed)")
+        << emitter;
+}
+
+// ZeRO-3 is Megatron FSDP: --use-megatron-fsdp from Megatron-Core 0.14, --use-custom-fsdp in
+// 0.12-0.13, nothing before (core_r0.8.0 has neither flag: refused).
+TEST(MegatronEmitter, Zero3FollowsTheMegatronCoreVersion) {
+  const auto j = testing::job(with(testing::llama70b(), Json{{"zero", 3}}));
+  auto dp_flags = [&](int minor) {
+    std::string out;
+    for (const auto& g : detail::megatron_command(j, minor).groups)
+      if (g.name == "DP_ARGS")
+        for (const auto& a : g.args) out += a.flag + " ";
+    return out;
+  };
+  EXPECT_EQ(dp_flags(15).rfind("--use-megatron-fsdp --data-parallel-sharding-strategy ", 0), 0u) << dp_flags(15);
+  EXPECT_EQ(dp_flags(14).rfind("--use-megatron-fsdp --data-parallel-sharding-strategy ", 0), 0u) << dp_flags(14);
+  EXPECT_EQ(dp_flags(13).rfind("--use-custom-fsdp --data-parallel-sharding-strategy ", 0), 0u) << dp_flags(13);
+  EXPECT_EQ(testing::config_error([&] { detail::megatron_command(j, 8); }),
+            "zero: ZeRO-3 is not expressible in Megatron-Core 0.8: Megatron FSDP (--use-custom-fsdp) arrives in 0.12 "
+            "(use --zero 1, or --emit deepspeed or torchtitan)");
+}
+
+TEST(MegatronEmitter, ActivationOffloadIsANoteNotAFlag) {
+  const std::string a = args(Json{{"model", "llama3-8b"},
+                                  {"cluster", "dgx-h100"},
+                                  {"gpus", 8},
+                                  {"global_batch", 64},
+                                  {"recompute", "none"},
+                                  {"offload_activations", true}});
+  EXPECT_FALSE(testing::contains(a, "--cpu-offloading"));  // no such flag in megatron/training/arguments.py
+  EXPECT_TRUE(testing::contains(a, "Activation offload is not expressible here")) << a;
 }
 
 TEST(MegatronEmitter, UnevenPipelines) {

@@ -38,6 +38,14 @@ TEST(NemoEmitter, ModelsWithoutARecipeGetAGptConfig) {
   EXPECT_TRUE(contains(r, "NeMo has no recipe for megatron-1.7b"));
 }
 
+// ZeRO-2: NeMo runs Megatron-Core's distributed optimizer, whose gradient memory is ZeRO-1's.
+TEST(NemoEmitter, RefusesZero2) {
+  const auto j = testing::job(with(testing::llama70b(), Json{{"zero", 2}}));
+  EXPECT_EQ(testing::config_error([&] { emit("nemo", j); }),
+            "zero: ZeRO-2 is not expressible in NeMo: Megatron-Core's distributed optimizer shards only optimizer "
+            "states (ZeRO-1) and keeps a full gradient buffer per rank (use --zero 1, or --emit deepspeed)");
+}
+
 TEST(NemoEmitter, FsdpUnevenPipelineAndMoe) {
   const std::string z3 =
       recipe(Json{{"model", "llama3-8b"}, {"cluster", "dgx-h100"}, {"gpus", 32}, {"zero", 3}, {"global_batch", 256}});

@@ -96,7 +96,8 @@ TEST(TorchtitanEmitter, AsyncTpFloat8AndRecompute) {
            Json{{"tp_comm_overlap", true}, {"precision", "fp8"}, {"fp8_param_gather", true}, {"recompute", "full"}}));
   EXPECT_TRUE(testing::contains(t, "enable_async_tensor_parallel = true"));
   EXPECT_TRUE(testing::contains(t, "[compile]\nenable = true\n"));
-  EXPECT_TRUE(testing::contains(t, "converters = [\"float8\"]"));
+  EXPECT_TRUE(testing::contains(t, "converters = [\"quantize.linear.float8\"]"));
+  EXPECT_TRUE(testing::contains(t, "[quantize.linear.float8]"));
   EXPECT_TRUE(testing::contains(t, "enable_fsdp_float8_all_gather = true"));
   EXPECT_EQ(string_value(t, "mode"), "full");
   EXPECT_EQ(string_value(toml(testing::llama70b()), "selective_ac_option"), "op");

@@ -12,8 +12,8 @@
 # each of the 4 nodes with MASTER_ADDR set to the first node (torchrun, c10d rendezvous).
 #
 # Not expressible in Megatron-LM, or to check before running:
-# - ZeRO-3 uses Megatron FSDP: --use-custom-fsdp (Megatron-Core 0.12-0.13) is --use-megatron-fsdp
-#   from 0.14 on, which also needs --ckpt-format fsdp_dtensor. FSDP needs
+# - ZeRO-3 uses Megatron FSDP: --use-megatron-fsdp from Megatron-Core 0.14 on (--use-custom-fsdp in
+#   0.12-0.13), whose checkpoints want --ckpt-format fsdp_dtensor. FSDP needs
 #   CUDA_DEVICE_MAX_CONNECTIONS unset (not 1).
 # - Shard groups of 8 ranks (HSDP) with Megatron FSDP: written as full sharding; recent Megatron
 #   FSDP has an HSDP mode (see --num-distributed-optimizer-instances and
@@ -46,7 +46,7 @@ PARALLEL_ARGS=(
 
 # Data parallelism: ZeRO 3, gradient reduction and its overlap
 DP_ARGS=(
-  --use-custom-fsdp  # Megatron FSDP; renamed --use-megatron-fsdp in Megatron-Core >= 0.14
+  --use-megatron-fsdp  # Megatron FSDP (--use-custom-fsdp before Megatron-Core 0.14)
   --data-parallel-sharding-strategy optim_grads_params  # ZeRO-3
   --overlap-grad-reduce
 )

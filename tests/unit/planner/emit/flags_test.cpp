@@ -1,0 +1,208 @@
+// Every flag or config key the emitters write exists in the framework release they target: the
+// flag sets are planner/emit/flags/*.json (extracted from the frameworks' sources by
+// planner/emit/flags/extract.py), found through TRAINSIM_EMIT_FLAGS_DIR.
+#include <gtest/gtest.h>
+
+#include <fstream>
+#include <map>
+#include <set>
+
+#include "emit_test_support.hpp"
+#include "written_flags.hpp"
+
+namespace trainsim::planner::emit {
+namespace {
+
+using testing::Json;
+using testing::with;
+using testing::Written;
+
+// The flag-set file each emitter's output is checked against, per framework it writes for. One
+// function, so that the version can later come from the job's software-stack profile.
+std::string flag_set_file(const std::string& emitter, const std::string& framework) {
+  static const std::map<std::pair<std::string, std::string>, std::string> table = {
+      {{"megatron", "megatron-lm"}, "megatron-lm_core_v0.15.0.json"},
+      {{"slurm", "megatron-lm"}, "megatron-lm_core_v0.15.0.json"},
+      {{"slurm", "slurm"}, "slurm_24.11.7.json"},
+      {{"nemo", "nemo"}, "nemo_v2.4.0.json"},
+      {{"deepspeed", "deepspeed"}, "deepspeed_v0.16.9.json"},
+      {{"deepspeed", "megatron-deepspeed"}, "megatron-deepspeed_4efb479.json"},
+      {{"torchtitan", "torchtitan"}, "torchtitan_v0.2.1.json"},
+  };
+  const auto it = table.find({emitter, framework});
+  return it == table.end() ? "" : it->second;
+}
+
+const std::set<std::string>& flag_set(const std::string& file) {
+  static std::map<std::string, std::set<std::string>> cache;
+  auto [it, fresh] = cache.try_emplace(file);
+  if (fresh) {
+    std::ifstream in(std::string(TRAINSIM_EMIT_FLAGS_DIR) + "/" + file);
+    EXPECT_TRUE(in) << "no flag set " << TRAINSIM_EMIT_FLAGS_DIR << "/" << file;
+    if (in) it->second = nlohmann::json::parse(in).at("flags").get<std::set<std::string>>();
+  }
+  return it->second;
+}
+
+// What `file` of `emitter` writes.
+std::vector<Written> written(const std::string& emitter, const EmittedFile& file) {
+  if (file.name == "ds_config.json") {
+    std::vector<Written> out;
+    testing::json_keys(nlohmann::ordered_json::parse(file.content), "", out);
+    return out;
+  }
+  if (file.name == "torchtitan.toml") return testing::toml_keys(file.content);
+  if (file.name == "nemo_recipe.py") return testing::nemo_keys(file.content);
+  return testing::shell_flags(file.content, emitter == "deepspeed" ? "megatron-deepspeed" : "megatron-lm");
+}
+
+// Mixtral 8x7B with a token capacity factor (no preset has one): the preset file, edited.
+Json mixtral_with_capacity() {
+  std::ifstream in(std::string(TRAINSIM_EMIT_FLAGS_DIR) + "/../../../models/presets/models/mixtral-8x7b.json");
+  Json model = Json::parse(in);
+  model["moe"]["capacity_factor"] = 1.25;
+  return model;
+}
+
+// Base jobs and the options laid over them: every option an emitter can write.
+std::vector<std::pair<std::string, Json>> job_matrix() {
+  const Json l70 = testing::llama70b();  // tp 8, pp 4, vp 5 interleaved, selective, ZeRO-1
+  const Json flat = with(l70, Json{{"vp", 1}, {"schedule", "1f1b"}, {"gpus", 128}, {"global_batch", 64}});
+  const Json l8 = {{"model", "llama3-8b"}, {"cluster", "dgx-h100"}, {"gpus", 8}, {"global_batch", 64}};
+  const Json cp = {{"model", "llama3-8b"}, {"cluster", "dgx-h100"}, {"gpus", 64}, {"tp", 2}, {"cp", 4},
+                   {"seq_len", 131072},    {"global_batch", 16}};
+  const Json mixtral = {{"model", "mixtral-8x7b"}, {"cluster", "dgx-h100"}, {"gpus", 64}, {"tp", 2},
+                        {"pp", 4},                 {"ep", 8},                 {"zero", 1},   {"global_batch", 256},
+                        {"seq_len", 4096}};
+  std::vector<std::pair<std::string, Json>> m = {
+      {"llama70b", l70},
+      {"zero 0", with(l70, Json{{"zero", 0}})},
+      {"zero 3", with(l70, Json{{"zero", 3}})},
+      {"zero 3 hsdp no-reshard prefetch 2", with(l8, Json{{"gpus", 32},
+                                                          {"zero", 3},
+                                                          {"dp_shard", 8},
+                                                          {"reshard_after_forward", false},
+                                                          {"prefetch_layers", 2},
+                                                          {"offload_optimizer", true}})},
+      {"zero 1 hsdp", with(l70, Json{{"dp_shard", 4}})},
+      {"recompute none", with(l70, Json{{"recompute", "none"}})},
+      {"recompute full", with(l70, Json{{"recompute", "full"}})},
+      {"recompute full 3 layers", with(l70, Json{{"recompute", "full"}, {"recompute_layers", 3}})},
+      {"fp8 param gather", with(l70, Json{{"precision", "fp8"}, {"fp8_param_gather", true}})},
+      {"fp16 unfused", with(l70, Json{{"precision", "fp16"}, {"attention", "unfused"}})},
+      {"overlaps", with(l70, Json{{"tp_comm_overlap", true}, {"overlap_param_gather", true}})},
+      {"no overlap", with(l70, Json{{"overlap_grad_reduce", false}, {"overlap_p2p", false}, {"scatter_gather", false}})},
+      {"bucket 40MB seed 7 dp weight", with(l70, Json{{"bucket_size", "40MB"}, {"seed", 7}, {"dp_comm_weight", 2.0}})},
+      {"offload optimizer", with(l70, Json{{"offload_optimizer", true}})},
+      {"offload activations", with(l8, Json{{"recompute", "none"}, {"offload_activations", true}, {"zero", 1}})},
+      {"offload activations full", with(l8, Json{{"recompute", "full"}, {"offload_activations", true}})},
+      {"1f1b", flat},
+      {"gpipe", with(flat, Json{{"schedule", "gpipe"}})},
+      {"zb-h1", with(flat, Json{{"schedule", "zb-h1"}})},
+      {"zb-h2", with(flat, Json{{"schedule", "zb-h2"}})},
+      {"zb-v", with(flat, Json{{"schedule", "zb-v"}, {"vp", 2}})},
+      {"breadth-first", with(flat, Json{{"schedule", "breadth-first"}, {"vp", 2}})},
+      {"first/last layout", with(flat, Json{{"pp_layout", "18,21,21,20"}})},
+      {"first/last layout vp",
+       with(flat, Json{{"vp", 2}, {"schedule", "interleaved"}, {"pp_layout", "9,10,10,11,9,10,10,11"}})},
+      {"custom layout", with(flat, Json{{"pp_layout", "19,22,20,19"}})},
+      {"cp ring", with(cp, Json{{"cp_algo", "ring"}})},
+      {"cp ulysses", with(cp, Json{{"cp_algo", "ulysses"}})},
+      {"cp hybrid", with(cp, Json{{"cp_algo", "hybrid"}, {"tp", 4}, {"gpus", 128}})},
+      {"mixtral", mixtral},
+      {"mixtral etp 1 zb-h1 full", with(mixtral, Json{{"etp", 1}, {"schedule", "zb-h1"}, {"recompute", "full"}})},
+      {"mixtral capacity 1.25", with(mixtral, Json{{"model", mixtral_with_capacity()}})},
+      {"qwen3", Json{{"model", "qwen3-30b-a3b"}, {"cluster", "dgx-h100"}, {"gpus", 16}, {"ep", 8}, {"zero", 1},
+                              {"global_batch", 64}}},
+      {"deepseek-v3", Json{{"model", "deepseek-v3"},
+                           {"cluster", "dgx-h100"},
+                           {"gpus", 64},
+                           {"tp", 8},
+                           {"ep", 8},
+                           {"global_batch", 64}}},
+      {"no recipe (llama2-13b)", with(l8, Json{{"model", "llama2-13b"}, {"tp", 8}})},
+      {"gpt3 learned positions", Json{{"model", "gpt3-175b"},
+                                      {"cluster", "dgx-h100"},
+                                      {"gpus", 512},
+                                      {"tp", 8},
+                                      {"pp", 8},
+                                      {"zero", 1},
+                                      {"global_batch", 512}}},
+  };
+  return m;
+}
+
+TEST(EmitterFlags, EveryWrittenFlagExistsInTheTargetedRelease) {
+  size_t checked = 0;
+  std::set<std::string> missing;  // reported once each
+  for (const auto& [name, spec] : job_matrix()) {
+    models::workload::Job job;
+    try {
+      job = testing::job(spec);
+    } catch (const std::exception& e) {
+      ADD_FAILURE() << "job \"" << name << "\" does not resolve: " << e.what();
+      continue;
+    }
+    for (const std::string emitter : {"megatron", "nemo", "deepspeed", "torchtitan", "slurm"}) {
+      std::vector<EmittedFile> files;
+      try {
+        files = emit(emitter, job);
+      } catch (const ConfigError&) {
+        continue;  // a refusal (tested in the emitters' own tests)
+      }
+      for (const auto& f : files)
+        for (const Written& w : written(emitter, f)) {
+          const std::string set_file = flag_set_file(emitter, w.framework);
+          ASSERT_FALSE(set_file.empty()) << emitter << " writes for " << w.framework << ", which has no flag set";
+          ++checked;
+          if (flag_set(set_file).count(w.flag) == 0 && missing.insert(emitter + w.flag).second)
+            ADD_FAILURE() << emitter << " (" << f.name << ", job \"" << name << "\") writes " << w.flag
+                          << ", which is not in planner/emit/flags/" << set_file;
+        }
+    }
+  }
+  EXPECT_GT(checked, 2000u);
+}
+
+// The parsers see what they should: a known flag of each kind is found.
+TEST(EmitterFlags, ParsersFindEachKindOfName) {
+  const auto job = testing::job(with(testing::llama70b(), Json{{"tp_comm_overlap", true}}));
+  auto has = [&](const std::string& emitter, const std::string& flag) {
+    for (const auto& f : emit(emitter, job))
+      for (const Written& w : written(emitter, f))
+        if (w.flag == flag) return true;
+    return false;
+  };
+  EXPECT_TRUE(has("megatron", "--tensor-model-parallel-size"));
+  EXPECT_FALSE(has("megatron", "--nproc-per-node"));  // torchrun's, not Megatron's
+  EXPECT_TRUE(has("slurm", "sbatch:--gpus-per-node"));
+  EXPECT_TRUE(has("slurm", "srun:--kill-on-bad-exit"));
+  EXPECT_TRUE(has("deepspeed", "zero_optimization.reduce_bucket_size"));
+  EXPECT_TRUE(has("deepspeed", "launcher:--hostfile"));
+  EXPECT_TRUE(has("deepspeed", "--zero-stage"));
+  EXPECT_TRUE(has("torchtitan", "parallelism.tensor_parallel_degree"));
+  EXPECT_TRUE(has("torchtitan", "compile.enable"));
+  EXPECT_TRUE(has("nemo", "MegatronStrategy.tensor_model_parallel_size"));
+  EXPECT_TRUE(has("nemo", "DistributedDataParallelConfig.bucket_size"));
+  EXPECT_TRUE(has("nemo", "MegatronCommOverlapCallback.tp_comm_overlap"));
+  EXPECT_TRUE(has("nemo", "recipes.llama3_70b"));
+  EXPECT_TRUE(has("nemo", "AttnBackend.flash"));
+}
+
+// Each flag-set file names its pinned release and holds a sorted, non-empty list.
+TEST(EmitterFlags, FlagSetFilesArePinned) {
+  for (const std::string file :
+       {"megatron-lm_core_r0.8.0.json", "megatron-lm_core_v0.15.0.json", "nemo_v2.4.0.json", "deepspeed_v0.16.9.json",
+        "megatron-deepspeed_4efb479.json", "torchtitan_v0.2.1.json", "slurm_24.11.7.json"}) {
+    std::ifstream in(std::string(TRAINSIM_EMIT_FLAGS_DIR) + "/" + file);
+    ASSERT_TRUE(in) << file;
+    const auto j = nlohmann::json::parse(in);
+    EXPECT_EQ(j.at("commit").get<std::string>().size(), 40u) << file;
+    const auto flags = j.at("flags").get<std::vector<std::string>>();
+    EXPECT_GT(flags.size(), 100u) << file;
+    EXPECT_TRUE(std::is_sorted(flags.begin(), flags.end())) << file;
+  }
+}
+
+}  // namespace
+}  // namespace trainsim::planner::emit
