@@ -78,6 +78,9 @@ const Schema<StackKernels>& kernels_schema() {
         .number("fp8_gemm_scale", &StackKernels::fp8_gemm_scale, 0.05, 2.0, 1.0,
                 "FP8 GEMM throughput inside the framework relative to the GPU preset's isolated cuBLASLt rate "
                 "(fp8_gemm_efficiency).")
+        .number("gemm_scale", &StackKernels::gemm_scale, 0.05, 2.0, 1.0,
+                "16-bit GEMM throughput inside the framework relative to the GPU preset's (gemm_efficiency), e.g. "
+                "an older cuBLAS.")
         .boolean("fp8_lm_head", &StackKernels::fp8_lm_head, std::nullopt,
                  "Under precision fp8, the output layer's GEMMs run in FP8 too (false: 16-bit).")
         .enumeration("fp8_recipe", &StackKernels::fp8_recipe, {"none", "delayed", "current", "blockwise"},

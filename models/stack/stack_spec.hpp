@@ -45,6 +45,8 @@ struct StackKernels {
   // preset (what Transformer Engine spends around each FP8 GEMM beyond the input cast trainsim
   // prices: scaling-factor and amax bookkeeping, transposes, split accumulation).
   double fp8_gemm_scale = 1.0;
+  // The same for 16-bit GEMMs (gemm_efficiency): an older cuBLAS than the one the preset measured.
+  double gemm_scale = 1.0;
   bool fp8_lm_head = false;  // the output layer's GEMMs run in FP8 (else 16-bit, as Megatron-Core's output layer)
   std::string fp8_recipe;    // delayed | current | blockwise | none
 };

@@ -33,11 +33,9 @@ double eq3_flops(const Json& m, double batch) {
   return 96.0 * batch * s * l * h * h * (1.0 + s / (6.0 * h) + V / (16.0 * l * h));
 }
 
-Json stack_2021() {
-  return Json{
-      {"cluster", "dgx-a100"}, {"precision", "fp16"},          {"attention", "unfused"}, {"sp", false},
-      {"recompute", "full"},   {"overlap_grad_reduce", false}, {"scatter_gather", true}, {"overlap_p2p", false}};
-}
+// The stack `megatron-lm-2021` sets the knobs above as its defaults (fp16, unfused attention, no
+// SP, full recompute, scatter/gather, gradient all-reduce after the flush, blocking sends).
+Json stack_2021() { return Json{{"cluster", "dgx-a100"}, {"stack", "megatron-lm-2021"}}; }
 
 // Fastest fitting (micro-batch, chunks) for a PTD-P row; returns predicted iteration seconds.
 std::optional<double> best_ptdp(Json job, const std::vector<int>& micro_batches, std::string& chosen) {
@@ -129,6 +127,12 @@ TEST(Narayanan21, Table2PtdpAndZero3) {
     if (p.at("zero").get<int>() == 3) {
       // ZeRO-3 (DeepSpeed) without model parallelism; the row does not say whether activations
       // were recomputed: they must be for 175B/530B to fit, so full recomputation.
+      // DeepSpeed's ZeRO-3, with the 2021 kernels and knobs of the other rows.
+      job = Json{{"cluster", "dgx-a100"}, {"stack", "deepspeed"}, {"precision", "fp16"}, {"attention", "unfused"},
+                 {"sp", false},           {"recompute", "full"}};
+      job["model"] = preset_for(m);
+      job["gpus"] = rec.at("cluster").at("gpus");
+      job["global_batch"] = p.at("global_batch");
       job["tp"] = 1;
       job["pp"] = 1;
       job["zero"] = 3;

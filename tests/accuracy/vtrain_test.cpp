@@ -27,6 +27,7 @@ namespace {
 Json vtrain_job(const Json& rec) {
   const Json& p = rec.at("parallel");
   return Json{{"model", gpt_model(rec.at("model"))},
+              {"stack", "deepspeed"},
               {"cluster", "vtrain-a100"},
               {"gpus", rec.at("cluster").at("gpus")},
               {"tp", p.at("tp")},
@@ -39,6 +40,8 @@ Json vtrain_job(const Json& rec) {
               {"attention", "unfused"},
               {"sp", false},
               {"overlap_grad_reduce", false},
+              {"zero", 0},
+              {"bucket_size", "160MB"},
               {"kernel_dispatch", "70us"}};
 }
 

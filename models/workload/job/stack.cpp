@@ -120,6 +120,7 @@ stack::StackSpec resolve_stack(const Json& ref) {
 
 void apply_stack_kernels(const stack::StackSpec& s, hardware::GpuSpec& gpu) {
   gpu.fp8_gemm_efficiency *= s.kernels.fp8_gemm_scale;
+  gpu.gemm_efficiency *= s.kernels.gemm_scale;
   if (gpu.peak_fp8.per_second() <= 0.0) return;  // pre-Hopper: the preset's kernel is FlashAttention-2 class
   const double fwd = gpu.attention_efficiency;
   const double bwd = gpu.attention_bwd_efficiency.value_or(fwd);
