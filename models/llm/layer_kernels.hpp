@@ -47,8 +47,8 @@ struct KernelOp {
   compute::GemmShape gemm;
   GemmLayout layout = GemmLayout::kTN;
   double bytes = 0.0;
-  double flops = 0.0;         // GEMM and attention FLOPs
-  bool sixteen_bit = false;   // a GEMM that runs in 16-bit even when the job's precision is fp8
+  double flops = 0.0;        // GEMM and attention FLOPs
+  bool sixteen_bit = false;  // a GEMM that runs in 16-bit even when the job's precision is fp8
 };
 using Kernels = std::vector<KernelOp>;
 

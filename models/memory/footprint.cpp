@@ -66,7 +66,9 @@ StageMemory stage_memory(const StageMemoryInput& in) {
   // keeps 16-bit gradients on the device and the fp32 states on the host.
   const double grad_bytes = in.offload_optimizer ? 2.0 : static_cast<double>(in.main_grad_bytes);
   s.gradients = sim::Bytes(static_cast<int64_t>(sharded(in.zero >= 2) * grad_bytes));
-  s.optimizer = in.offload_optimizer ? sim::Bytes(0) : sim::Bytes(static_cast<int64_t>(sharded(in.zero >= 1) * 12.0));
+  s.optimizer = in.offload_optimizer
+                    ? sim::Bytes(0)
+                    : sim::Bytes(static_cast<int64_t>(sharded(in.zero >= 1) * in.optimizer_state_bytes));
 
   // Context parallelism splits every sequence: activations scale with the local tokens.
   const int64_t seq_local = in.seq_len / std::max<int64_t>(in.cp, 1);
@@ -103,9 +105,8 @@ StageMemory stage_memory(const StageMemoryInput& in) {
     // and embedding stay 16-bit), and delayed scaling's amax histories: 4 Linear modules per
     // layer, each with 3 forward (input, weight, output) and 2 backward (grad output, grad input)
     // FP8 tensors, fp32 per entry.
-    const double transformer =
-        in.transformer_params >= 0.0 ? in.transformer_params
-                                     : static_cast<double>(in.layers) * m.layer_parameters() / t;
+    const double transformer = in.transformer_params >= 0.0 ? in.transformer_params
+                                                            : static_cast<double>(in.layers) * m.layer_parameters() / t;
     const double held = in.zero >= 3 ? transformer / dp : transformer;
     const double amax = static_cast<double>(in.layers) * 4.0 * 5.0 * static_cast<double>(in.fp8_amax_history) * 4.0;
     s.fp8_state = sim::Bytes(static_cast<int64_t>(held * in.fp8_weight_cache + amax));
@@ -116,16 +117,11 @@ StageMemory stage_memory(const StageMemoryInput& in) {
 }
 
 sim::config::Json StageMemory::to_json() const {
-  return sim::config::Json{{"weights_bytes", weights.count()},
-                           {"gradients_bytes", gradients.count()},
-                           {"optimizer_bytes", optimizer.count()},
-                           {"fp8_state_bytes", fp8_state.count()},
-                           {"activations_bytes", activations.count()},
-                           {"buffers_bytes", buffers.count()},
-                           {"allocated_bytes", allocated().count()},
-                           {"reserved_bytes", reserved().count()},
-                           {"framework_bytes", framework.count()},
-                           {"total_bytes", total().count()}};
+  return sim::config::Json{{"weights_bytes", weights.count()},         {"gradients_bytes", gradients.count()},
+                           {"optimizer_bytes", optimizer.count()},     {"fp8_state_bytes", fp8_state.count()},
+                           {"activations_bytes", activations.count()}, {"buffers_bytes", buffers.count()},
+                           {"allocated_bytes", allocated().count()},   {"reserved_bytes", reserved().count()},
+                           {"framework_bytes", framework.count()},     {"total_bytes", total().count()}};
 }
 
 }  // namespace trainsim::models::memory

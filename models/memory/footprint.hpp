@@ -29,6 +29,7 @@ struct StageMemoryInput {
   int64_t recompute_layers = 0;  // under full recompute: layers of the chunk recomputed (the rest keep all)
   bool embedding_chunk = false;  // the chunk holds the embedding (its output is stored too)
   bool offload_optimizer = false;
+  double optimizer_state_bytes = 12.0;  // per parameter: fp32 master + Adam m, v (8 with bf16 moments)
   // ZeRO-3 working set: layers gathered at once (prefetch depth + the one computing), or whole
   // chunks kept gathered (reshard_after_forward off, breadth-first reuse).
   int64_t gathered_layers = 2;
@@ -51,7 +52,7 @@ struct StageMemoryInput {
   int64_t fp8_amax_history = 0;
   int64_t main_grad_bytes = 4;
   double logits_bytes = 8.0;
-  sim::Bytes framework;               // CUDA context + workspaces + NCCL buffers of the rank's communicators
+  sim::Bytes framework;                // CUDA context + workspaces + NCCL buffers of the rank's communicators
   double allocator_fragmentation = 0;  // reserved / allocated - 1 on activations and buffers
 };
 
@@ -68,7 +69,8 @@ struct StageMemory {
   sim::Bytes allocated() const { return weights + gradients + optimizer + fp8_state + activations + buffers; }
   // What the caching allocator holds for them (max_memory_reserved).
   sim::Bytes reserved() const {
-    return allocated() + sim::Bytes(static_cast<int64_t>(fragmentation * static_cast<double>((activations + buffers).count())));
+    return allocated() +
+           sim::Bytes(static_cast<int64_t>(fragmentation * static_cast<double>((activations + buffers).count())));
   }
   // Device memory the process uses: what is checked against the GPU's capacity.
   sim::Bytes total() const { return reserved() + framework; }

@@ -52,6 +52,8 @@ const Schema<StackFeatures>& features_schema() {
         .boolean("fp8_param_gather", &StackFeatures::fp8_param_gather, std::nullopt, "FP8 parameter all-gather.")
         .boolean("offload_optimizer", &StackFeatures::offload_optimizer, std::nullopt,
                  "Optimizer states in host memory.")
+        .boolean("bf16_optimizer_states", &StackFeatures::bf16_optimizer_states, std::nullopt,
+                 "Adam moments in bf16 (optimizer_states bf16).")
         .boolean("offload_activations", &StackFeatures::offload_activations, std::nullopt,
                  "Activations copied to host memory between forward and backward.")
         .boolean("hybrid_shard", &StackFeatures::hybrid_shard, std::nullopt,
@@ -68,8 +70,8 @@ const Schema<StackFeatures>& features_schema() {
 const Schema<StackKernels>& kernels_schema() {
   static const Schema<StackKernels> schema = [] {
     Schema<StackKernels> s("stack.kernels", "The kernels the stack runs.");
-    s.enumeration("attention_kernel", &StackKernels::attention_kernel, {"unfused", "fa2", "fa3", "cudnn"},
-                  std::nullopt, "Its attention kernel.")
+    s.enumeration("attention_kernel", &StackKernels::attention_kernel, {"unfused", "fa2", "fa3", "cudnn"}, std::nullopt,
+                  "Its attention kernel.")
         .number("hopper_attention_fwd_scale", &StackKernels::hopper_attention_fwd_scale, 0.05, 2.0, 1.0,
                 "Fused attention forward throughput relative to the GPU preset's, on GPUs with Hopper tensor "
                 "cores (FlashAttention-2-class kernels issue Ampere mma.sync there).")
@@ -83,8 +85,8 @@ const Schema<StackKernels>& kernels_schema() {
                 "an older cuBLAS.")
         .boolean("fp8_lm_head", &StackKernels::fp8_lm_head, std::nullopt,
                  "Under precision fp8, the output layer's GEMMs run in FP8 too (false: 16-bit).")
-        .enumeration("fp8_recipe", &StackKernels::fp8_recipe, {"none", "delayed", "current", "blockwise"},
-                     std::nullopt, "FP8 scaling recipe (none: the stack has no FP8 training).");
+        .enumeration("fp8_recipe", &StackKernels::fp8_recipe, {"none", "delayed", "current", "blockwise"}, std::nullopt,
+                     "FP8 scaling recipe (none: the stack has no FP8 training).");
     return s;
   }();
   return schema;
@@ -143,8 +145,7 @@ const Schema<StackSpec>& stack_schema() {
                 })
         .custom("features", "object", std::nullopt, "What it can run.", nested(&StackSpec::features, features_schema))
         .custom("kernels", "object", std::nullopt, "Its kernels.", nested(&StackSpec::kernels, kernels_schema))
-        .custom("memory", "object", std::nullopt, "Its memory conventions.",
-                nested(&StackSpec::memory, memory_schema))
+        .custom("memory", "object", std::nullopt, "Its memory conventions.", nested(&StackSpec::memory, memory_schema))
         .unit("step_overhead", &StackSpec::step_overhead, &sim::config::read_time, "duration", std::nullopt,
               "Framework and host time per iteration outside the kernels (optimizer launch, gradient-norm "
               "and loss reductions, logging).")

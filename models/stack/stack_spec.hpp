@@ -28,6 +28,7 @@ struct StackFeatures {
   bool overlap_param_gather = false;    // distributed optimizer's all-gather beside the forward
   bool fp8_param_gather = false;        // FP8 parameter all-gather
   bool offload_optimizer = false;       // optimizer states in host memory
+  bool bf16_optimizer_states = false;   // Adam moments in bf16 (optimizer_states bf16)
   bool offload_activations = false;     // activations copied to host memory
   bool hybrid_shard = false;            // dp_shard < dp*cp (HSDP / MiCS)
   bool recompute_layers = false;        // full recompute of only the first N layers of a chunk
@@ -54,9 +55,9 @@ struct StackKernels {
 // Device memory the stack allocates besides the model states and activations (allocated vs
 // reserved as PyTorch's caching allocator reports them).
 struct StackMemory {
-  sim::Bytes cuda_context;           // CUDA context and loaded kernel modules (outside PyTorch's allocator)
-  sim::Bytes workspaces;             // cuBLAS / Transformer Engine GEMM workspaces, per rank
-  sim::Bytes nccl_per_communicator;  // NCCL channel buffers of one communicator the rank uses
+  sim::Bytes cuda_context;               // CUDA context and loaded kernel modules (outside PyTorch's allocator)
+  sim::Bytes workspaces;                 // cuBLAS / Transformer Engine GEMM workspaces, per rank
+  sim::Bytes nccl_per_communicator;      // NCCL channel buffers of one communicator the rank uses
   double allocator_fragmentation = 0.0;  // reserved / allocated - 1 on dynamically allocated tensors
   int64_t main_grad_bytes = 4;           // bytes per gradient element in the reduction buffer
   bool fp8_saved_inputs = false;         // FP8 runs keep GEMM inputs for backward in FP8 (1 byte)

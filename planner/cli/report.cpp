@@ -68,7 +68,8 @@ void print_report(std::ostream& out, const models::workload::SimulationResult& r
   }
   out << "  batch      micro " << j.micro_batch << "  global " << j.global_batch << "  (" << j.microbatches
       << " micro-batches per pipeline)  seq " << j.seq_len << "  precision " << models::compute::to_string(j.precision)
-      << "  attention " << to_string(j.attention) << "\n\n";
+      << "  attention " << to_string(j.attention) << "\n";
+  out << "  stack      " << j.stack.name << " (" << j.stack.framework << ")\n\n";
   if (r.simulated && !r.completed()) {
     const auto& f = *r.faults;
     out << "Iteration did not complete: stopped at " << secs(f.stopped_at) << " s (" << f.stop_reason << ")\n";
@@ -108,7 +109,8 @@ void print_report(std::ostream& out, const models::workload::SimulationResult& r
     out << "\n";
   }
   out << "Memory per GPU by pipeline stage (GiB; usable " << gib(r.capacity) << " of " << gib(j.gpu.memory) << "):\n";
-  out << "  stage  weights  grads  optim  activ (in flight)  buffers   total  fits\n";
+  out << "  stage  weights  grads  optim    fp8  activ (in flight)  buffers  allocated  reserved  framework   total  "
+         "fits\n";
   const size_t n = r.stages.size();
   for (size_t i = 0; i < n; ++i) {
     // Long pipelines: show the first three, the worst and the last stages.
@@ -117,11 +119,12 @@ void print_report(std::ostream& out, const models::workload::SimulationResult& r
       continue;
     }
     const auto& m = r.stages[i].memory;
-    char line[200];
-    std::snprintf(line, sizeof line, "  %5zu  %7s  %5s  %5s  %5s (%3lld)        %7s  %6s  %s\n", i,
-                  gib(m.weights).c_str(), gib(m.gradients).c_str(), gib(m.optimizer).c_str(),
+    char line[240];
+    std::snprintf(line, sizeof line, "  %5zu  %7s  %5s  %5s  %5s  %5s (%3lld)        %7s  %9s  %8s  %9s  %6s  %s\n", i,
+                  gib(m.weights).c_str(), gib(m.gradients).c_str(), gib(m.optimizer).c_str(), gib(m.fp8_state).c_str(),
                   gib(m.activations).c_str(), static_cast<long long>(r.stages[i].peak_in_flight),
-                  gib(m.buffers).c_str(), gib(m.total()).c_str(), m.total() <= r.capacity ? "yes" : "NO");
+                  gib(m.buffers).c_str(), gib(m.allocated()).c_str(), gib(m.reserved()).c_str(),
+                  gib(m.framework).c_str(), gib(m.total()).c_str(), m.total() <= r.capacity ? "yes" : "NO");
     out << line;
   }
   if (r.simulated)

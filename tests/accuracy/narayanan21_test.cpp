@@ -128,8 +128,8 @@ TEST(Narayanan21, Table2PtdpAndZero3) {
       // ZeRO-3 (DeepSpeed) without model parallelism; the row does not say whether activations
       // were recomputed: they must be for 175B/530B to fit, so full recomputation.
       // DeepSpeed's ZeRO-3, with the 2021 kernels and knobs of the other rows.
-      job = Json{{"cluster", "dgx-a100"}, {"stack", "deepspeed"}, {"precision", "fp16"}, {"attention", "unfused"},
-                 {"sp", false},           {"recompute", "full"}};
+      job = Json{{"cluster", "dgx-a100"},  {"stack", "deepspeed"}, {"precision", "fp16"},
+                 {"attention", "unfused"}, {"sp", false},          {"recompute", "full"}};
       job["model"] = preset_for(m);
       job["gpus"] = rec.at("cluster").at("gpus");
       job["global_batch"] = p.at("global_batch");

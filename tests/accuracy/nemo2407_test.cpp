@@ -156,9 +156,10 @@ TEST(NeMo2407, MegatronCoreMixtralReported) {
     const auto r = run(job);
     ASSERT_TRUE(r.has_value()) << "Mixtral 8x7B on 64 H100 must fit";
     const double measured = rec.at("measured").at("tflops_per_gpu").get<double>();
-    std::printf("Mixtral 8x7B (Megatron-Core, bf16, TP1 EP8 PP4 VP8): model TFLOP/s per GPU measured %.0f, "
-                "predicted %.0f (%+.1f%%; the mapping is inferred by the source, not bounded)\n",
-                measured, r->model_tflops_per_gpu, 100.0 * (r->model_tflops_per_gpu - measured) / measured);
+    std::printf(
+        "Mixtral 8x7B (Megatron-Core, bf16, TP1 EP8 PP4 VP8): model TFLOP/s per GPU measured %.0f, "
+        "predicted %.0f (%+.1f%%; the mapping is inferred by the source, not bounded)\n",
+        measured, r->model_tflops_per_gpu, 100.0 * (r->model_tflops_per_gpu - measured) / measured);
     EXPECT_GT(r->model_tflops_per_gpu, 0.0);
   }
 }

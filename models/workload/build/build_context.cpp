@@ -96,8 +96,8 @@ BuildContext::BuildContext(const Job& j, const compute::ComputeModel& c, const c
                            sim::task::TaskGraph& graph)
     : job(j), cm(c), comm(cmm), fidelity(f), lb(graph) {
   seq_local = j.seq_len / j.cp;
-  const llm::LayerShape shape{j.micro_batch, seq_local, j.tp,   j.sp, j.attention == Attention::kFlash,
-                              j.cp,          j.stack.kernels.fp8_lm_head};
+  const llm::LayerShape shape{
+      j.micro_batch, seq_local, j.tp, j.sp, j.attention == Attention::kFlash, j.cp, j.stack.kernels.fp8_lm_head};
   lc = llm::layer_costs(j.model, shape, cm);
   ec = llm::edge_costs(j.model, shape, cm);
   const llm::LayerKernels lk = llm::layer_kernels(j.model, shape);

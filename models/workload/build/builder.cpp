@@ -185,7 +185,9 @@ void optimizer_steps(const BuildContext& c, PipelineState& ps) {
       // clipping (4 B): 34 bytes and about 12 FLOPs per parameter. The stack's per-step host
       // time (gradient-norm and loss reductions, optimizer launch, timers, logging) is spent here,
       // between the last gradient and the next iteration.
-      const Cost step{c.cm.vector_math(sim::Flops(12.0 * shard), Bytes(static_cast<int64_t>(34.0 * shard)), 4) +
+      // bf16 moments read and write 2 bytes each instead of 4: 26 bytes.
+      const double bytes = job.optimizer_states == OptimizerStates::kBf16 ? 26.0 : 34.0;
+      const Cost step{c.cm.vector_math(sim::Flops(12.0 * shard), Bytes(static_cast<int64_t>(bytes * shard)), 4) +
                           job.stack.step_overhead,
                       sim::Flops(12.0 * shard), 4};
       opt = e.compute(lb.optimizer, step, Category::kOptimizer, -1, -1, {});

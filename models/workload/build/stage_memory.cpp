@@ -78,6 +78,7 @@ memory::StageMemoryInput stage_memory_input(const Job& job, int64_t stage) {
   in.cp = job.cp;
   in.bucket_size = job.bucket_size;
   in.offload_optimizer = job.offload_optimizer;
+  in.optimizer_state_bytes = job.optimizer_states == OptimizerStates::kBf16 ? 8.0 : 12.0;
   in.gathered_layers = job.prefetch_layers + 1;
   in.keeps_gathered_chunk =
       !job.reshard_after_forward ||

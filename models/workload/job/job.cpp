@@ -122,6 +122,11 @@ void memory_fields(JobSchema& s) {
   s.integer("zero", &JobSpec::zero, 0, 3, 0,
             "ZeRO stage: 1 shards optimizer states (distributed optimizer), 2 also gradients, 3 also weights "
             "(PyTorch FSDP FULL_SHARD).")
+      .enumeration("optimizer_states", &JobSpec::optimizer_states, option_names<OptimizerStates>(),
+                   OptimizerStates::kFp32,
+                   "Adam's moments in fp32 (12 bytes of optimizer state per parameter with the fp32 master "
+                   "weights) or bf16 (8 bytes: Megatron-Core --use-precision-aware-optimizer with bf16 "
+                   "--exp-avg-dtype/--exp-avg-sq-dtype, Apex DistributedFusedAdam dtype=bf16).")
       .nullable_integer("dp_shard", &JobSpec::dp_shard, 1, kMaxInt,
                         "Ranks a ZeRO/FSDP shard group spans (divides dp*cp): states are sharded inside the "
                         "group and replicated across groups, gradients reduce-scattered inside and all-reduced "
@@ -511,6 +516,7 @@ void resolve_parallel(const JobSpec& s, Job& j) {
         "use a multiple of " + std::to_string(per_step) + ", e.g. " + multiples_near(j.global_batch, per_step));
   j.microbatches = j.global_batch / per_step;
   const auto& sched = schedules::ScheduleRegistry::instance().get(j.schedule, "schedule");
+  check_stack_schedule(j);
   schedules::check_schedule_shape(sched, static_cast<int>(j.pp), static_cast<int>(j.microbatches),
                                   static_cast<int>(j.vp));
   j.placement = sched.placement;
@@ -540,6 +546,7 @@ Json Job::to_json() const {
            {"etp", etp},
            {"pp_layout", layers},
            {"zero", zero},
+           {"optimizer_states", to_string(optimizer_states)},
            {"dp_shard", dp_shard},
            {"reshard_after_forward", reshard_after_forward},
            {"prefetch_layers", prefetch_layers},

@@ -29,6 +29,7 @@ struct JobOptions {
   CpAlgo cp_algo = CpAlgo::kRing;
   int64_t ep = 1;
   int64_t zero = 0;
+  OptimizerStates optimizer_states = OptimizerStates::kFp32;
   bool reshard_after_forward = true;
   int64_t prefetch_layers = 1;
   Recompute recompute = Recompute::kNone;
@@ -50,18 +51,18 @@ struct JobOptions {
 
 // What the schema parses: the shared options plus the presets and the values resolution derives.
 struct JobSpec : JobOptions {
-  sim::config::Json model;                  // preset name / file (string) or inline object
-  sim::config::Json cluster;                // preset name / file (string) or inline object
-  sim::config::Json gpu;                    // optional override of the cluster's GPU (null = cluster's)
-  sim::config::Json calibration;            // preset name / file (string), inline object, or null (none)
-  sim::config::Json stack;                  // software-stack preset name / file (string) or inline object
-  std::optional<int64_t> dp;                // null: gpus / (tp*cp*pp)
-  std::optional<int64_t> cp_ulysses;        // hybrid: Ulysses degree (null: the largest kv_heads/tp allows)
-  std::optional<int64_t> etp;               // expert tensor parallel (null: tp)
-  std::vector<int64_t> pp_layout;           // layers per virtual stage (empty: even split)
-  std::optional<int64_t> dp_shard;          // sharding group size (HSDP / MiCS); null: the whole dp*cp group
-  std::optional<int64_t> recompute_layers;  // full recompute of the first N layers of each chunk
-  std::optional<int64_t> seq_len;           // null: the model's
+  sim::config::Json model;                         // preset name / file (string) or inline object
+  sim::config::Json cluster;                       // preset name / file (string) or inline object
+  sim::config::Json gpu;                           // optional override of the cluster's GPU (null = cluster's)
+  sim::config::Json calibration;                   // preset name / file (string), inline object, or null (none)
+  sim::config::Json stack = stack::kDefaultStack;  // software-stack preset name / file (string) or object
+  std::optional<int64_t> dp;                       // null: gpus / (tp*cp*pp)
+  std::optional<int64_t> cp_ulysses;               // hybrid: Ulysses degree (null: the largest kv_heads/tp allows)
+  std::optional<int64_t> etp;                      // expert tensor parallel (null: tp)
+  std::vector<int64_t> pp_layout;                  // layers per virtual stage (empty: even split)
+  std::optional<int64_t> dp_shard;                 // sharding group size (HSDP / MiCS); null: the whole dp*cp group
+  std::optional<int64_t> recompute_layers;         // full recompute of the first N layers of each chunk
+  std::optional<int64_t> seq_len;                  // null: the model's
 };
 
 const sim::config::Schema<JobSpec>& job_schema();

@@ -25,6 +25,9 @@ enum class Attention : uint8_t { kFlash, kUnfused };
 enum class Recompute : uint8_t { kNone, kSelective, kFull };
 // Context parallelism: ring attention, Ulysses all-to-all, or Ulysses groups x ring.
 enum class CpAlgo : uint8_t { kRing, kUlysses, kHybrid };
+// Adam's moments in fp32, or in bf16 (Megatron-Core's precision-aware optimizer, Apex
+// DistributedFusedAdam dtype=bf16); the fp32 master weights stay.
+enum class OptimizerStates : uint8_t { kFp32, kBf16 };
 
 // The names of an option's values, in enum order.
 template <typename E>
@@ -44,6 +47,10 @@ struct OptionNames<Recompute> {
 template <>
 struct OptionNames<CpAlgo> {
   static constexpr std::array<const char*, 3> kNames{"ring", "ulysses", "hybrid"};
+};
+template <>
+struct OptionNames<OptimizerStates> {
+  static constexpr std::array<const char*, 2> kNames{"fp32", "bf16"};
 };
 template <>
 struct OptionNames<compute::Precision> {
@@ -78,11 +85,13 @@ inline const char* to_string(Network v) { return option_name(v); }
 inline const char* to_string(Attention v) { return option_name(v); }
 inline const char* to_string(Recompute v) { return option_name(v); }
 inline const char* to_string(CpAlgo v) { return option_name(v); }
+inline const char* to_string(OptimizerStates v) { return option_name(v); }
 
 // JSON as the name (nlohmann would otherwise write an enum as its number).
 inline void to_json(sim::config::Json& j, Network v) { j = to_string(v); }
 inline void to_json(sim::config::Json& j, Attention v) { j = to_string(v); }
 inline void to_json(sim::config::Json& j, Recompute v) { j = to_string(v); }
 inline void to_json(sim::config::Json& j, CpAlgo v) { j = to_string(v); }
+inline void to_json(sim::config::Json& j, OptimizerStates v) { j = to_string(v); }
 
 }  // namespace trainsim::models::workload

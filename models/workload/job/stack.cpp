@@ -55,7 +55,8 @@ const FeatureCheck kChecks[] = {
      [](const Job& j) { return std::string("context parallelism (cp_algo ") + to_string(j.cp_algo) + ")"; }},
     {"ep", [](const stack::StackFeatures& f, const Job& j) { return j.ep == 1 || f.expert_parallel; },
      [](const Job&) { return std::string("expert parallelism (ep > 1)"); }},
-    {"tp_comm_overlap", [](const stack::StackFeatures& f, const Job& j) { return !j.tp_comm_overlap || f.tp_comm_overlap; },
+    {"tp_comm_overlap",
+     [](const stack::StackFeatures& f, const Job& j) { return !j.tp_comm_overlap || f.tp_comm_overlap; },
      [](const Job&) { return std::string("TP communication overlap"); }},
     {"overlap_param_gather",
      [](const stack::StackFeatures& f, const Job& j) { return !j.overlap_param_gather || f.overlap_param_gather; },
@@ -66,11 +67,18 @@ const FeatureCheck kChecks[] = {
     {"offload_optimizer",
      [](const stack::StackFeatures& f, const Job& j) { return !j.offload_optimizer || f.offload_optimizer; },
      [](const Job&) { return std::string("optimizer offload"); }},
+    {"optimizer_states",
+     [](const stack::StackFeatures& f, const Job& j) {
+       return j.optimizer_states == OptimizerStates::kFp32 || f.bf16_optimizer_states;
+     },
+     [](const Job&) { return std::string("bf16 optimizer states"); }},
     {"offload_activations",
      [](const stack::StackFeatures& f, const Job& j) { return !j.offload_activations || f.offload_activations; },
      [](const Job&) { return std::string("activation offload"); }},
     {"dp_shard",
-     [](const stack::StackFeatures& f, const Job& j) { return j.zero == 0 || j.dp_shard == j.dp_cp() || f.hybrid_shard; },
+     [](const stack::StackFeatures& f, const Job& j) {
+       return j.zero == 0 || j.dp_shard == j.dp_cp() || f.hybrid_shard;
+     },
      [](const Job&) { return std::string("hybrid sharding (dp_shard < dp*cp)"); }},
     {"recompute_layers",
      [](const stack::StackFeatures& f, const Job& j) {
@@ -82,8 +90,8 @@ const FeatureCheck kChecks[] = {
      [](const Job&) { return std::string("partial full recompute (recompute_layers)"); }},
     {"pp_layout",
      [](const stack::StackFeatures& f, const Job& j) {
-       return f.uneven_layout || std::adjacent_find(j.layers.begin(), j.layers.end(), std::not_equal_to<>()) ==
-                                     j.layers.end();
+       return f.uneven_layout ||
+              std::adjacent_find(j.layers.begin(), j.layers.end(), std::not_equal_to<>()) == j.layers.end();
      },
      [](const Job&) { return std::string("uneven pipeline stages (pp_layout)"); }},
 };
@@ -112,8 +120,9 @@ stack::StackSpec resolve_stack(const Json& ref) {
     const bool per_job = it.key() == "stack" || it.key() == "model" || it.key() == "cluster" || it.key() == "gpus";
     if (job_key && !per_job) continue;
     const std::string near = sim::config::did_you_mean(it.key(), keys);
-    throw ConfigError("stack.defaults." + it.key(), "is not a job option a stack can set",
-                      near.empty() ? "use the job keys of `trainsim config explain`" : "did you mean \"" + near + "\"?");
+    throw ConfigError(
+        "stack.defaults." + it.key(), "is not a job option a stack can set",
+        near.empty() ? "use the job keys of `trainsim config explain`" : "did you mean \"" + near + "\"?");
   }
   return s;
 }
@@ -137,15 +146,20 @@ std::string stacks_with(bool (*has)(const stack::StackFeatures&, const Job&), co
   return out;
 }
 
+namespace {
+void check(const FeatureCheck& c, const Job& j) {
+  if (c.allowed(j.stack.features, j)) return;
+  const std::string others = stacks_with(c.allowed, j);
+  throw ConfigError(
+      c.field, "stack " + quoted(j.stack.name) + " (" + j.stack.framework + ") cannot run " + c.what(j),
+      others.empty() ? "change " + flag(c.field) : "change " + flag(c.field) + ", or use --stack " + others);
+}
+}  // namespace
+
+void check_stack_schedule(const Job& j) { check(kChecks[0], j); }
+
 void check_stack_features(const Job& j) {
-  for (const FeatureCheck& c : kChecks) {
-    if (c.allowed(j.stack.features, j)) continue;
-    const std::string others = stacks_with(c.allowed, j);
-    throw ConfigError(c.field,
-                      "stack " + quoted(j.stack.name) + " (" + j.stack.framework + ") cannot run " + c.what(j),
-                      others.empty() ? "change " + flag(c.field)
-                                     : "change " + flag(c.field) + ", or use --stack " + others);
-  }
+  for (const FeatureCheck& c : kChecks) check(c, j);
 }
 
 }  // namespace trainsim::models::workload

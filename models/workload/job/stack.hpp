@@ -23,6 +23,8 @@ void apply_stack_kernels(const stack::StackSpec& s, hardware::GpuSpec& gpu);
 
 // Throws ConfigError naming the stack and the feature when the job uses one the stack cannot run.
 void check_stack_features(const Job& j);
+// The schedule alone, checked before the schedule's own shape rules (its vp, its micro-batches).
+void check_stack_schedule(const Job& j);
 
 // The stacks (built-in presets) that can run `feature` (a predicate on their features), for hints.
 std::string stacks_with(bool (*has)(const stack::StackFeatures&, const Job&), const Job& j);

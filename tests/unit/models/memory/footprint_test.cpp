@@ -209,11 +209,21 @@ TEST(Footprint, TotalAndJson) {
   const llm::ModelSpec m = testing::model("llama3-8b");
   StageMemory sm = stage_memory(input(m, 32, true, true));
   sm.activations = sm.activation_per_chunk * 3;
-  EXPECT_EQ(sm.total(), sm.weights + sm.gradients + sm.optimizer + sm.activations + sm.buffers);
+  EXPECT_EQ(sm.allocated(), sm.weights + sm.gradients + sm.optimizer + sm.fp8_state + sm.activations + sm.buffers);
+  EXPECT_EQ(sm.total(), sm.reserved() + sm.framework);
+  // The caching allocator's reserve applies to what is allocated and freed during the step.
+  sm.fragmentation = 0.1;
+  sm.framework = sim::Bytes(1 << 30);
+  EXPECT_EQ(
+      sm.reserved().count(),
+      sm.allocated().count() + static_cast<int64_t>(0.1 * static_cast<double>((sm.activations + sm.buffers).count())));
+  EXPECT_EQ(sm.total(), sm.reserved() + sim::Bytes(1 << 30));
   const auto j = sm.to_json();
   EXPECT_EQ(j.at("total_bytes").get<int64_t>(), sm.total().count());
+  EXPECT_EQ(j.at("allocated_bytes").get<int64_t>(), sm.allocated().count());
+  EXPECT_EQ(j.at("reserved_bytes").get<int64_t>(), sm.reserved().count());
   EXPECT_EQ(j.at("activations_bytes").get<int64_t>(), sm.activations.count());
-  EXPECT_EQ(j.size(), 6u);
+  EXPECT_EQ(j.size(), 10u);
 }
 
 }  // namespace

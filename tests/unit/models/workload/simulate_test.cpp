@@ -9,7 +9,9 @@
 
 #include "../test_support.hpp"
 #include "models/llm/layer_ops.hpp"
+#include "models/presets/catalog.hpp"
 #include "models/schedules/schedule.hpp"
+#include "models/stack/stack_spec.hpp"
 
 namespace trainsim::models::workload {
 namespace {
@@ -248,8 +250,11 @@ TEST(Simulate, OneFOneBBubbleOnTheLastStageMatchesTheClosedForm) {
   // With a near-free network and no host dispatch, 1F1B's stages idle (p - 1) forward+backward
   // slots: (p - 1)/(m + p - 1) of the iteration. A tiny vocabulary keeps the embedding and LM
   // head from unbalancing the first and last stages; the optimizer step after the flush is the
-  // only extra.
+  // only extra (the stack's per-step host time is set to zero for that).
+  Json stack = models::presets::find("stacks", models::stack::kDefaultStack, "stack");
+  stack["step_overhead"] = "0us";
   const Json j{{"model", testing::gpt(16, 2048, 16, 128, 2048)},
+               {"stack", stack},
                {"cluster", testing::ideal_cluster()},
                {"gpus", 4},
                {"pp", 4},
