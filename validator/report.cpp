@@ -93,9 +93,12 @@ double predict(const calibration::Measurement& m, const models::hardware::GpuSpe
     }
     case calibration::OpKind::kIteration: {
       // The whole simulated iteration of the job with these constants (one GPU: no communication).
+      // The replay issues the kernels from trainsim's own runner, not a framework: no per-step
+      // host time of the job's software stack.
       models::workload::Job j = job;
       j.gpu = gpu;
       j.cluster = c;
+      j.stack.step_overhead = sim::Time::zero();
       return models::workload::simulate(j, models::workload::SimulateOptions{}).iteration.seconds();
     }
     case calibration::OpKind::kCopyH2D:

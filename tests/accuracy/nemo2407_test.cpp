@@ -23,7 +23,8 @@
 // bounded: the source does not say its 468 TFLOP/s was measured with the mapping recorded.
 //
 // Targets (issue 19): pretraining median |error| <= 8% and every row fits; long-sequence median
-// <= 8%.
+// <= 8%. Unknown knobs: micro-batch 1 where the row gives none; Nemotron-4 340B uses its launcher
+// recipe's bf16 optimizer states (below).
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -74,6 +75,10 @@ Json nemo_job(const Json& rec) {
            {"global_batch", p.at("global_batch")},
            {"precision", rec.at("precision")}};
   if (p.contains("ep") && !p.at("ep").is_null()) job["ep"] = p.at("ep");
+  // Nemotron-4 340B's launcher recipe (NeMo-Framework-Launcher conf/training/nemotron/
+  // nemotron_340b.yaml) sets optim.dtype: bf16, the optimizer-state precision; the others leave
+  // the fp32 default.
+  if (rec.at("model").at("name").get<std::string>() == "Nemotron-340B") job["optimizer_states"] = "bf16";
   if (knob("vp").get<int>() > 1) {
     job["vp"] = p.at("vp");
     job["schedule"] = "interleaved";
@@ -115,13 +120,13 @@ TEST(NeMo2407, PretrainingTokensPerGpu) {
   ASSERT_EQ(rows.size(), 12u);
   print_table("NeMo 24.07 pretraining on DGX-H100, FP8 (tokens/s per GPU), stack nemo-24.07", rows, "tokens/s");
   const Stats s = stats(rows);
-  // Observed 2026-11-26: median 3.4%, signed median -0.6%, max 9.7% (GPT-3 175B on 512 GPUs,
-  // pessimistic); the FP8 GEMM scale of the stack is fitted on these rows (docs/stacks.md).
-  // Nemotron-4 340B (TP 8, PP 8, VP 12, DP 2) does not fit: 86.6 GiB against 79.65, about 7 GiB
-  // over (docs/accuracy.md explains the gap). Target: every row fits; not met for that row.
-  EXPECT_LE(s.median_abs, 0.05);
-  EXPECT_LE(s.max_abs, 0.11);
-  EXPECT_LE(s.not_fitting, 1u);
+  // Observed 2026-11-26: median 5.1%, signed median -0.3%, max 9.9% (Nemotron-4 340B and GPT-3
+  // 175B on 512 GPUs, both pessimistic); the FP8 GEMM scale of the stack is fitted on these rows
+  // (docs/stacks.md). Every row fits (Nemotron-4 340B: 75.9 of 79.65 GiB with its recipe's bf16
+  // optimizer states). Target 8% and all rows fitting: met.
+  EXPECT_LE(s.median_abs, 0.06);
+  EXPECT_LE(s.max_abs, 0.105);
+  EXPECT_EQ(s.not_fitting, 0u);
 }
 
 TEST(NeMo2407, LongSequenceSweep) {
@@ -137,7 +142,7 @@ TEST(NeMo2407, LongSequenceSweep) {
   print_table("NeMo 24.07 long-sequence sweep, Llama 2 7B, FP8 (tokens/s per GPU from model TFLOP/s)", rows,
               "tokens/s");
   const Stats s = stats(rows);
-  // Observed 2026-11-26: median 8.8%, from +0.5% at 4K to -11.4% at 512K: pessimistic once
+  // Observed 2026-11-26: median 8.7%, from +0.5% at 4K to -11.3% at 512K: pessimistic once
   // attention dominates (FlashAttention-2 at the validator's mma.sync rates is slower than what
   // TE 1.7's ring attention reached). Target 8% not met; all rows fit.
   EXPECT_LE(s.median_abs, 0.095);
