@@ -42,16 +42,6 @@ sim::Time non_negative_time(const Json& j, const std::string& p) {
   return t;
 }
 
-template <typename T>
-void sources_field(sim::config::Schema<T>& s) {
-  s.custom("sources", "object", "{}", "Where each constant comes from (field name -> source).",
-           [](T& c, const Json& j, const std::string& p) {
-             if (!j.is_object()) throw ConfigError(p, "expected an object mapping field names to sources");
-             for (auto it = j.begin(); it != j.end(); ++it)
-               c.sources[it.key()] = sim::config::read_string(*it, p + "." + it.key());
-           });
-}
-
 }  // namespace
 
 const std::vector<std::string>& component_kinds() {
@@ -188,7 +178,7 @@ const sim::config::Schema<FailureProfile>& failure_profile_schema() {
                 [](FailureProfile& f, const Json& j, const std::string& p) {
                   straggler_schema().parse(j, p, f.slow_link);
                 });
-    sources_field(s);
+    s.sources(&FailureProfile::sources);
     return s;
   }();
   return schema;

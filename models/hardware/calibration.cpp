@@ -108,13 +108,8 @@ const sim::config::Schema<Calibration>& calibration_schema() {
                 [](Calibration& c, const Json& j, const std::string& p) { c.provenance = free_object(j, p); })
         .custom("fit", "object", "{}", "How each constant was fitted (records used, residuals).",
                 [](Calibration& c, const Json& j, const std::string& p) { c.fit = free_object(j, p); })
-        .custom("sources", "object", "{}",
-                "Where each overridden constant comes from (field name -> source); replaces the preset's source.",
-                [](Calibration& c, const Json& j, const std::string& p) {
-                  if (!j.is_object()) throw ConfigError(p, "expected an object mapping field names to sources");
-                  for (auto it = j.begin(); it != j.end(); ++it)
-                    c.sources[it.key()] = sim::config::read_string(*it, child(p, it.key()));
-                });
+        .sources(&Calibration::sources,
+                 "Where each overridden constant comes from (field name -> source); replaces the preset's source.");
     return s;
   }();
   return schema;

@@ -59,12 +59,7 @@ const sim::config::Schema<ClusterSpec>& cluster_schema() {
                     throw ConfigError(p, "expected an object {\"builder\": NAME, ...} or null");
                   c.network = j;
                 })
-        .custom("sources", "object", "{}", "Where each constant comes from (field name -> source).",
-                [](ClusterSpec& c, const Json& j, const std::string& p) {
-                  if (!j.is_object()) throw ConfigError(p, "expected an object mapping field names to sources");
-                  for (auto it = j.begin(); it != j.end(); ++it)
-                    c.sources[it.key()] = sim::config::read_string(*it, p + "." + it.key());
-                });
+        .sources(&ClusterSpec::sources);
     return s;
   }();
   return schema;

@@ -4,13 +4,6 @@ namespace trainsim::models::hardware {
 
 using sim::config::Json;
 
-namespace {
-void parse_sources(std::map<std::string, std::string>& out, const Json& j, const std::string& path) {
-  if (!j.is_object()) throw ConfigError(path, "expected an object mapping field names to their sources");
-  for (auto it = j.begin(); it != j.end(); ++it) out[it.key()] = sim::config::read_string(*it, path + "." + it.key());
-}
-}  // namespace
-
 const sim::config::Schema<GpuSpec>& gpu_schema() {
   static const sim::config::Schema<GpuSpec> schema = [] {
     sim::config::Schema<GpuSpec> s("gpu", "An accelerator: datasheet limits and compute-model constants.");
@@ -69,8 +62,7 @@ const sim::config::Schema<GpuSpec>& gpu_schema() {
         .number("tdp_watts", &GpuSpec::tdp_watts, 0.0, 5000.0, 0.0,
                 "Board power limit (TDP) in watts; the planner's energy objective charges it for every GPU "
                 "for the whole iteration (training holds GPUs near their power limit). 0: unknown.")
-        .custom("sources", "object", "{}", "Where each constant comes from (field name -> source).",
-                [](GpuSpec& g, const Json& j, const std::string& p) { parse_sources(g.sources, j, p); });
+        .sources(&GpuSpec::sources);
     return s;
   }();
   return schema;

@@ -149,12 +149,7 @@ const Schema<StackSpec>& stack_schema() {
         .unit("step_overhead", &StackSpec::step_overhead, &sim::config::read_time, "duration", std::nullopt,
               "Framework and host time per iteration outside the kernels (optimizer launch, gradient-norm "
               "and loss reductions, logging).")
-        .custom("sources", "object", std::string("{}"), "Where each constant comes from (field name -> source).",
-                [](StackSpec& s, const Json& j, const std::string& p) {
-                  if (!j.is_object()) throw ConfigError(p, "expected an object mapping field names to their sources");
-                  for (auto it = j.begin(); it != j.end(); ++it)
-                    s.sources[it.key()] = sim::config::read_string(*it, p + "." + it.key());
-                });
+        .sources(&StackSpec::sources);
     return s;
   }();
   return schema;

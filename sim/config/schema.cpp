@@ -119,6 +119,13 @@ std::string read_string(const Json& j, const std::string& path) {
   return j.get<std::string>();
 }
 
+std::map<std::string, std::string> read_sources(const Json& j, const std::string& path) {
+  if (!j.is_object()) throw ConfigError(path, "expected an object mapping field names to sources");
+  std::map<std::string, std::string> out;
+  for (auto it = j.begin(); it != j.end(); ++it) out[it.key()] = read_string(*it, path + "." + it.key());
+  return out;
+}
+
 std::string read_enum(const Json& j, const std::string& path, const std::vector<std::string>& allowed) {
   if (!j.is_string()) throw ConfigError(path, "expected one of " + join(allowed, "|") + ", got " + show(j));
   const std::string v = j.get<std::string>();

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cmath>
 #include <functional>
+#include <map>
 #include <optional>
 #include <string>
 #include <type_traits>
@@ -41,6 +42,8 @@ Bytes read_bytes(const Json& j, const std::string& path);
 Bandwidth read_bandwidth(const Json& j, const std::string& path);
 Time read_time(const Json& j, const std::string& path);
 FlopRate read_flop_rate(const Json& j, const std::string& path);
+// A preset's `sources`: an object mapping field names to where their values come from.
+std::map<std::string, std::string> read_sources(const Json& j, const std::string& path);
 
 template <typename T>
 struct Field {
@@ -111,6 +114,12 @@ class Schema {
                std::optional<std::string> def, std::string doc) {
     return add(std::move(key), std::move(type), def ? "\"" + *def + "\"" : "", !def, std::move(doc),
                [m, reader](T& t, const Json& j, const std::string& p) { t.*m = reader(j, p); });
+  }
+  // The `sources` object every preset carries (field name -> origin), described by `doc`.
+  Schema& sources(std::map<std::string, std::string> T::*m,
+                  std::string doc = "Where each constant comes from (field name -> source).") {
+    return add("sources", "object", "{}", false, std::move(doc),
+               [m](T& t, const Json& j, const std::string& p) { t.*m = read_sources(j, p); });
   }
   // Escape hatch for nested objects and lists: `set` parses the value itself.
   Schema& custom(std::string key, std::string type, std::optional<std::string> def, std::string doc,
