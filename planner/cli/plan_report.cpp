@@ -178,7 +178,9 @@ void print_plan_json(std::ostream& out, const search::SearchResult& r, const Job
          {"objective", o.objective},
          {"simulated_flow", r.simulated_flow},
          {"elapsed_s", total_s},
-         {"rejected", r.rejected}};
+         {"rejected", r.rejected},
+         {"stack", r.stack},
+         {"stack_excluded", r.stack_excluded}};
   Json plans = Json::array();
   for (size_t i = 0; i < r.plans.size(); ++i)
     plans.push_back(plan_json(r.plans[i], jobs[i], static_cast<int>(i + 1), o));
@@ -212,6 +214,16 @@ void print_search_summary(std::ostream& out, const search::SearchResult& r, cons
   const auto& dist = search::Distributed::instance();
   out << "trainsim plan: " << hw.model.name << " on " << r.gpus << " x " << hw.gpu.name << " (" << hw.cluster.name
       << "), global batch " << spec.global_batch << " x " << spec.seq_len.value_or(hw.model.seq_len) << " tokens\n";
+  out << "  stack " << r.stack << " (" << hw.stack.framework << ")";
+  if (!r.stack_excluded.empty()) {
+    out << ": not searched:";
+    size_t i = 0;
+    for (const auto& [dimension, values] : r.stack_excluded) {
+      out << (i++ ? ";" : "") << " " << dimension;
+      for (size_t k = 0; k < values.size(); ++k) out << (k ? ", " : " ") << values[k];
+    }
+  }
+  out << "\n";
   if (!o.overrides.empty()) {
     out << "  what-if:";
     for (const auto& x : o.overrides) out << " " << x;
