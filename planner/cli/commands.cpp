@@ -119,7 +119,7 @@ int run_simulate(const Args& args, std::ostream& out) {
 
 int run_list(const Args& args, std::ostream& out) {
   const std::vector<std::string> kinds = {"models",   "gpus",     "clusters",     "calibrations", "schedules",
-                                          "emitters", "failures", "failure-laws", "checkpoints", "stacks"};
+                                          "emitters", "failures", "failure-laws", "checkpoints",  "stacks"};
   if (args.positionals.size() != 1)
     throw ConfigError("list", "say what to list",
                       "trainsim list models|gpus|clusters|calibrations|schedules|emitters|failures|failure-laws|"

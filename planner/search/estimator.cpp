@@ -47,9 +47,13 @@ const Estimator::LayerTimes& Estimator::layer_times() {
   const auto& m = j.model;
   const int64_t gpn = j.cluster.gpus_per_node;
   const int64_t seq_local = j.seq_len / j.cp;
-  const models::llm::LayerShape shape{
-      j.micro_batch, seq_local, j.tp, j.sp, j.attention == models::workload::Attention::kFlash, j.cp,
-      j.stack.kernels.fp8_lm_head};
+  const models::llm::LayerShape shape{j.micro_batch,
+                                      seq_local,
+                                      j.tp,
+                                      j.sp,
+                                      j.attention == models::workload::Attention::kFlash,
+                                      j.cp,
+                                      j.stack.kernels.fp8_lm_head};
   const models::llm::LayerCosts lc = models::llm::layer_costs(m, shape, cm_);
   const models::llm::EdgeCosts ec = models::llm::edge_costs(m, shape, cm_);
   auto t = [&](const models::llm::Cost& c) { return c.with_dispatch(j.kernel_dispatch).seconds(); };
