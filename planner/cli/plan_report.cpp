@@ -178,7 +178,9 @@ void print_plan_json(std::ostream& out, const search::SearchResult& r, const Job
          {"objective", o.objective},
          {"simulated_flow", r.simulated_flow},
          {"elapsed_s", total_s},
-         {"rejected", r.rejected}};
+         {"rejected", r.rejected},
+         {"stack", r.stack},
+         {"stack_excluded", r.stack_excluded}};
   Json plans = Json::array();
   for (size_t i = 0; i < r.plans.size(); ++i)
     plans.push_back(plan_json(r.plans[i], jobs[i], static_cast<int>(i + 1), o));
@@ -212,6 +214,16 @@ void print_search_summary(std::ostream& out, const search::SearchResult& r, cons
   const auto& dist = search::Distributed::instance();
   out << "trainsim plan: " << hw.model.name << " on " << r.gpus << " x " << hw.gpu.name << " (" << hw.cluster.name
       << "), global batch " << spec.global_batch << " x " << spec.seq_len.value_or(hw.model.seq_len) << " tokens\n";
+  out << "  stack " << r.stack << " (" << hw.stack.framework << ")";
+  if (!r.stack_excluded.empty()) {
+    out << ": not searched:";
+    size_t i = 0;
+    for (const auto& [dimension, values] : r.stack_excluded) {
+      out << (i++ ? ";" : "") << " " << dimension;
+      for (size_t k = 0; k < values.size(); ++k) out << (k ? ", " : " ") << values[k];
+    }
+  }
+  out << "\n";
   if (!o.overrides.empty()) {
     out << "  what-if:";
     for (const auto& x : o.overrides) out << " " << x;
@@ -352,6 +364,9 @@ void print_sweep(std::ostream& out, const std::vector<SizeResult>& rows, const P
   const std::vector<size_t> front = search::pareto_time_memory(pts, [](size_t a, size_t b) { return a < b; });
   auto on_front = [&](size_t i) { return std::find(front.begin(), front.end(), i) != front.end(); };
   const size_t best = best_size(rows, o);
+  std::string stack;  // the stack searched (every size's job names the same)
+  for (const auto& row : rows)
+    if (row.ok && stack.empty()) stack = row.result.stack;
   if (o.json) {
     Json sizes = Json::array();
     for (size_t i = 0; i < rows.size(); ++i) {
@@ -369,11 +384,13 @@ void print_sweep(std::ostream& out, const std::vector<SizeResult>& rows, const P
       sizes.push_back(s);
     }
     Json j{{"schema_version", 1}, {"objective", o.objective}, {"sizes", sizes}};
+    if (!stack.empty()) j["stack"] = stack;
     if (best < rows.size()) j["best_gpus"] = rows[best].gpus;
     out << canonical_json(j) << "\n";
     return;
   }
-  out << "trainsim plan: cluster sizes, best plan of each (objective: " << o.objective << ")\n";
+  out << "trainsim plan: cluster sizes, best plan of each (objective: " << o.objective
+      << (stack.empty() ? "" : ", stack " + stack) << ")\n";
   out << lpad("GPUs", 7) << "  " << pad("configuration", 46) << lpad("iter(s)", 9) << lpad("tokens/s", 13)
       << lpad("MFU", 7) << lpad("GPU-h/Mtok", 12);
   if (o.tokens > 0) out << lpad("days", 8);

@@ -11,6 +11,7 @@ const std::string& schedule_name(const Candidate& c) {
 std::string describe(const Candidate& c) {
   std::string s = "tp" + std::to_string(c.tp) + " pp" + std::to_string(c.pp) + " dp" + std::to_string(c.dp);
   if (c.cp > 1) s += " cp" + std::to_string(c.cp);
+  if (c.cp > 1 && c.cp_algo) s += std::string(" ") + to_string(static_cast<models::workload::CpAlgo>(c.cp_algo - 1));
   if (c.ep > 1) s += " ep" + std::to_string(c.ep);
   if (c.etp != c.tp && c.ep > 1) s += " etp" + std::to_string(c.etp);
   if (c.vp > 1) s += " vp" + std::to_string(c.vp);

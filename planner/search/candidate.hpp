@@ -23,11 +23,14 @@ struct Candidate {
   // pp*vp does not divide the layers: the first and last virtual stages take fewer layers (they
   // also hold the embedding and the LM head), every other one ceil(layers / (pp*vp)).
   bool uneven = false;
+  // The context-parallel algorithm when the job's stack does not run the job's: CpAlgo + 1; 0
+  // keeps the job's (stack_space.hpp).
+  uint8_t cp_algo = 0;
 
   // A total order used to break ties, so that every run ranks equal estimates the same way.
   auto key() const {
     return std::make_tuple(tp, pp, dp, cp, ep, etp, vp, micro_batch, zero, static_cast<int>(recompute),
-                           static_cast<int>(schedule), sp, uneven);
+                           static_cast<int>(schedule), sp, uneven, static_cast<int>(cp_algo));
   }
   friend bool operator==(const Candidate& a, const Candidate& b) { return a.key() == b.key(); }
   friend bool operator<(const Candidate& a, const Candidate& b) { return a.key() < b.key(); }

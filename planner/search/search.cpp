@@ -262,6 +262,8 @@ Search start_search(const Job& hw, const JobSpec& base, const Json& given, const
   s.seq = base.seq_len.value_or(hw.model.seq_len);
   s.en = enumerate(space, hw, base.gpus, base.global_batch, s.seq);
   s.res.considered = s.en.considered;
+  s.res.stack = hw.stack.name;
+  s.res.stack_excluded = space.stack_excluded;
   s.keep = static_cast<size_t>(std::max(opt.keep, opt.rerank));
   s.threads = std::max(1, opt.threads);
   s.ranks = static_cast<size_t>(s.dist.size());

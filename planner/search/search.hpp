@@ -60,6 +60,9 @@ struct SearchResult {
   int64_t simulated_flow = 0;               // of which also on the flow network
   std::vector<Plan> plans;                  // best first: flow-simulated by score, analytic-simulated, then estimates
   std::vector<Plan> memory_front;           // estimated time vs peak memory Pareto front, fastest first
+  std::string stack;                        // the software stack searched (its features bound the space)
+  // Dimension -> the values the stack removed from the space (stack_space.hpp).
+  std::map<std::string, std::vector<std::string>> stack_excluded;
 };
 
 // `hardware` has the resolved model, cluster, GPU; `base` the job spec (file + flags) with

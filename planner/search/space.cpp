@@ -4,6 +4,7 @@
 #include <numeric>
 
 #include "models/schedules/schedule.hpp"
+#include "planner/search/stack_space.hpp"
 #include "sim/error.hpp"
 
 namespace trainsim::planner::search {
@@ -100,6 +101,8 @@ SearchSpace make_space(const JobSpec& spec, const Json& given, const Job& hw, co
     s.pinned_dp = true;
     s.dp = *spec.dp;
   }
+  s.stack_excluded = restrict_to_stack(s, spec, given, hw);
+  s.stack_rule = "stack " + hw.stack.name;
   return s;
 }
 
@@ -155,7 +158,7 @@ Enumeration enumerate(const SearchSpace& s, const Job& hw, int64_t gpus, int64_t
     return n;
   };
   auto n_inner_tp = [&](int64_t tp) { return static_cast<int64_t>(s.cp.size()) * n_inner_cp(tp); };
-  auto reject = [&](const char* rule, int64_t n) {
+  auto reject = [&](const std::string& rule, int64_t n) {
     if (n <= 0) return;
     e.rejected[rule] += n;
     e.considered += n;
@@ -205,12 +208,19 @@ Enumeration enumerate(const SearchSpace& s, const Job& hw, int64_t gpus, int64_t
               const auto& sched = schedules[si];
               const int64_t vstages = pp * vp;
               bool uneven = false;
+              int64_t chunk_layers = m.layers / vstages;  // the largest chunk's layers
               if (m.layers % vstages) {
-                if (uneven_layout(m.layers, vstages).empty()) {
+                const std::vector<int64_t> layout = uneven_layout(m.layers, vstages);
+                if (layout.empty()) {
                   reject("layers cannot be split over pp*vp", n_inner_vp);
                   continue;
                 }
+                if (!s.uneven) {
+                  reject(s.stack_rule + " cannot run uneven pipeline stages", n_inner_vp);
+                  continue;
+                }
                 uneven = true;
+                chunk_layers = *std::max_element(layout.begin(), layout.end());
               }
               for (const int64_t mb : s.micro_batch) {
                 if (global_batch % (dp * mb)) {
@@ -231,8 +241,16 @@ Enumeration enumerate(const SearchSpace& s, const Job& hw, int64_t gpus, int64_t
                     reject("zero needs data-parallel ranks", n_inner_zero);
                     continue;
                   }
+                  if (zero > 0 && s.dp_shard > 0 && dp * cp != s.dp_shard) {
+                    reject(s.stack_rule + " cannot run hybrid sharding (dp_shard < dp*cp)", n_inner_zero);
+                    continue;
+                  }
                   for (const Recompute rc : s.recompute)
                     for (const bool sp : s.sp) {
+                      if (rc == Recompute::kFull && s.recompute_layers >= 0 && s.recompute_layers < chunk_layers) {
+                        reject(s.stack_rule + " cannot run partial full recompute (recompute_layers)", 1);
+                        continue;
+                      }
                       if (m.moe && tp > 1 && !sp) {
                         reject("MoE with tp > 1 needs sp", 1);
                         continue;
@@ -258,6 +276,7 @@ Enumeration enumerate(const SearchSpace& s, const Job& hw, int64_t gpus, int64_t
                       c.schedule = si;
                       c.sp = sp && tp > 1;
                       c.uneven = uneven;
+                      c.cp_algo = s.cp_algo;
                       e.candidates.push_back(c);
                       ++e.considered;
                     }
@@ -285,6 +304,7 @@ void apply(const Candidate& c, const Job& hw, JobSpec& spec) {
   spec.recompute = c.recompute;
   spec.schedule = schedule_name(c);
   spec.sp = c.sp;
+  if (c.cp_algo) spec.cp_algo = static_cast<models::workload::CpAlgo>(c.cp_algo - 1);
   spec.pp_layout =
       c.uneven ? uneven_layout(hw.model.layers, static_cast<int64_t>(c.pp) * c.vp) : std::vector<int64_t>{};
 }

@@ -32,10 +32,18 @@ struct SearchSpace {
   std::vector<bool> sp;
   bool pinned_dp = false;
   int64_t dp = 0;  // when pinned
+  // What the job's software stack allows beyond the lists above (stack_space.hpp):
+  bool uneven = true;             // uneven layer splits (lighter first and last stages)
+  uint8_t cp_algo = 0;            // Candidate::cp_algo of every candidate (0: the job's algorithm)
+  int64_t dp_shard = 0;           // > 0: a pinned shard group the stack cannot run as HSDP (zero > 0 needs dp*cp = it)
+  int64_t recompute_layers = -1;  // >= 0: a pinned partial recompute the stack cannot run (full needs chunks <= it)
+  std::string stack_rule;         // "stack NAME", the prefix of the rules of those two filters
+  std::map<std::string, std::vector<std::string>> stack_excluded;  // dimension -> values the stack removed
 };
 
 // Builds the space for `spec` (the merged job: file + flags); `given` holds the keys the user set.
-// Throws ConfigError for a value the planner cannot search around (--pp-layout).
+// The space holds only what the job's software stack runs (restrict_to_stack). Throws ConfigError
+// for a value the planner cannot search around (--pp-layout) or the stack cannot run.
 SearchSpace make_space(const models::workload::JobSpec& spec, const sim::config::Json& given,
                        const models::workload::Job& hardware, const SpaceOptions& options);
 

@@ -16,6 +16,12 @@ namespace {
 
 std::string str(int64_t v) { return std::to_string(v); }
 
+// Before Megatron-Core 0.10 only the flags of core_r0.8.0 are written (the older pinned flag set:
+// no --attention-backend, --cp-comm-type, --expert-tensor-parallel-size, first/last stage layers,
+// --moe-layer-freq, shared experts, HSDP instances, FP8 parameter gather or optimizer offload).
+// Only r0.8.0 and v0.15.0 are pinned, so a release in between gets the older, smaller set.
+bool legacy(int minor) { return minor < 10; }
+
 // --moe-layer-freq: "" when every layer is MoE, N for one MoE layer every N layers, else a
 // run-length Python list expression (Megatron's moe_freq_type) such as ([0]*3+[1]*58).
 std::string moe_layer_freq(const Job& j) {
@@ -44,7 +50,7 @@ std::string moe_layer_freq(const Job& j) {
   return "(" + out + ")";
 }
 
-void model_args(const Job& j, MegatronCommand& c) {
+void model_args(const Job& j, int minor, MegatronCommand& c) {
   const auto& m = j.model;
   ShellArgGroup b{"MODEL_ARGS", "Model shape: " + m.name, {}};
   b.arg("--num-layers", m.layers);
@@ -70,12 +76,14 @@ void model_args(const Job& j, MegatronCommand& c) {
     const auto& moe = *m.moe;
     b.arg("--num-experts", moe.experts);
     b.arg("--moe-router-topk", moe.top_k);
-    b.arg("--moe-ffn-hidden-size", moe.expert_ffn_hidden);
-    if (moe.shared_experts > 0)
-      b.arg("--moe-shared-expert-intermediate-size", moe.shared_experts * moe.expert_ffn_hidden,
-            str(moe.shared_experts) + " shared expert(s) x " + str(moe.expert_ffn_hidden));
-    const std::string freq = moe_layer_freq(j);
-    if (!freq.empty()) b.arg("--moe-layer-freq", shell_word(freq), "1 = MoE layer, 0 = dense MLP");
+    if (!legacy(minor)) {  // Megatron-Core 0.8: experts take --ffn-hidden-size, every layer is MoE
+      b.arg("--moe-ffn-hidden-size", moe.expert_ffn_hidden);
+      if (moe.shared_experts > 0)
+        b.arg("--moe-shared-expert-intermediate-size", moe.shared_experts * moe.expert_ffn_hidden,
+              str(moe.shared_experts) + " shared expert(s) x " + str(moe.expert_ffn_hidden));
+      const std::string freq = moe_layer_freq(j);
+      if (!freq.empty()) b.arg("--moe-layer-freq", shell_word(freq), "1 = MoE layer, 0 = dense MLP");
+    }
     if (moe.capacity_factor) b.arg("--moe-expert-capacity-factor", fmt_float(*moe.capacity_factor));
     b.arg("--moe-token-dispatcher-type", "alltoall");
     if (j.precision != Precision::kFp16) b.flag("--moe-grouped-gemm");
@@ -83,7 +91,7 @@ void model_args(const Job& j, MegatronCommand& c) {
   c.groups.push_back(std::move(b));
 }
 
-void parallel_args(const Job& j, MegatronCommand& c) {
+void parallel_args(const Job& j, int minor, MegatronCommand& c) {
   ShellArgGroup b{"PARALLEL_ARGS",
                   "Parallelism: tp x cp x pp x dp = " + str(j.tp) + " x " + str(j.cp) + " x " + str(j.pp) + " x " +
                       str(j.dp) + " = " + str(j.gpus) + " GPUs",
@@ -98,22 +106,25 @@ void parallel_args(const Job& j, MegatronCommand& c) {
               str(j.model.layers) + " layers / (pp " + str(j.pp) + " x vp " + str(j.vp) + ")");
       break;
     case LayoutKind::kFirstLast:
+      if (legacy(minor)) break;  // a note says so
       if (layout.first_differs) b.arg("--decoder-first-pipeline-num-layers", layout.first_layers);
       if (layout.last_differs) b.arg("--decoder-last-pipeline-num-layers", layout.last_layers);
       if (j.vp > 1) b.arg("--num-virtual-stages-per-pipeline-rank", j.vp);
       break;
     case LayoutKind::kCustom:
+      if (minor < 13) break;  // a note says so
       b.arg("--pipeline-model-parallel-layout", shell_word(megatron_layout(j)),
             "layers per virtual stage " + layer_list(j) + " (Megatron-Core >= 0.13)");
       break;
   }
-  if (j.vp > 1 && j.schedule == "breadth-first")
+  if (j.vp > 1 && j.schedule == "breadth-first" && !legacy(minor))
     b.arg("--microbatch-group-size-per-virtual-pipeline-stage", j.microbatches,
           "every micro-batch through a chunk before the next chunk");
   if (j.sp) b.flag("--sequence-parallel");
   if (j.cp > 1) {
     b.arg("--context-parallel-size", j.cp);
-    const std::string algo = cp_algorithm(j);
+    // Before 0.10 no --cp-comm-type: Transformer Engine's P2P ring is the only algorithm (a note).
+    const std::string algo = legacy(minor) ? "" : cp_algorithm(j);
     if (algo == "ring") b.arg("--cp-comm-type", "p2p", "ring attention");
     if (algo == "ulysses") b.arg("--cp-comm-type", "a2a", "Ulysses all-to-all");
     if (algo == "hybrid") {
@@ -124,17 +135,19 @@ void parallel_args(const Job& j, MegatronCommand& c) {
   }
   if (j.model.moe) {
     b.arg("--expert-model-parallel-size", j.ep);
-    b.arg("--expert-tensor-parallel-size", j.etp);
+    if (!legacy(minor)) b.arg("--expert-tensor-parallel-size", j.etp);
   }
   c.groups.push_back(std::move(b));
 }
 
-// Refuses the ZeRO stages Megatron-Core 0.`minor` cannot run as trainsim simulates them.
+// Refuses the ZeRO stages Megatron-Core 0.`minor` cannot run as trainsim simulates them: ZeRO-2
+// and ZeRO-3 need Megatron FSDP (0.12).
 void check_zero(const Job& j, int minor) {
-  if (j.zero == 2)
+  if (j.zero == 2 && minor < 12)
     throw ConfigError("zero",
-                      "ZeRO-2 is not expressible in Megatron-LM: its distributed optimizer shards only optimizer "
-                      "states (ZeRO-1) and keeps a full gradient buffer per rank",
+                      "ZeRO-2 is not expressible in Megatron-Core 0." + str(minor) +
+                          ": its distributed optimizer shards only optimizer states (ZeRO-1) and keeps a full "
+                          "gradient buffer per rank; Megatron FSDP (optim_grads) arrives in 0.12",
                       "use --zero 1, or --emit deepspeed");
   if (j.zero == 3 && minor < 12)
     throw ConfigError("zero",
@@ -146,26 +159,29 @@ void check_zero(const Job& j, int minor) {
 void data_parallel_args(const Job& j, int minor, MegatronCommand& c) {
   ShellArgGroup b{"DP_ARGS", "Data parallelism: ZeRO " + str(j.zero) + ", gradient reduction and its overlap", {}};
   if (j.zero == 1) b.flag("--use-distributed-optimizer", "ZeRO-1: optimizer states sharded");
-  if (j.zero == 3) {
+  if (j.zero >= 2) {
     if (minor >= 14)
       b.flag("--use-megatron-fsdp", "Megatron FSDP (--use-custom-fsdp before Megatron-Core 0.14)");
     else
       b.flag("--use-custom-fsdp", "Megatron FSDP (--use-megatron-fsdp from Megatron-Core 0.14)");
-    b.arg("--data-parallel-sharding-strategy", "optim_grads_params", "ZeRO-3");
+    if (j.zero == 2)
+      b.arg("--data-parallel-sharding-strategy", "optim_grads", "ZeRO-2: optimizer states and gradients sharded");
+    else
+      b.arg("--data-parallel-sharding-strategy", "optim_grads_params", "ZeRO-3");
   }
-  if (j.zero == 1 && j.dp_shard != j.dp_cp())
+  if (j.zero == 1 && j.dp_shard != j.dp_cp() && !legacy(minor))
     b.arg("--num-distributed-optimizer-instances", j.dp_cp() / j.dp_shard,
           "shard groups of " + str(j.dp_shard) + " ranks, replicated (HSDP)");
   const bool overlap_grad = j.overlap_grad_reduce || j.overlap_param_gather;
   if (overlap_grad && j.dp_cp() > 1) b.flag("--overlap-grad-reduce");
   if (j.overlap_param_gather) b.flag("--overlap-param-gather");
-  if (j.dp_cp() > 1 && j.zero < 3)
+  if (j.dp_cp() > 1 && j.zero < 2)
     b.arg("--ddp-bucket-size", j.bucket_size.count() / 4,
           "elements: " + str(j.bucket_size.count()) + " B of fp32 gradients");
   if (!b.args.empty()) c.groups.push_back(std::move(b));
 }
 
-void precision_args(const Job& j, MegatronCommand& c) {
+void precision_args(const Job& j, int minor, MegatronCommand& c) {
   ShellArgGroup b{"PRECISION_ARGS", "Precision and attention kernel", {}};
   if (j.precision == Precision::kFp16) {
     b.flag("--fp16");
@@ -174,13 +190,24 @@ void precision_args(const Job& j, MegatronCommand& c) {
   }
   if (j.precision == Precision::kFp8) {
     b.arg("--fp8-format", "hybrid", "E4M3 forward, E5M2 backward (Transformer Engine)");
-    if (j.fp8_param_gather) b.flag("--fp8-param-gather");
+    if (j.fp8_param_gather && !legacy(minor)) b.flag("--fp8-param-gather");
   }
-  b.arg("--attention-backend", j.attention == Attention::kFlash ? "flash" : "unfused");
+  if (!legacy(minor)) {
+    b.arg("--attention-backend", j.attention == Attention::kFlash ? "flash" : "unfused");
+  } else if (j.attention == Attention::kFlash) {
+    // Before --attention-backend, Transformer Engine picks its attention kernel from the environment.
+    c.env.push_back("NVTE_FLASH_ATTN=1");
+    c.env_comments.push_back("Transformer Engine attention: FlashAttention (no --attention-backend before 0.10)");
+  } else {
+    c.env.push_back("NVTE_FLASH_ATTN=0");
+    c.env_comments.push_back("Transformer Engine attention: unfused (no --attention-backend before 0.10)");
+    c.env.push_back("NVTE_FUSED_ATTN=0");
+    c.env_comments.push_back("Transformer Engine attention: unfused (no cuDNN fused attention)");
+  }
   c.groups.push_back(std::move(b));
 }
 
-void memory_args(const Job& j, MegatronCommand& c) {
+void memory_args(const Job& j, int minor, MegatronCommand& c) {
   ShellArgGroup b{"MEMORY_ARGS", "Activation recomputation and offload", {}};
   if (j.recompute == Recompute::kSelective)
     b.arg("--recompute-granularity", "selective", "core attention (default module)");
@@ -195,7 +222,7 @@ void memory_args(const Job& j, MegatronCommand& c) {
       b.arg("--recompute-num-layers", j.recompute_layers, "first layers of each model chunk");
     }
   }
-  if (j.offload_optimizer) {
+  if (j.offload_optimizer && !legacy(minor)) {
     b.flag("--optimizer-cpu-offload");
     b.arg("--optimizer-offload-fraction", "1.0");
     b.flag("--use-precision-aware-optimizer", "required by --optimizer-cpu-offload");
@@ -273,30 +300,77 @@ void schedule_notes(const Job& j, std::vector<std::string>& notes) {
         "weights gathered across micro-batches. torchtitan's LoopedBFS runs it (see --emit torchtitan).");
 }
 
-void notes(const Job& j, MegatronCommand& c) {
+// What the flags of Megatron-Core before 0.10 (core_r0.8.0) cannot say about the plan.
+void legacy_notes(const Job& j, int minor, std::vector<std::string>& n) {
+  if (!legacy(minor)) return;
+  const std::string v = "Megatron-Core 0." + str(minor);
+  if (j.vp > 1 && j.schedule == "breadth-first")
+    n.push_back(v + " has no --microbatch-group-size-per-virtual-pipeline-stage: this runs plain interleaved 1F1B.");
+  if (pipeline_layout(j).kind == LayoutKind::kFirstLast)
+    n.push_back(
+        "Uneven layout " + layer_list(j) + ": " + v +
+        " has no --decoder-first/last-pipeline-num-layers: it needs an even split, so this layout does not run there "
+        "as written.");
+  const std::string algo = j.cp > 1 ? cp_algorithm(j) : "ring";
+  if (algo != "ring")
+    n.push_back("Context parallelism " + algo + ": " + v +
+                " has no --cp-comm-type; its context parallelism is Transformer Engine's P2P ring.");
+  if (j.model.moe) {
+    const auto& moe = *j.model.moe;
+    if (j.etp != j.tp)
+      n.push_back("Expert tensor parallelism etp = " + str(j.etp) + ": " + v +
+                  " has no --expert-tensor-parallel-size; its experts run at tp = " + str(j.tp) + ".");
+    if (moe.expert_ffn_hidden != j.model.ffn_hidden)
+      n.push_back("Expert width " + str(moe.expert_ffn_hidden) + ": " + v +
+                  " has no --moe-ffn-hidden-size; its experts take --ffn-hidden-size (" + str(j.model.ffn_hidden) +
+                  ").");
+    if (moe.shared_experts > 0) n.push_back("Shared experts: " + v + " has no --moe-shared-expert-intermediate-size.");
+    if (!moe_layer_freq(j).empty())
+      n.push_back("Dense layers between MoE layers: " + v + " has no --moe-layer-freq; every layer is MoE.");
+  }
+  if (j.zero == 1 && j.dp_shard != j.dp_cp())
+    n.push_back("Shard groups of " + str(j.dp_shard) + " ranks: " + v +
+                " has no --num-distributed-optimizer-instances; the distributed optimizer shards over all of dp*cp.");
+  if (j.fp8_param_gather) n.push_back("FP8 parameter all-gather: " + v + " has no --fp8-param-gather.");
+  if (j.offload_optimizer) n.push_back("Optimizer offload: " + v + " has no --optimizer-cpu-offload.");
+}
+
+// Which release the flags are for, when the job's stack does not name a Megatron-Core release.
+void version_note(const Job& j, int minor, std::vector<std::string>& n) {
+  if (megatron_core_minor(j.stack.target)) return;
+  n.push_back("Stack \"" + j.stack.name + "\" targets " + (j.stack.target.empty() ? "no release" : j.stack.target) +
+              ", not a Megatron-Core release of NVIDIA/Megatron-LM: these flags are written for Megatron-Core 0." +
+              str(minor) + ".");
+}
+
+void notes(const Job& j, int minor, MegatronCommand& c) {
   auto& n = c.notes;
+  version_note(j, minor, n);
   schedule_notes(j, n);
+  legacy_notes(j, minor, n);
   if (pipeline_layout(j).kind == LayoutKind::kCustom)
     n.push_back("Uneven layout " + layer_list(j) +
                 ": only --pipeline-model-parallel-layout (Megatron-Core >= 0.13) expresses it; older versions take "
                 "--decoder-first/last-pipeline-num-layers, which can only change the first and last ranks.");
-  if (j.zero == 3) {
+  if (j.zero >= 2) {
+    const std::string z = "ZeRO-" + str(j.zero);
     n.push_back(
-        "ZeRO-3 uses Megatron FSDP: --use-megatron-fsdp from Megatron-Core 0.14 on (--use-custom-fsdp in 0.12-0.13), "
+        z +
+        " uses Megatron FSDP: --use-megatron-fsdp from Megatron-Core 0.14 on (--use-custom-fsdp in 0.12-0.13), "
         "whose checkpoints want --ckpt-format fsdp_dtensor. FSDP needs CUDA_DEVICE_MAX_CONNECTIONS unset (not 1).");
     if (j.pp > 1)
-      n.push_back(
-          "ZeRO-3 with pp > 1: check that your Megatron FSDP supports pipeline parallelism "
-          "(--use-torch-fsdp2 does not).");
+      n.push_back(z +
+                  " with pp > 1: check that your Megatron FSDP supports pipeline parallelism "
+                  "(--use-torch-fsdp2 does not).");
     if (j.dp_shard != j.dp_cp())
       n.push_back("Shard groups of " + str(j.dp_shard) +
                   " ranks (HSDP) with Megatron FSDP: written as full sharding; recent Megatron FSDP has an HSDP mode "
                   "(see --num-distributed-optimizer-instances and --enable-full-sharding-in-hsdp in your version).");
-    if (!j.reshard_after_forward)
+    if (j.zero == 3 && !j.reshard_after_forward)
       n.push_back(
           "reshard_after_forward = false (keep gathered weights until backward) has no Megatron FSDP flag; "
           "optim_grads (ZeRO-2) is the nearest strategy.");
-    if (j.prefetch_layers != 1)
+    if (j.zero == 3 && j.prefetch_layers != 1)
       n.push_back("prefetch_layers = " + str(j.prefetch_layers) +
                   ": Megatron FSDP prefetches by communication buckets (--suggested-communication-unit-size), not "
                   "by a layer count.");
@@ -332,22 +406,36 @@ void notes(const Job& j, MegatronCommand& c) {
 
 }  // namespace
 
+std::optional<int> megatron_core_minor(const std::string& target) {
+  const std::string repo = "NVIDIA/Megatron-LM@core_";
+  if (target.rfind(repo, 0) != 0) return std::nullopt;
+  const std::string tag = target.substr(repo.size());  // r0.8.0, v0.15.0
+  if (tag.size() < 5 || (tag[0] != 'r' && tag[0] != 'v') || tag.compare(1, 2, "0.") != 0) return std::nullopt;
+  const size_t end = tag.find_first_not_of("0123456789", 3);
+  if (end == 3 || end == std::string::npos || tag[end] != '.') return std::nullopt;
+  return std::stoi(tag.substr(3, end - 3));
+}
+
+int megatron_core_minor(const Job& j) { return megatron_core_minor(j.stack.target).value_or(kMegatronCoreMinor); }
+
+MegatronCommand megatron_command(const Job& j) { return megatron_command(j, megatron_core_minor(j)); }
+
 MegatronCommand megatron_command(const Job& j, int mcore_minor) {
   check_zero(j, mcore_minor);
   MegatronCommand c;
-  if ((j.tp > 1 || j.cp > 1) && j.zero < 3) {
+  if ((j.tp > 1 || j.cp > 1) && j.zero < 2) {
     c.env.push_back("CUDA_DEVICE_MAX_CONNECTIONS=1");
     c.env_comments.push_back("Megatron requires it with TP/CP before Blackwell: kernels issue in program order");
   }
-  model_args(j, c);
-  parallel_args(j, c);
+  model_args(j, mcore_minor, c);
+  parallel_args(j, mcore_minor, c);
   data_parallel_args(j, mcore_minor, c);
   batch_args(j, c);
-  precision_args(j, c);
-  memory_args(j, c);
+  precision_args(j, mcore_minor, c);
+  memory_args(j, mcore_minor, c);
   overlap_args(j, c);
   placeholder_args(j, c);
-  notes(j, c);
+  notes(j, mcore_minor, c);
   return c;
 }
 

@@ -3,6 +3,7 @@
 // emitters: flags in named groups, the environment they need, and what Megatron-LM cannot express.
 // Flag names are those of megatron/training/arguments.py (docs/emitters.md has the mapping).
 
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -18,15 +19,24 @@ struct MegatronCommand {
   std::vector<std::string> notes;  // what Megatron-LM cannot express and what to check
 };
 
-// The Megatron-Core release (0.minor) whose flags megatron_command writes: core_v0.15.0, checked
-// against planner/emit/flags/megatron-lm_core_v0.15.0.json. One constant until the job's
-// software-stack profile names the version.
+// The Megatron-Core release (0.minor) flags are written for when the job's software stack names
+// none: core_v0.15.0, checked against planner/emit/flags/megatron-lm_core_v0.15.0.json.
 inline constexpr int kMegatronCoreMinor = 15;
 
-// Throws ConfigError("zero", ...) for a ZeRO stage Megatron-Core 0.`mcore_minor` cannot express:
-// ZeRO-2 always (the distributed optimizer keeps a full gradient buffer: ZeRO-1 memory), ZeRO-3
-// before Megatron FSDP (0.12).
-MegatronCommand megatron_command(const models::workload::Job& j, int mcore_minor = kMegatronCoreMinor);
+// The minor version of a stack target naming a Megatron-Core release of NVIDIA/Megatron-LM
+// ("NVIDIA/Megatron-LM@core_r0.8.0" -> 8, "...@core_v0.15.0" -> 15); nullopt for anything else
+// (another framework, or a Megatron-LM tag before Megatron-Core such as v2.5).
+std::optional<int> megatron_core_minor(const std::string& target);
+// The release a job's flags are written for: its stack's, else kMegatronCoreMinor (with a note).
+int megatron_core_minor(const models::workload::Job& j);
+
+// The command line for Megatron-Core 0.`mcore_minor`. Before 0.10 it writes only the flags of
+// core_r0.8.0 (the pinned older flag set) and notes what those cannot express. Throws
+// ConfigError("zero", ...) for a ZeRO stage the release cannot express: ZeRO-2 and ZeRO-3 before
+// Megatron FSDP (0.12; optim_grads and optim_grads_params sharding).
+MegatronCommand megatron_command(const models::workload::Job& j, int mcore_minor);
+// megatron_command for the release of the job's stack (megatron_core_minor(j)).
+MegatronCommand megatron_command(const models::workload::Job& j);
 
 // Bash: the exports, one array per group and MEGATRON_ARGS joining them all.
 std::string render_megatron_arrays(const MegatronCommand& c);

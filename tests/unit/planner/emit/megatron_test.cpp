@@ -63,34 +63,104 @@ TEST(MegatronEmitter, ZeroStagesMapToTheDistributedOptimizerOrFsdp) {
   EXPECT_EQ(flag_value(ov, "--ddp-bucket-size"), "40000000");
 }
 
-// ZeRO-2's sharded gradients have no Megatron-LM flag: the distributed optimizer's gradient memory
-// is ZeRO-1's, so the megatron and slurm emitters refuse rather than run another plan.
-TEST(MegatronEmitter, RefusesZero2) {
-  const auto j = testing::job(with(testing::llama70b(), Json{{"zero", 2}}));
-  for (const std::string emitter : {"megatron", "slurm"})
-    EXPECT_EQ(testing::config_error([&] { emit(emitter, j); }),
-              "zero: ZeRO-2 is not expressible in Megatron-LM: its distributed optimizer shards only optimizer states "
-              "(ZeRO-1) and keeps a full gradient buffer per rank (use --zero 1, or --emit deepspeed)")
-        << emitter;
+// The DP_ARGS flags a ZeRO stage gets from Megatron-Core 0.`minor`.
+std::string dp_flags(int zero, int minor) {
+  const auto j = testing::job(with(testing::llama70b(), Json{{"zero", zero}}));
+  std::string out;
+  for (const auto& g : detail::megatron_command(j, minor).groups)
+    if (g.name == "DP_ARGS")
+      for (const auto& a : g.args) out += a.flag + (a.value.empty() ? "" : " " + a.value) + " ";
+  return out;
 }
 
-// ZeRO-3 is Megatron FSDP: --use-megatron-fsdp from Megatron-Core 0.14, --use-custom-fsdp in
-// 0.12-0.13, nothing before (core_r0.8.0 has neither flag: refused).
-TEST(MegatronEmitter, Zero3FollowsTheMegatronCoreVersion) {
-  const auto j = testing::job(with(testing::llama70b(), Json{{"zero", 3}}));
-  auto dp_flags = [&](int minor) {
-    std::string out;
-    for (const auto& g : detail::megatron_command(j, minor).groups)
-      if (g.name == "DP_ARGS")
-        for (const auto& a : g.args) out += a.flag + " ";
-    return out;
-  };
-  EXPECT_EQ(dp_flags(15).rfind("--use-megatron-fsdp --data-parallel-sharding-strategy ", 0), 0u) << dp_flags(15);
-  EXPECT_EQ(dp_flags(14).rfind("--use-megatron-fsdp --data-parallel-sharding-strategy ", 0), 0u) << dp_flags(14);
-  EXPECT_EQ(dp_flags(13).rfind("--use-custom-fsdp --data-parallel-sharding-strategy ", 0), 0u) << dp_flags(13);
-  EXPECT_EQ(testing::config_error([&] { detail::megatron_command(j, 8); }),
+// ZeRO-2 and ZeRO-3 are Megatron FSDP (optim_grads, optim_grads_params): --use-megatron-fsdp from
+// Megatron-Core 0.14, --use-custom-fsdp in 0.12-0.13, nothing before (core_r0.8.0 has neither
+// flag: refused; its distributed optimizer is ZeRO-1).
+TEST(MegatronEmitter, ShardedZeroIsMegatronFsdpFromCore012) {
+  for (const int minor : {15, 14}) {
+    EXPECT_EQ(dp_flags(2, minor).rfind("--use-megatron-fsdp --data-parallel-sharding-strategy optim_grads ", 0), 0u)
+        << dp_flags(2, minor);
+    EXPECT_EQ(dp_flags(3, minor).rfind("--use-megatron-fsdp --data-parallel-sharding-strategy optim_grads_params ", 0),
+              0u)
+        << dp_flags(3, minor);
+  }
+  EXPECT_EQ(dp_flags(2, 13).rfind("--use-custom-fsdp --data-parallel-sharding-strategy optim_grads ", 0), 0u)
+      << dp_flags(2, 13);
+  EXPECT_EQ(dp_flags(3, 12).rfind("--use-custom-fsdp --data-parallel-sharding-strategy optim_grads_params ", 0), 0u)
+      << dp_flags(3, 12);
+  EXPECT_FALSE(testing::contains(dp_flags(2, 15), "--ddp-bucket-size"));  // FSDP buckets by its own unit
+  const auto z2 = testing::job(with(testing::llama70b(), Json{{"zero", 2}}));
+  EXPECT_FALSE(testing::contains(args(with(testing::llama70b(), Json{{"zero", 2}})), "CUDA_DEVICE_MAX_CONNECTIONS=1"));
+  EXPECT_EQ(testing::config_error([&] { detail::megatron_command(z2, 11); }),
+            "zero: ZeRO-2 is not expressible in Megatron-Core 0.11: its distributed optimizer shards only optimizer "
+            "states (ZeRO-1) and keeps a full gradient buffer per rank; Megatron FSDP (optim_grads) arrives in 0.12 "
+            "(use --zero 1, or --emit deepspeed)");
+  const auto z3 = testing::job(with(testing::llama70b(), Json{{"zero", 3}}));
+  EXPECT_EQ(testing::config_error([&] { detail::megatron_command(z3, 8); }),
             "zero: ZeRO-3 is not expressible in Megatron-Core 0.8: Megatron FSDP (--use-custom-fsdp) arrives in 0.12 "
             "(use --zero 1, or --emit deepspeed or torchtitan)");
+}
+
+// The release comes from the stack's target: core_r0.8.0 -> 8, core_v0.15.0 -> 15; a stack of
+// another framework (or Megatron-LM before Megatron-Core) gets the default and a note.
+TEST(MegatronEmitter, VersionFollowsTheStack) {
+  EXPECT_EQ(detail::megatron_core_minor(std::string("NVIDIA/Megatron-LM@core_r0.8.0")), 8);
+  EXPECT_EQ(detail::megatron_core_minor(std::string("NVIDIA/Megatron-LM@core_v0.15.0")), 15);
+  EXPECT_EQ(detail::megatron_core_minor(std::string("NVIDIA/Megatron-LM@core_r0.12.1")), 12);
+  EXPECT_FALSE(detail::megatron_core_minor(std::string("NVIDIA/Megatron-LM@v2.5")));
+  EXPECT_FALSE(detail::megatron_core_minor(std::string("NVIDIA/NeMo@8e3d65dcfe3504689bfc5b6e67d502780aacad41")));
+  EXPECT_FALSE(detail::megatron_core_minor(std::string("NVIDIA/Megatron-LM@core_r0.x")));
+  EXPECT_EQ(detail::megatron_core_minor(testing::job(testing::llama70b())), 15);
+  EXPECT_EQ(detail::megatron_core_minor(testing::job(with(testing::llama70b(), Json{{"stack", "megatron-core-2024"}}))),
+            8);
+  const auto nemo = testing::job(with(testing::llama70b(), Json{{"stack", "nemo-24.07"}}));
+  EXPECT_EQ(detail::megatron_core_minor(nemo), detail::kMegatronCoreMinor);
+  auto noted = [](const models::workload::Job& j) {
+    for (const auto& n : detail::megatron_command(j).notes)
+      if (testing::contains(n, "not a Megatron-Core release of NVIDIA/Megatron-LM")) return true;
+    return false;
+  };
+  EXPECT_TRUE(noted(nemo));
+  EXPECT_FALSE(noted(testing::job(testing::llama70b())));
+}
+
+// Megatron-Core 0.8 (megatron-core-2024): only core_r0.8.0's flags; the rest are notes.
+TEST(MegatronEmitter, Core08WritesOnlyItsFlags) {
+  const Json mixtral = {
+      {"model", "deepseek-v3"}, {"cluster", "dgx-h100"},        {"gpus", 64}, {"tp", 8}, {"ep", 8}, {"etp", 1},
+      {"global_batch", 64},     {"stack", "megatron-core-2024"}};
+  const std::string m = args(mixtral);
+  for (const std::string f : {"--expert-tensor-parallel-size", "--moe-ffn-hidden-size", "--moe-layer-freq",
+                              "--moe-shared-expert-intermediate-size", "--attention-backend"})
+    EXPECT_FALSE(has_flag(m, f)) << f;
+  EXPECT_TRUE(has_flag(m, "--expert-model-parallel-size"));
+  EXPECT_TRUE(testing::contains(m, "export NVTE_FLASH_ATTN=1"));
+  EXPECT_TRUE(testing::contains(m, "has no --expert-tensor-parallel-size")) << m;
+  EXPECT_TRUE(testing::contains(m, "has no --moe-layer-freq")) << m;
+  const Json cp = {{"model", "llama3-8b"},
+                   {"cluster", "dgx-h100"},
+                   {"gpus", 64},
+                   {"tp", 2},
+                   {"cp", 4},
+                   {"cp_algo", "ulysses"},
+                   {"seq_len", 131072},
+                   {"global_batch", 16},
+                   {"stack", "megatron-core-2024"}};
+  const std::string c = args(cp);
+  EXPECT_EQ(flag_value(c, "--context-parallel-size"), "4");
+  EXPECT_FALSE(has_flag(c, "--cp-comm-type"));
+  EXPECT_TRUE(testing::contains(c, "Context parallelism ulysses")) << c;
+  const std::string u = args(with(testing::llama70b(), Json{{"stack", "megatron-core-2024"},
+                                                            {"attention", "unfused"},
+                                                            {"vp", 1},
+                                                            {"schedule", "1f1b"},
+                                                            {"gpus", 128},
+                                                            {"global_batch", 64},
+                                                            {"pp_layout", "18,21,21,20"}}));
+  EXPECT_TRUE(testing::contains(u, "export NVTE_FLASH_ATTN=0"));
+  EXPECT_TRUE(testing::contains(u, "export NVTE_FUSED_ATTN=0"));
+  EXPECT_FALSE(has_flag(u, "--decoder-first-pipeline-num-layers"));
+  EXPECT_TRUE(testing::contains(u, "has no --decoder-first/last-pipeline-num-layers")) << u;
 }
 
 TEST(MegatronEmitter, ActivationOffloadIsANoteNotAFlag) {

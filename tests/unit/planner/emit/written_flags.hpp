@@ -111,10 +111,14 @@ inline std::vector<Written> toml_keys(const std::string& text) {
 // arguments, which are not extracted).
 inline std::string nemo_object(const std::string& lhs, std::string& field) {
   static const std::vector<std::pair<std::string, std::string>> roots = {
-      {"recipe.trainer.strategy.", "MegatronStrategy"}, {"strategy.", "MegatronStrategy"},
-      {"recipe.model.config.", "GPTConfig"},            {"recipe.optim.config.", "OptimizerConfig"},
-      {"recipe.data.", "MockDataModule"},               {"recipe.trainer.plugins.", "MegatronMixedPrecision"},
-      {"recipe.trainer.", ""},                          {"recipe.", "pretrain"},
+      {"recipe.trainer.strategy.", "MegatronStrategy"},
+      {"strategy.", "MegatronStrategy"},
+      {"recipe.model.config.", "GPTConfig"},
+      {"recipe.optim.config.", "OptimizerConfig"},
+      {"recipe.data.", "MockDataModule"},
+      {"recipe.trainer.plugins.", "MegatronMixedPrecision"},
+      {"recipe.trainer.", ""},
+      {"recipe.", "pretrain"},
   };
   for (const auto& [prefix, object] : roots)
     if (lhs.rfind(prefix, 0) == 0) {
@@ -131,7 +135,9 @@ inline std::vector<Written> nemo_keys(const std::string& text) {
   static const std::regex recipe(R"(^recipe = llm\.(\w+)\.pretrain_recipe\()"), assign(R"(^([\w.]+) = (.*)$)"),
       kwarg(R"(^(\w+)=(.*?),?$)"), factory(R"(^(\w+)\(\)$)"), backend(R"(^AttnBackend\.(\w+))");
   std::vector<Written> out;
-  auto add = [&](const std::string& object, const std::string& field) { out.push_back({"nemo", object + "." + field}); };
+  auto add = [&](const std::string& object, const std::string& field) {
+    out.push_back({"nemo", object + "." + field});
+  };
   std::vector<std::string> classes;  // open run.Config blocks
   bool body = false, want_class = false;
   std::smatch m;
