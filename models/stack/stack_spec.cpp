@@ -52,7 +52,7 @@ const Schema<StackFeatures>& features_schema() {
         .boolean("fp8_param_gather", &StackFeatures::fp8_param_gather, std::nullopt, "FP8 parameter all-gather.")
         .boolean("offload_optimizer", &StackFeatures::offload_optimizer, std::nullopt,
                  "Optimizer states in host memory.")
-        .boolean("bf16_optimizer_states", &StackFeatures::bf16_optimizer_states, std::nullopt,
+        .boolean("bf16_optimizer_states", &StackFeatures::bf16_optimizer_states, false,
                  "Adam moments in bf16 (optimizer_states bf16).")
         .boolean("offload_activations", &StackFeatures::offload_activations, std::nullopt,
                  "Activations copied to host memory between forward and backward.")

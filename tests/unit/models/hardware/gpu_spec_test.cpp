@@ -65,7 +65,7 @@ TEST(GpuSpec, RejectsBadValuesWithThePath) {
   j = minimal();
   j["sources"] = 3;
   EXPECT_EQ(testing::config_error([&] { parse_gpu(j, "gpu"); }),
-            "gpu.sources: expected an object mapping field names to their sources");
+            "gpu.sources: expected an object mapping field names to sources");
 }
 
 }  // namespace
