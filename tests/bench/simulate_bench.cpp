@@ -125,7 +125,8 @@ void BM_Simulate_Mixtral8x22B_1024(benchmark::State& state) {
                  {"zero", 1},
                  {"seq_len", 16384},
                  {"global_batch", 256},
-                 {"schedule", "zb-h1"}};
+                 {"schedule", "zb-h1"},
+                 {"stack", "research"}};
   run(state, make_job(with_network(job, state.range(0) == 0 ? "flow" : "analytic")));
   state.SetLabel(state.range(0) == 0 ? "flow" : "analytic");
 }

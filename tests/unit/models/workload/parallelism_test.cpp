@@ -20,8 +20,10 @@ namespace {
 using sim::config::Json;
 using testing::with;
 
+// The `research` stack: megatron-core-2025's kernels and memory with every schedule.
 Json base(const Json& extra = Json::object()) {
   return with(Json{{"model", "llama3-8b"},
+                   {"stack", "research"},
                    {"cluster", "dgx-h100"},
                    {"gpus", 8},
                    {"tp", 2},

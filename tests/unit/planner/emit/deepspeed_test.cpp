@@ -88,7 +88,8 @@ TEST(DeepSpeedEmitter, MegatronDeepSpeedCarriesTpPpSpAndEp) {
                                         {"pp", 4},
                                         {"ep", 8},
                                         {"global_batch", 256},
-                                        {"schedule", "zb-h1"}});
+                                        {"schedule", "zb-h1"},
+                                        {"stack", "research"}});
   EXPECT_EQ(testing::flag_value(moe, "--num-experts"), "8");
   EXPECT_EQ(testing::flag_value(moe, "--topk"), "2");
   EXPECT_EQ(testing::flag_value(moe, "--moe-expert-parallel-size"), "8");

@@ -75,7 +75,7 @@ TEST(TorchtitanEmitter, SchedulesStagesAndBatch) {
   EXPECT_TRUE(
       testing::contains(t, "[\"layers.76\", \"layers.77\", \"layers.78\", \"layers.79\", \"norm\", \"output\"]"));
   const auto schedule = [](const std::string& s, int vp) {
-    return string_value(toml(with(testing::llama70b(), Json{{"schedule", s}, {"vp", vp}})),
+    return string_value(toml(with(testing::llama70b(), Json{{"schedule", s}, {"vp", vp}, {"stack", "research"}})),
                         "pipeline_parallel_schedule");
   };
   EXPECT_EQ(schedule("1f1b", 1), "1F1B");

@@ -95,6 +95,7 @@ TEST(Space, APinnedScheduleRunsOnOneStageToo) {
   // ZB-V on one stage is a valid job (two chunks on the same rank): a pinned schedule is not
   // replaced by 1F1B when pp = 1.
   const Fixture f = fixture(Json{{"model", "llama3-8b"},
+                                 {"stack", "zero-bubble"},
                                  {"cluster", "dgx-h100"},
                                  {"gpus", 8},
                                  {"global_batch", 64},

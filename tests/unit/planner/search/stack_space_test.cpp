@@ -140,10 +140,15 @@ TEST(StackSpace, NemoTorchtitanAndMegatronCore2024KeepTheirZeroStagesAndSchedule
   EXPECT_GT(values(moe.e, ep_of).size(), 1u);
   const Fixture core = fixture(on(kLong, "megatron-core-2024"));
   EXPECT_EQ(values(core.e, zero_of), (std::set<std::string>{"0", "1"}));
-  // The default stack runs everything: nothing excluded.
-  const Fixture all = fixture(kLong);
+  // The research stack runs everything: nothing excluded. The default stack has Megatron-Core's
+  // schedules only (no GPipe, no zero-bubble) but every ZeRO stage.
+  const Fixture all = fixture(on(kLong, "research"));
   EXPECT_TRUE(all.space.stack_excluded.empty());
   EXPECT_EQ(values(all.e, zero_of), (std::set<std::string>{"0", "1", "2", "3"}));
+  const Fixture current = fixture(kLong);
+  EXPECT_EQ(values(current.e, zero_of), (std::set<std::string>{"0", "1", "2", "3"}));
+  for (const std::string& s : values(current.e, schedule_of))
+    EXPECT_TRUE(s == "1f1b" || s == "interleaved" || s == "breadth-first") << s;
 }
 
 // A pinned value, or an option the planner does not search, that the stack cannot run is refused
