@@ -14,6 +14,7 @@ namespace {
 using models::compute::Precision;
 using models::workload::Attention;
 using models::workload::Job;
+using models::workload::OptimizerStates;
 using models::workload::Recompute;
 
 std::string str(int64_t v) { return std::to_string(v); }
@@ -281,10 +282,15 @@ void set_recompute_and_offload(Py& p, const Job& j) {
     p.set("recipe.model.config.recompute_method", dq(all ? "uniform" : "block"));
     p.set("recipe.model.config.recompute_num_layers", all ? "1" : str(j.recompute_layers));
   }
+  if (j.offload_optimizer || j.optimizer_states == OptimizerStates::kBf16)
+    p.set("recipe.optim.config.use_precision_aware_optimizer", "True");
+  if (j.optimizer_states == OptimizerStates::kBf16) {
+    p.set("recipe.optim.config.exp_avg_dtype", "torch.bfloat16");
+    p.set("recipe.optim.config.exp_avg_sq_dtype", "torch.bfloat16");
+  }
   if (j.offload_optimizer) {
     p.set("recipe.optim.config.optimizer_cpu_offload", "True");
     p.set("recipe.optim.config.optimizer_offload_fraction", "1.0");
-    p.set("recipe.optim.config.use_precision_aware_optimizer", "True");
     p.set("recipe.optim.config.overlap_cpu_optimizer_d2h_h2d", "True");
   }
   if (j.offload_activations && j.pp == 1 && j.recompute == Recompute::kNone) {

@@ -222,11 +222,18 @@ void memory_args(const Job& j, int minor, MegatronCommand& c) {
       b.arg("--recompute-num-layers", j.recompute_layers, "first layers of each model chunk");
     }
   }
+  const bool bf16_states = j.optimizer_states == models::workload::OptimizerStates::kBf16;
   if (j.offload_optimizer && !legacy(minor)) {
     b.flag("--optimizer-cpu-offload");
     b.arg("--optimizer-offload-fraction", "1.0");
     b.flag("--use-precision-aware-optimizer", "required by --optimizer-cpu-offload");
     b.flag("--overlap-cpu-optimizer-d2h-h2d");
+  } else if (bf16_states && !legacy(minor)) {
+    b.flag("--use-precision-aware-optimizer", "Adam moments in bf16 (fp32 master weights)");
+  }
+  if (bf16_states && !legacy(minor)) {
+    b.arg("--exp-avg-dtype", "bf16");
+    b.arg("--exp-avg-sq-dtype", "bf16");
   }
   if (!b.args.empty()) c.groups.push_back(std::move(b));
 }
@@ -333,6 +340,8 @@ void legacy_notes(const Job& j, int minor, std::vector<std::string>& n) {
                 " has no --num-distributed-optimizer-instances; the distributed optimizer shards over all of dp*cp.");
   if (j.fp8_param_gather) n.push_back("FP8 parameter all-gather: " + v + " has no --fp8-param-gather.");
   if (j.offload_optimizer) n.push_back("Optimizer offload: " + v + " has no --optimizer-cpu-offload.");
+  if (j.optimizer_states == models::workload::OptimizerStates::kBf16)
+    n.push_back("bf16 optimizer states: " + v + " has no --use-precision-aware-optimizer (fp32 Adam states).");
 }
 
 // Which release the flags are for, when the job's stack does not name a Megatron-Core release.

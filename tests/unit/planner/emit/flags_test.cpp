@@ -104,6 +104,7 @@ std::vector<std::pair<std::string, Json>> job_matrix() {
        with(l70, Json{{"overlap_grad_reduce", false}, {"overlap_p2p", false}, {"scatter_gather", false}})},
       {"bucket 40MB seed 7 dp weight", with(l70, Json{{"bucket_size", "40MB"}, {"seed", 7}, {"dp_comm_weight", 2.0}})},
       {"offload optimizer", with(l70, Json{{"offload_optimizer", true}})},
+      {"bf16 optimizer states", with(l70, Json{{"zero", 1}, {"optimizer_states", "bf16"}})},
       {"offload activations", with(l8, Json{{"recompute", "none"}, {"offload_activations", true}, {"zero", 1}})},
       {"offload activations full", with(l8, Json{{"recompute", "full"}, {"offload_activations", true}})},
       {"1f1b", flat},

@@ -249,3 +249,15 @@ TEST(MegatronEmitter, RecomputePrecisionAndSchedules) {
 
 }  // namespace
 }  // namespace trainsim::planner::emit
+
+namespace trainsim::planner::emit {
+namespace {
+TEST(MegatronEmitter, Bf16OptimizerStatesUseThePrecisionAwareOptimizer) {
+  const std::string m = args(with(testing::llama70b(), Json{{"optimizer_states", "bf16"}}));
+  EXPECT_TRUE(has_flag(m, "--use-precision-aware-optimizer"));
+  EXPECT_EQ(flag_value(m, "--exp-avg-dtype"), "bf16");
+  EXPECT_EQ(flag_value(m, "--exp-avg-sq-dtype"), "bf16");
+  EXPECT_FALSE(has_flag(args(testing::llama70b()), "--use-precision-aware-optimizer"));
+}
+}  // namespace
+}  // namespace trainsim::planner::emit
