@@ -1,7 +1,9 @@
 #include "planner/cli/report.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <functional>
 #include <string>
 
 namespace trainsim::planner::cli {
@@ -47,6 +49,25 @@ Json rounded(const Json& j) {
 
 std::string canonical_json(const Json& j) { return rounded(j).dump(2); }
 
+namespace {
+// "7,8x14,7": runs of equal layer counts folded.
+std::string layout_text(const std::vector<int64_t>& layers) {
+  std::string out;
+  for (size_t i = 0; i < layers.size();) {
+    size_t k = i;
+    while (k < layers.size() && layers[k] == layers[i]) ++k;
+    if (!out.empty()) out += ',';
+    out += std::to_string(layers[i]);
+    if (k - i > 1) {
+      out += 'x';
+      out += std::to_string(k - i);
+    }
+    i = k;
+  }
+  return out;
+}
+}  // namespace
+
 void print_report(std::ostream& out, const models::workload::SimulationResult& r) {
   const auto& j = r.job;
   out << "trainsim simulate: " << j.model.name << " on " << j.gpus << " x " << j.gpu.name << " (" << j.cluster.name
@@ -54,6 +75,8 @@ void print_report(std::ostream& out, const models::workload::SimulationResult& r
   out << "  parallel   tp " << j.tp << "  pp " << j.pp << "  dp " << j.dp << "  vp " << j.vp << "  sp "
       << (j.sp ? "on" : "off") << "  zero " << j.zero << "  recompute " << to_string(j.recompute) << "  schedule "
       << j.schedule << "\n";
+  if (std::adjacent_find(j.layers.begin(), j.layers.end(), std::not_equal_to<>()) != j.layers.end())
+    out << "  layout     " << layout_text(j.layers) << " layers per virtual stage (--pp-layout to change)\n";
   // Only what a job uses, so that plain dense runs print as before.
   if (j.cp > 1 || j.ep > 1 || j.dp_shard < j.dp_cp() || j.offload_optimizer || j.offload_activations ||
       j.tp_comm_overlap) {

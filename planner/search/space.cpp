@@ -32,18 +32,6 @@ uint8_t schedule_index(const std::string& name) {
 
 }  // namespace
 
-std::vector<int64_t> uneven_layout(int64_t layers, int64_t vstages) {
-  if (vstages <= 1 || layers % vstages == 0) return {};
-  const int64_t base = (layers + vstages - 1) / vstages;
-  const int64_t deficit = base * vstages - layers;
-  const int64_t first = base - (deficit + 1) / 2, last = base - deficit / 2;
-  if (first < 1 || last < 1 || vstages < 2) return {};
-  std::vector<int64_t> out(static_cast<size_t>(vstages), base);
-  out.front() = first;
-  out.back() = last;
-  return out;
-}
-
 SearchSpace make_space(const JobSpec& spec, const Json& given, const Job& hw, const SpaceOptions& o) {
   if (given.contains("pp_layout"))
     throw ConfigError("pp_layout", "the planner chooses the layer split itself",

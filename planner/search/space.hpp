@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "models/workload/job/job.hpp"
+#include "models/workload/job/layout.hpp"
 #include "planner/search/candidate.hpp"
 #include "sim/config/schema.hpp"
 
@@ -60,7 +61,8 @@ Enumeration enumerate(const SearchSpace& space, const models::workload::Job& har
 // The job spec of a candidate: `base` with the candidate's parallel fields set.
 void apply(const Candidate& c, const models::workload::Job& hardware, models::workload::JobSpec& spec);
 
-// Layers per virtual stage of an uneven candidate (first and last lighter); empty when even.
-std::vector<int64_t> uneven_layout(int64_t layers, int64_t vstages);
+// Layers per virtual stage of an uneven candidate (first and last lighter; the job's default
+// split, models/workload/job/layout.hpp); empty when even.
+using models::workload::uneven_layout;
 
 }  // namespace trainsim::planner::search

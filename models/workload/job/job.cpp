@@ -6,6 +6,7 @@
 
 #include "models/presets/catalog.hpp"
 #include "models/schedules/schedule.hpp"
+#include "models/workload/job/layout.hpp"
 #include "models/workload/job/stack.hpp"
 
 namespace trainsim::models::workload {
@@ -113,7 +114,9 @@ void parallel_fields(JobSchema& s) {
       .custom("pp_layout", "list of integers or \"a,b,...\"", std::string("null"),
               "Transformer layers of each pipeline stage (pp*vp entries, virtual stages in model order, "
               "summing to the model's layers), e.g. 7,8,8,7 to lighten the stages that also hold the "
-              "embedding and the LM head; null = an even split.",
+              "embedding and the LM head; null = an even split, or, when the layers do not divide, the split the "
+              "planner uses: lighter first and last stages (Megatron's account-for-embedding/loss split, e.g. "
+              "7,8,...,8,7 for 126 layers over 16 stages).",
               read_pp_layout);
 }
 
@@ -256,16 +259,22 @@ Json resolve_ref(const std::string& kind, const Json& ref, const std::string& pa
 }  // namespace
 
 namespace {
-// Layers per virtual stage: the --pp-layout list, or an even split.
+// Layers per virtual stage: the --pp-layout list, an even split, or (layers not dividing) the
+// lighter-first-and-last split the planner uses (layout.hpp).
 void resolve_layout(const JobSpec& s, Job& j) {
   const int64_t vstages = j.pp * j.vp, L = j.model.layers;
   if (s.pp_layout.empty()) {
-    if (L % vstages != 0)
+    if (L % vstages == 0) {
+      j.layers.assign(static_cast<size_t>(vstages), L / vstages);
+      return;
+    }
+    j.layers = uneven_layout(L, vstages);
+    if (j.layers.empty())
       throw ConfigError(j.vp > 1 ? "vp" : "pp",
-                        "layers (" + std::to_string(L) + ") must be divisible by pp*vp = " + std::to_string(vstages),
+                        "layers (" + std::to_string(L) + ") do not divide over pp*vp = " + std::to_string(vstages) +
+                            ", and lighter first and last stages cannot take up the difference",
                         "choose pp*vp among the divisors of " + std::to_string(L) + ": " + divisors_text(L) +
                             ", or give --pp-layout");
-    j.layers.assign(static_cast<size_t>(vstages), L / vstages);
     return;
   }
   if (static_cast<int64_t>(s.pp_layout.size()) != vstages)

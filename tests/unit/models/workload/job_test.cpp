@@ -134,14 +134,16 @@ TEST(Job, DivisibilityErrorsNameTheFieldAndTheFix) {
   EXPECT_EQ(error_of(with(base(), Json{{"global_batch", 64}, {"micro_batch", 3}})),
             "global_batch: global_batch (64) is not divisible by dp*micro_batch = 24 (use a multiple of 24, e.g. 48 "
             "or 72)");
-  EXPECT_EQ(error_of(with(base(), Json{{"pp", 3}, {"gpus", 48}})),
-            "pp: layers (32) must be divisible by pp*vp = 3 (choose pp*vp among the divisors of 32: 1, 2, 4, 8, 16, "
-            "32, or give "
-            "--pp-layout)");
+  // Layers that do not divide over pp*vp take the planner's split (lighter first and last
+  // stages, Megatron's account-for-embedding/loss); only a split that leaves a stage empty fails.
+  EXPECT_EQ(testing::job(with(base(), Json{{"pp", 3}, {"gpus", 48}})).layers, (std::vector<int64_t>{10, 11, 11}));
+  EXPECT_EQ(testing::job(with(base(), Json{{"schedule", "interleaved"}, {"vp", 3}})).layers,
+            (std::vector<int64_t>{1, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 1}));
   EXPECT_EQ(
-      error_of(with(base(), Json{{"schedule", "interleaved"}, {"vp", 3}})),
-      "vp: layers (32) must be divisible by pp*vp = 12 (choose pp*vp among the divisors of 32: 1, 2, 4, 8, 16, 32, or "
-      "give --pp-layout)");
+      error_of(with(
+          base(), Json{{"model", testing::gpt(4, 1024, 8, 1000, 512)}, {"pp", 8}, {"gpus", 64}, {"global_batch", 64}})),
+      "pp: layers (4) do not divide over pp*vp = 8, and lighter first and last stages cannot take up the "
+      "difference (choose pp*vp among the divisors of 4: 1, 2, 4, or give --pp-layout)");
 }
 
 TEST(Job, ScheduleAndShardingErrors) {
