@@ -62,6 +62,7 @@ LayerKernels layer_kernels(const ModelSpec& m, const LayerShape& s) {
   const int64_t Tn = s.sp ? T / tp : T;  // tokens seen by norms / dropout / residual
   const int64_t h = m.hidden, d = m.head_dim();
   const int64_t kvd = m.kv_heads_or_heads() * d;
+  const int64_t q = m.q_width();  // query / attention-output width (h unless head_dim is set apart)
   const int64_t heads_local = m.heads / tp;
   const int64_t f = m.ffn_hidden;
   const int64_t gates = m.activation == "swiglu" ? 2 : 1;
@@ -85,20 +86,20 @@ LayerKernels layer_kernels(const ModelSpec& m, const LayerShape& s) {
 
   // ---- attention block ----
   BlockKernels& a = out.attn;
-  const int64_t qkv_n = (h + 2 * kvd) / tp;
+  const int64_t qkv_n = (q + 2 * kvd) / tp;
   a.main_fwd = {forward_gemm("attn.qkv", T, qkv_n, h)};
   a.main_dgrad = {};
   a.main_wgrad = {wgrad_gemm("attn.qkv", T, qkv_n, h)};
   const bool rope = m.position == "rope";
   // Rotary embedding reads and writes the local query and key heads.
-  const double rope_bytes = Td * static_cast<double>(h + kvd) / static_cast<double>(tp) * 2 * kAct;
+  const double rope_bytes = Td * static_cast<double>(q + kvd) / static_cast<double>(tp) * 2 * kAct;
   if (rope) a.main_fwd.push_back(memory_kernel("attn.rope.fwd", rope_bytes));
   Kernels core_fwd, core_bwd;
   if (s.flash) {
     // Causal FlashAttention skips the masked half: QK^T and PV at 2*b*s^2*h/tp each, halved.
     // With context parallelism each rank holds sq = seq/cp queries against all seq keys, half masked.
     const double f_fwd = 2.0 * static_cast<double>(b) * static_cast<double>(sq) * static_cast<double>(sq) *
-                         static_cast<double>(s.cp) * hd / static_cast<double>(tp);
+                         static_cast<double>(s.cp) * static_cast<double>(q) / static_cast<double>(tp);
     core_fwd = {attention("attn.core.fwd", Kind::kAttentionFwd, f_fwd)};
     // Backward recomputes S and P and forms dQ, dK, dV, dP: 2.5x the forward matmul work.
     core_bwd = {attention("attn.core.bwd", Kind::kAttentionBwd, 2.5 * f_fwd)};
@@ -118,13 +119,13 @@ LayerKernels layer_kernels(const ModelSpec& m, const LayerShape& s) {
     a.selective_recompute = core_fwd;
   }
   append(a.main_fwd, core_fwd);
-  a.main_fwd.push_back(forward_gemm("attn.proj", T, h, h / tp));
+  a.main_fwd.push_back(forward_gemm("attn.proj", T, h, q / tp));
   // Backward in reverse: projection input gradient, attention core, rope, QKV input gradient.
-  a.main_dgrad.push_back(dgrad_gemm("attn.proj", T, h, h / tp));
+  a.main_dgrad.push_back(dgrad_gemm("attn.proj", T, h, q / tp));
   append(a.main_dgrad, core_bwd);
   if (rope) a.main_dgrad.push_back(memory_kernel("attn.rope.bwd", rope_bytes));
   a.main_dgrad.push_back(dgrad_gemm("attn.qkv", T, qkv_n, h));
-  a.main_wgrad.insert(a.main_wgrad.begin(), wgrad_gemm("attn.proj", T, h, h / tp));
+  a.main_wgrad.insert(a.main_wgrad.begin(), wgrad_gemm("attn.proj", T, h, q / tp));
 
   // ---- MLP block ----
   BlockKernels& p = out.mlp;

@@ -62,8 +62,9 @@ double forward_model_flops_per_sequence(const ModelSpec& m, int64_t seq_len) {
   const double kvd = static_cast<double>(m.kv_heads_or_heads() * m.head_dim());
   const double f = static_cast<double>(m.ffn_hidden);
   const double gates = m.activation == "swiglu" ? 2.0 : 1.0;
-  const double per_token_matmul = 2.0 * (h * (h + 2 * kvd) + h * h + (gates + 1.0) * h * f);
-  const double attention = 4.0 * s * h;  // QK^T and PV over all s keys, per token
+  const double q = static_cast<double>(m.q_width());
+  const double per_token_matmul = 2.0 * (h * (q + 2 * kvd) + q * h + (gates + 1.0) * h * f);
+  const double attention = 4.0 * s * q;  // QK^T and PV over all s keys, per token
   const double head = 2.0 * h * static_cast<double>(m.vocab);
   return s * (static_cast<double>(m.layers) * (per_token_matmul + attention) + head);
 }

@@ -13,9 +13,9 @@ double norm_parameters(const ModelSpec& m) {
 
 // QKV and output projections with their biases (no norm).
 double attention_parameters(const ModelSpec& m) {
-  const double h = static_cast<double>(m.hidden);
+  const double h = static_cast<double>(m.hidden), q = static_cast<double>(m.q_width());
   const double kv = static_cast<double>(m.kv_heads_or_heads()) * static_cast<double>(m.head_dim());
-  return h * (h + 2 * kv) + h * h + (m.bias ? (h + 2 * kv) + h : 0.0);
+  return h * (q + 2 * kv) + q * h + (m.bias ? (q + 2 * kv) + h : 0.0);
 }
 
 // An MLP of width f with the model's activation (SwiGLU: gate and up projections) and biases.
@@ -132,6 +132,10 @@ const sim::config::Schema<ModelSpec>& model_schema() {
         .integer("heads", &ModelSpec::heads, 1, 1000000, std::nullopt, "Attention (query) heads.")
         .nullable_integer("kv_heads", &ModelSpec::kv_heads, 1, 1000000,
                           "Key/value heads: null or = heads for MHA, fewer for GQA, 1 for MQA.")
+        .nullable_integer("head_dim", &ModelSpec::head_dim_field, 1, 100000,
+                          "Width of one attention head; null = hidden/heads. Set it where the queries are wider "
+                          "or narrower than hidden (Qwen3: 128 at hidden 2048 and 32 heads), which changes the "
+                          "QKV and output projections, the attention FLOPs and the KV sizes.")
         .integer("ffn_hidden", &ModelSpec::ffn_hidden, 1, kBig, std::nullopt, "MLP inner size.")
         .integer("vocab", &ModelSpec::vocab, 1, kBig, std::nullopt, "Vocabulary size.")
         .integer("seq_len", &ModelSpec::seq_len, 1, kBig, std::nullopt, "Default training sequence length.")
@@ -164,10 +168,10 @@ ModelSpec parse_model(const Json& j, const std::string& path) {
   ModelSpec m;
   model_schema().parse(j, path, m);
   const auto at = [&](const char* k) { return path.empty() ? std::string(k) : path + "." + k; };
-  if (m.hidden % m.heads != 0)
+  if (!m.head_dim_field && m.hidden % m.heads != 0)
     throw ConfigError(at("heads"),
                       "heads (" + std::to_string(m.heads) + ") must divide hidden (" + std::to_string(m.hidden) + ")",
-                      "choose heads so that hidden/heads is a whole head dimension");
+                      "choose heads so that hidden/heads is a whole head dimension, or give head_dim");
   if (m.heads % m.kv_heads_or_heads() != 0)
     throw ConfigError(
         at("kv_heads"),

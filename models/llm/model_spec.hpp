@@ -46,8 +46,9 @@ struct ModelSpec {
   int64_t layers = 0;
   int64_t hidden = 0;
   int64_t heads = 0;
-  std::optional<int64_t> kv_heads;  // null: multi-head attention (= heads)
-  int64_t ffn_hidden = 0;           // MLP width of the dense layers
+  std::optional<int64_t> kv_heads;        // null: multi-head attention (= heads)
+  std::optional<int64_t> head_dim_field;  // `head_dim`; null: hidden / heads
+  int64_t ffn_hidden = 0;                 // MLP width of the dense layers
   int64_t vocab = 0;
   int64_t seq_len = 0;
   std::string activation = "gelu";   // gelu | swiglu
@@ -60,7 +61,10 @@ struct ModelSpec {
   std::string source;
 
   int64_t kv_heads_or_heads() const { return kv_heads.value_or(heads); }
-  int64_t head_dim() const { return hidden / heads; }
+  int64_t head_dim() const { return head_dim_field.value_or(hidden / heads); }
+  // Width of the queries (and of the attention output the projection reads): heads x head_dim,
+  // which is hidden unless head_dim is set apart (Qwen3, GPT-OSS: wider or narrower than hidden).
+  int64_t q_width() const { return heads * head_dim(); }
   // Whether layer `layer` (0-based) has a MoE block; always false for a dense model.
   bool is_moe_layer(int64_t layer) const;
   // Number of MoE layers (0 for a dense model).

@@ -15,6 +15,7 @@ sim::Bytes layer_activation_bytes(const llm::ModelSpec& m, int64_t micro_batch, 
   const double repl = sp ? 1.0 / t : 1.0;  // tensors outside TP regions are split only with SP
   if (recompute == "full") return sim::Bytes(static_cast<int64_t>(T * h * kAct * repl));  // layer input only
   const double kvd = static_cast<double>(m.kv_heads_or_heads() * m.head_dim());
+  const double q = static_cast<double>(m.q_width());
   const double f = static_cast<double>(m.ffn_hidden);
   const double gates = m.activation == "swiglu" ? 2.0 : 1.0;
   const double drop = m.dropout ? 1.0 : 0.0;
@@ -26,7 +27,7 @@ sim::Bytes layer_activation_bytes(const llm::ModelSpec& m, int64_t micro_batch, 
   // fc2 input = activation output) as the FP8 casts its GEMMs read: 1 byte each.
   const double gemm_in = fp8_inputs ? 1.0 : kAct;
   double bytes = T * h * (2 * kAct + 2 * gemm_in + 2 * drop) * repl;  // two norm inputs, two GEMM inputs, masks
-  bytes += T * (h + 2 * kvd) * kAct / t + T * h * gemm_in / t;        // Q, K, V and out-proj input
+  bytes += T * (q + 2 * kvd) * kAct / t + T * q * gemm_in / t;        // Q, K, V and out-proj input
   bytes += T * (gates * kAct + gemm_in) * f / t;                      // fc1 output(s) and activation output
   if (flash) {
     bytes += T * static_cast<double>(m.heads) / t * 4.0;  // softmax log-sum-exp (fp32 per row)

@@ -42,9 +42,10 @@ const std::map<std::string, Recipe>& recipes() {
         "NeMo's DeepSeek-V3 has Multi-head Latent Attention and multi-token prediction, which trainsim approximates "
         "with multi-head attention and leaves out."}},
       {"qwen3-30b-a3b",
-       {"qwen3_30b_a3b", "NeMo's Qwen3 has head_dim 128 (queries wider than hidden); trainsim used hidden/heads."}},
+       {"qwen3_30b_a3b", "NeMo's Qwen3 also has QK-norm, which trainsim does not model (2 x 128 weights per layer)."}},
       {"qwen3-235b-a22b",
-       {"qwen3_235b_a22b", "NeMo's Qwen3 has head_dim 128 (queries wider than hidden); trainsim used hidden/heads."}},
+       {"qwen3_235b_a22b",
+        "NeMo's Qwen3 also has QK-norm, which trainsim does not model (2 x 128 weights per layer)."}},
   };
   return table;
 }

@@ -6,6 +6,7 @@
 #include <cmath>
 
 #include "../test_support.hpp"
+#include "models/llm/layer_ops.hpp"
 #include "models/presets/catalog.hpp"
 #include "sim/error.hpp"
 
@@ -108,7 +109,7 @@ TEST(ModelSpec, RejectsHeadsNotDividingHidden) {
   const auto j = testing::gpt(2, 100, 3, 1000, 128);
   EXPECT_EQ(testing::config_error([&] { parse_model(j, "model"); }),
             "model.heads: heads (3) must divide hidden (100) (choose heads so that hidden/heads is a whole head "
-            "dimension)");
+            "dimension, or give head_dim)");
   // Without a path prefix the field name stands alone.
   EXPECT_EQ(testing::config_error([&] { parse_model(j, ""); }).rfind("heads: heads (3)", 0), 0u);
 }
@@ -274,12 +275,12 @@ TEST(ModelSpec, MoePresetsMatchPublishedTotals) {
     double active_tolerance;  // relative
   };
   // DeepSeek-V3's MLA is modelled as 128-head MHA: +18.4M parameters per layer, +1.1B in all,
-  // which moves the 37B active count by +4.5% (+1.5% with MLA's own 187.1M per layer). Qwen3's
-  // heads are 128 wide but ModelSpec's are hidden/heads = 64: attention loses half its parameters
-  // (-12% / -14% of the active count); corrected below.
+  // which moves the 37B active count by +4.5% (+1.5% with MLA's own 187.1M per layer). Qwen3 sets
+  // head_dim 128 (queries wider than hidden), so its counts are exact but for QK-norm's 256
+  // weights per layer.
   for (const Row& r :
        {Row{"mixtral-8x7b", 46.7, 12.9, 0.03}, Row{"mixtral-8x22b", 141, 39, 0.03}, Row{"deepseek-v3", 671, 37, 0.05},
-        Row{"qwen3-30b-a3b", 30.5, 3.3, 0.15}, Row{"qwen3-235b-a22b", 235, 22, 0.15}}) {
+        Row{"qwen3-30b-a3b", 30.5, 3.3, 0.02}, Row{"qwen3-235b-a22b", 235, 22, 0.02}}) {
     const ModelSpec m = testing::model(r.name);
     ASSERT_TRUE(m.moe.has_value()) << r.name;
     EXPECT_NEAR(m.parameters() / 1e9 / r.total, 1.0, 0.03) << r.name;
@@ -292,15 +293,12 @@ TEST(ModelSpec, MoePresetsMatchPublishedTotals) {
   const ModelSpec mx = testing::model("mixtral-8x7b");
   EXPECT_DOUBLE_EQ(mx.parameters(), 32 * (attn + 8 * expert) + 2 * 32000 * h + h);
   EXPECT_DOUBLE_EQ(mx.active_parameters(), 32 * (attn + 2 * expert) + 2 * 32000 * h + h);
-  // With their published 128-wide heads Qwen3's active counts are within 2%.
-  for (const auto& [name, active] : {std::pair{"qwen3-30b-a3b", 3.3}, std::pair{"qwen3-235b-a22b", 22.0}}) {
+  // Qwen3 with head_dim 128: totals within 1% of the model cards (30.5B, 235B).
+  for (const auto& [name, total] : {std::pair{"qwen3-30b-a3b", 30.5}, std::pair{"qwen3-235b-a22b", 235.0}}) {
     const ModelSpec m = testing::model(name);
-    const double hh = static_cast<double>(m.hidden), kv = static_cast<double>(m.kv_heads_or_heads());
-    const double heads = static_cast<double>(m.heads), d = static_cast<double>(m.head_dim());
-    const double missing = static_cast<double>(m.layers) * (2 * hh * heads * (128 - d) + 2 * hh * kv * (128 - d));
-    EXPECT_NEAR((m.active_parameters() + missing) / 1e9 / active, 1.0, 0.02) << name;
-    EXPECT_NEAR((m.parameters() + missing) / 1e9 / (std::string(name) == "qwen3-30b-a3b" ? 30.5 : 235.0), 1.0, 0.01)
-        << name;
+    EXPECT_EQ(m.head_dim(), 128) << name;
+    EXPECT_EQ(m.q_width(), 2 * m.hidden) << name;
+    EXPECT_NEAR(m.parameters() / 1e9 / total, 1.0, 0.01) << name;
   }
   // DeepSeek-V3: 3 dense layers, 58 MoE layers.
   const ModelSpec ds = testing::model("deepseek-v3");
@@ -309,5 +307,35 @@ TEST(ModelSpec, MoePresetsMatchPublishedTotals) {
   EXPECT_TRUE(ds.is_moe_layer(3));
 }
 
+}  // namespace
+}  // namespace trainsim::models::llm
+
+namespace trainsim::models::llm {
+namespace {
+TEST(ModelSpec, HeadDimApartFromHidden) {
+  // 32 query heads of 128 over a 2048-wide residual stream (Qwen3-30B-A3B's attention): the
+  // projections are 2048 x 4096 (Q), 2048 x 512 (K, V) and 4096 x 2048 (O).
+  sim::config::Json j = testing::gpt(2, 2048, 32, 1000, 512);
+  j["head_dim"] = 128;
+  j["kv_heads"] = 4;
+  j["bias"] = false;
+  const ModelSpec m = parse_model(j, "model");
+  EXPECT_EQ(m.q_width(), 4096);
+  const double h = 2048, attn = h * (4096 + 2 * 512) + 4096 * h;
+  sim::config::Json narrow = j;
+  narrow.erase("head_dim");
+  const ModelSpec n = parse_model(narrow, "model");
+  EXPECT_DOUBLE_EQ(m.layer_parameters() - n.layer_parameters(), attn - (h * (2048 + 2 * 256) + 2048 * h));
+  // The attention FLOPs follow the query width too.
+  EXPECT_DOUBLE_EQ(forward_model_flops_per_sequence(m, 512) - forward_model_flops_per_sequence(n, 512),
+                   512.0 * 2 * (2.0 * (attn - (h * (2048 + 2 * 256) + 2048 * h)) + 4.0 * 512 * (4096 - 2048)));
+  // Without head_dim, heads must divide hidden.
+  sim::config::Json odd = narrow;
+  odd["heads"] = 30;
+  odd["kv_heads"] = nullptr;
+  EXPECT_THROW(parse_model(odd, "model"), ConfigError);
+  odd["head_dim"] = 64;
+  EXPECT_NO_THROW(parse_model(odd, "model"));
+}
 }  // namespace
 }  // namespace trainsim::models::llm

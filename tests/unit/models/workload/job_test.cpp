@@ -101,7 +101,7 @@ TEST(Job, InlineObjectsAndFiles) {
   // Errors inside an inline model carry its path.
   EXPECT_EQ(error_of(with(base(), Json{{"model", testing::gpt(8, 1000, 16, 1000, 512)}})),
             "model.heads: heads (16) must divide hidden (1000) (choose heads so that hidden/heads is a whole head "
-            "dimension)");
+            "dimension, or give head_dim)");
   EXPECT_EQ(error_of(with(base(), Json{{"model", 3}})),
             "model: expected a model preset name, a JSON file path or an object, got an integer");
   EXPECT_EQ(error_of(with(base(), Json{{"model", "llama3-9b"}})),
