@@ -11,8 +11,6 @@
 
 namespace trainsim::models::collectives {
 
-using internal::op_name;
-
 bool AlgorithmInfo::supports(CollectiveOp op) const { return std::find(ops.begin(), ops.end(), op) != ops.end(); }
 
 std::vector<std::string> algorithms_supporting(CollectiveOp op) {
@@ -23,7 +21,7 @@ namespace {
 
 std::string ops_text(const std::vector<CollectiveOp>& ops) {
   std::vector<std::string> names;
-  for (CollectiveOp op : ops) names.emplace_back(op_name(op));
+  for (CollectiveOp op : ops) names.emplace_back(to_string(op));
   return sim::config::join(names);
 }
 
@@ -68,8 +66,8 @@ std::optional<Problem> input_problem(const AlgorithmInfo& a, const CollectiveSpe
   if (!a.supports(spec.op))
     return Problem{
         "algorithm",
-        "\"" + a.name + "\" does not implement " + op_name(spec.op) + " (it implements " + ops_text(a.ops) + ")",
-        "algorithms for " + std::string(op_name(spec.op)) + ": " + sim::config::join(algorithms_supporting(spec.op))};
+        "\"" + a.name + "\" does not implement " + to_string(spec.op) + " (it implements " + ops_text(a.ops) + ")",
+        "algorithms for " + std::string(to_string(spec.op)) + ": " + sim::config::join(algorithms_supporting(spec.op))};
   const auto uses = [&](const std::string& key) {
     return std::find(a.params.begin(), a.params.end(), key) != a.params.end();
   };
@@ -101,7 +99,7 @@ CollectivePlan AlgorithmInfo::plan(const CollectiveSpec& spec, const Group& grou
     throw ConfigError(problem->path, problem->message, problem->hint);
   if (check) {
     const std::string why = check(spec, group, params);
-    if (!why.empty()) throw ConfigError("algorithm", "\"" + name + "\" cannot run this " + op_name(spec.op), why);
+    if (!why.empty()) throw ConfigError("algorithm", "\"" + name + "\" cannot run this " + to_string(spec.op), why);
   }
   const int32_t n = group.size;
   CollectivePlan out;

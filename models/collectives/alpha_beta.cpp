@@ -8,19 +8,6 @@
 
 namespace trainsim::models::collectives {
 
-const char* to_string(CollectiveOp op) {
-  switch (op) {
-    case CollectiveOp::kAllReduce: return "all_reduce";
-    case CollectiveOp::kAllGather: return "all_gather";
-    case CollectiveOp::kReduceScatter: return "reduce_scatter";
-    case CollectiveOp::kAllToAll: return "all_to_all";
-    case CollectiveOp::kBroadcast: return "broadcast";
-    case CollectiveOp::kReduce: return "reduce";
-    case CollectiveOp::kSendRecv: return "send_recv";
-  }
-  return "?";
-}
-
 AlphaBetaModel::AlphaBetaModel(const hardware::ClusterSpec& cluster) : c_(cluster) {}
 
 sim::Bandwidth AlphaBetaModel::ring_bus_bandwidth(const GroupPlacement& g) const {
@@ -31,20 +18,6 @@ sim::Bandwidth AlphaBetaModel::ring_bus_bandwidth(const GroupPlacement& g) const
   // on a 4-NIC, 8-GPU node), and the g ranks of this group in a node drive g such shares.
   const sim::Bandwidth inter = c_.nic_bandwidth * (c_.nic_efficiency * nic_share() * static_cast<double>(g.per_node));
   return std::min(nvlink, inter);
-}
-
-double bus_bandwidth_factor(CollectiveOp op, int64_t n) {
-  const double nn = static_cast<double>(n);
-  switch (op) {
-    case CollectiveOp::kAllReduce: return 2.0 * (nn - 1) / nn;
-    case CollectiveOp::kAllGather:
-    case CollectiveOp::kReduceScatter:
-    case CollectiveOp::kAllToAll: return (nn - 1) / nn;
-    case CollectiveOp::kBroadcast:
-    case CollectiveOp::kReduce:
-    case CollectiveOp::kSendRecv: return 1.0;
-  }
-  return 1.0;
 }
 
 CollectiveOp parse_collective_op(const std::string& text, const std::string& path) {

@@ -11,7 +11,6 @@
 namespace trainsim::models::collectives {
 
 using internal::copy_key;
-using internal::op_name;
 
 namespace {
 
@@ -51,7 +50,7 @@ void check_layout(const CollectiveSpec& spec, int32_t n, const CollectivePlan& p
   TRAINSIM_ASSERT(total == want, "chunks add up to ", total.count(), " bytes, the buffer layout needs ", want.count());
   const int32_t c = plan.chunks;
   if (op == CollectiveOp::kAllGather || op == CollectiveOp::kReduceScatter)
-    TRAINSIM_ASSERT(c % n == 0, "chunks must be a multiple of n for ", op_name(op));
+    TRAINSIM_ASSERT(c % n == 0, "chunks must be a multiple of n for ", to_string(op));
   if (op == CollectiveOp::kAllToAll) TRAINSIM_ASSERT(c % (n * n) == 0, "chunks must be a multiple of n*n");
   if (op == CollectiveOp::kSendRecv) TRAINSIM_ASSERT(n == 2, "send/recv needs a group of 2");
 }
@@ -191,7 +190,7 @@ void check_postconditions(const CollectiveSpec& spec, int32_t n, int32_t c, Cont
   for (int32_t r = 0; r < n; ++r) all[static_cast<size_t>(r) / 64] |= uint64_t{1} << (r % 64);
   const auto expect = [&](int32_t r, int32_t k, const Bits& want_bits, const char* what) {
     const uint64_t* h = contents.cell(r, k);
-    TRAINSIM_ASSERT(std::equal(want_bits.begin(), want_bits.end(), h), op_name(op), ": rank ", r, " chunk ", k,
+    TRAINSIM_ASSERT(std::equal(want_bits.begin(), want_bits.end(), h), to_string(op), ": rank ", r, " chunk ", k,
                     " holds ", describe(h, n), ", expected ", what, " ", describe(want_bits.data(), n));
   };
   const auto single = [&](int32_t r) -> const Bits& {

@@ -8,8 +8,6 @@
 
 namespace trainsim::models::collectives {
 
-using internal::bus_factor;
-
 namespace {
 // Reference figures (the chooser sees no cluster).
 // Per-step latencies: NCCL's tuning model for the Simple protocol (NVIDIA/nccl
@@ -34,7 +32,7 @@ sim::Bytes ring_latency_bound_bytes(CollectiveOp op, const Group& group) {
   const double latency =
       static_cast<double>(steps - cross) * kNvlinkStepSeconds + static_cast<double>(cross) * kNetworkStepSeconds;
   const double bus = m > 1 ? kNetworkBusBytesPerSecond : kNvlinkBusBytesPerSecond;
-  return sim::Bytes(std::llround(latency * bus / bus_factor(op, n)));
+  return sim::Bytes(std::llround(latency * bus / bus_bandwidth_factor(op, n)));
 }
 
 std::string choose_algorithm(CollectiveOp op, sim::Bytes bytes, const Group& group) {
