@@ -119,6 +119,19 @@ const Schema<StackMemory>& memory_schema() {
   return schema;
 }
 
+const Schema<StackHost>& host_schema() {
+  static const Schema<StackHost> schema = [] {
+    Schema<StackHost> s("stack.host", "Host-side issue costs of eager execution (docs/stacks.md, host synchronization).");
+    s.unit("sync_latency", &StackHost::sync_latency, &sim::config::read_time, "duration", std::nullopt,
+              "Device-to-host copy and stream synchronization until the host issues again.")
+        .boolean("moe_dispatch_sync", &StackHost::moe_dispatch_sync, std::nullopt,
+                 "The dropless MoE token dispatcher copies the token counts to the host and synchronizes "
+                 "before the expert-parallel all-to-all, once per MoE layer forward.");
+    return s;
+  }();
+  return schema;
+}
+
 template <typename T>
 auto nested(T StackSpec::*m, const Schema<T>& (*schema)()) {
   return [m, schema](StackSpec& s, const Json& j, const std::string& p) { schema().parse(j, p, s.*m); };
@@ -146,6 +159,7 @@ const Schema<StackSpec>& stack_schema() {
         .custom("features", "object", std::nullopt, "What it can run.", nested(&StackSpec::features, features_schema))
         .custom("kernels", "object", std::nullopt, "Its kernels.", nested(&StackSpec::kernels, kernels_schema))
         .custom("memory", "object", std::nullopt, "Its memory conventions.", nested(&StackSpec::memory, memory_schema))
+        .custom("host", "object", std::nullopt, "Its host-side issue costs.", nested(&StackSpec::host, host_schema))
         .unit("step_overhead", &StackSpec::step_overhead, &sim::config::read_time, "duration", std::nullopt,
               "Framework and host time per iteration outside the kernels (optimizer launch, gradient-norm "
               "and loss reductions, logging).")

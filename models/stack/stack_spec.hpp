@@ -66,6 +66,13 @@ struct StackMemory {
   double logits_bytes = 8.0;             // bytes per logit element alive at the loss (fp32 logits + grad)
 };
 
+// The host side of eager execution (models/llm/host_sync.hpp): what a host-device synchronization
+// costs when the host must then issue every kernel (the job's kernel_dispatch each) while the GPU waits.
+struct StackHost {
+  sim::Time sync_latency;          // device-to-host copy + stream synchronize until the host issues again
+  bool moe_dispatch_sync = false;  // the dropless MoE dispatcher synchronizes before the EP all-to-all
+};
+
 struct StackSpec {
   std::string name, description;
   std::string framework;  // "Megatron-Core r0.8 + Transformer Engine 1.7", ...
@@ -75,6 +82,7 @@ struct StackSpec {
   StackFeatures features;
   StackKernels kernels;
   StackMemory memory;
+  StackHost host;
   sim::Time step_overhead;  // framework and host time per iteration outside the kernels
   std::map<std::string, std::string> sources;
 };

@@ -114,6 +114,9 @@ void print_report(std::ostream& out, const models::workload::SimulationResult& r
     const sim::Time it = r.iteration;
     out << "  compute             " << secs(c.compute) << " s  " << pct(c.compute, it) << "   (recompute "
         << secs(c.recompute) << " s)\n";
+    if (j.model.moe)
+      out << "  host-bound (sync)   " << secs(c.host_sync) << " s  " << pct(c.host_sync, it)
+          << "   (GPU waiting for the host after the MoE dispatcher's synchronizations)\n";
     out << "  exposed TP comm     " << secs(c.tp_exposed) << " s  " << pct(c.tp_exposed, it) << "\n";
     out << "  exposed PP comm     " << secs(c.pp_exposed) << " s  " << pct(c.pp_exposed, it) << "\n";
     out << "  exposed DP comm     " << secs(c.dp_exposed) << " s  " << pct(c.dp_exposed, it) << "\n";

@@ -6,7 +6,9 @@
 #include "models/collectives/comm_model.hpp"
 #include "models/llm/layer_kernels.hpp"
 #include "models/memory/footprint.hpp"
+#include "models/workload/build/moe_block.hpp"
 #include "models/workload/build/stage_memory.hpp"
+#include "models/workload/job/expert_layout.hpp"
 #include "planner/search/space.hpp"
 #include "sim/error.hpp"
 
@@ -161,14 +163,15 @@ const Estimator::LayerTimes& Estimator::layer_times() {
   if (m.moe) {
     const int64_t tokens = j.micro_batch * seq_local / (j.sp ? j.tp : 1);
     const models::llm::MoeBlockCosts mc = models::llm::moe_block_costs(m, shape, j.ep, j.etp, tokens, cm_);
-    const GroupPlacement epg{j.ep, clamp_per_node(gpn, j.tp * j.cp, j.ep)};
-    const GroupPlacement etg{j.etp, std::min(j.etp, gpn)};
+    const models::workload::ExpertLayout folding = models::workload::expert_layout(j);
+    const GroupPlacement epg = folding.ep_group(), etg = folding.etp_group();
     const double a2a = j.ep > 1 ? comm_.collective(CollectiveOp::kAllToAll, mc.a2a, epg).seconds() : 0.0;
     const double etp = j.etp > 1 ? comm_.collective(CollectiveOp::kAllGather, mc.etp_rows, etg).seconds() +
                                        comm_.collective(CollectiveOp::kReduceScatter, mc.etp_rows, etg).seconds()
                                  : 0.0;
     const double comm = 2.0 * a2a + etp;  // one direction (forward or backward)
-    L.moe_fwd = t(mc.pre_fwd) + t(mc.router_fwd) + t(mc.experts_fwd) + t(mc.post_fwd) +
+    const double sync = models::workload::build::moe_sync_stall(j, mc, lc, comm_).seconds();
+    L.moe_fwd = t(mc.pre_fwd) + t(mc.router_fwd) + t(mc.experts_fwd) + t(mc.post_fwd) + sync +
                 std::max(comm, t(mc.shared_fwd)) + (j.sp && j.tp > 1 ? ag + rs : 0.0);
     L.moe_dgrad = t(mc.post_dgrad) + t(mc.experts_dgrad) + t(mc.router_dgrad) + t(mc.pre_bwd) +
                   std::max(comm, t(mc.shared_dgrad)) + (j.sp && j.tp > 1 ? 2.0 * ag : 0.0);
@@ -421,7 +424,6 @@ void Estimator::pipeline(Pass& s) {
 void Estimator::grad_reduction(Pass& s) {
   const Job& j = s.j;
   const auto& m = j.model;
-  const int64_t gpn = s.gpn;
   double params = 0, expert_params = 0;
   if (!m.moe) {
     params = static_cast<double>(j.stage_layers(0)) * j.rank_layer_params(0);
@@ -462,8 +464,7 @@ void Estimator::grad_reduction(Pass& s) {
     else
       bucketed(dense_params * grad_elem, CollectiveOp::kAllReduce, s.grad_group, 0);
     if (expert_params > 0) {
-      const int64_t edp = j.expert_dp();
-      const GroupPlacement eg{edp, clamp_per_node(gpn, j.tp * j.cp * j.ep, edp)};
+      const GroupPlacement eg = models::workload::expert_layout(j).edp_group();
       bucketed(expert_params * grad_elem, j.zero >= 1 ? CollectiveOp::kReduceScatter : CollectiveOp::kAllReduce, eg, 0);
     }
   }
@@ -521,11 +522,10 @@ void Estimator::optimizer_step(Pass& s) {
                .seconds();
   // Routed experts' updated parameters, gathered over the ranks holding the same experts.
   if (j.zero >= 1 && j.zero < 3 && expert_params > 0 && j.expert_dp() > 1) {
-    const int64_t edp = j.expert_dp();
     opt += comm_
                .collective(CollectiveOp::kAllGather,
                            sim::Bytes(static_cast<int64_t>(expert_params * (j.fp8_param_gather ? 1.0 : 2.0))),
-                           GroupPlacement{edp, clamp_per_node(s.gpn, j.tp * j.cp * j.ep, edp)})
+                           models::workload::expert_layout(j).edp_group())
                .seconds();
   }
   s.opt = opt;

@@ -184,12 +184,13 @@ Enumeration enumerate(const SearchSpace& s, const Job& hw, int64_t gpus, int64_t
           for (const int64_t etp_raw : s.etp) {
             const int64_t etp = etp_raw == 0 ? tp : etp_raw;
             if (etp_raw == 1 && tp == 1 && s.etp.size() > 1) continue;  // the same as etp = tp
-            if (m.moe && (dp % ep || m.moe->experts % ep)) {
-              reject("ep must divide dp and the experts", n_inner_ep);
+            // Parallel folding: the expert grid etp x ep x expert-dp covers the stage's ranks.
+            if (m.moe && ((tp * cp * dp) % (ep * etp) || m.moe->experts % ep)) {
+              reject("ep*etp must divide tp*cp*dp, and ep the experts", n_inner_ep);
               continue;
             }
-            if (m.moe && (tp % etp || m.moe->expert_ffn_hidden % etp)) {
-              reject("etp must divide tp and expert_ffn_hidden", n_inner_ep);
+            if (m.moe && m.moe->expert_ffn_hidden % etp) {
+              reject("etp must divide expert_ffn_hidden", n_inner_ep);
               continue;
             }
             for (const auto& [si, vp] : pairs[pp]) {

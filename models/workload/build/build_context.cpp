@@ -129,7 +129,7 @@ BuildContext::BuildContext(const Job& j, const compute::ComputeModel& c, const c
   grad_elem = j.precision == compute::Precision::kFp16 ? 2 : 4;
   layer_params = j.model.layer_parameters() / static_cast<double>(j.tp);
   reuses_gathered = schedules::ScheduleRegistry::instance().get(j.schedule, "schedule").reuses_gathered_weights;
-  if (j.model.moe) moe = MoeBlock(j, shape, cm, graph);
+  if (j.model.moe) moe = MoeBlock(j, shape, cm, comm, lc, graph);
 }
 
 int64_t BuildContext::stage_of(int64_t vs) const {

@@ -40,8 +40,7 @@ Communicators::Communicators(Workload& w, const collectives::CommModel& comm, co
       gpn_(job.cluster.gpus_per_node),
       shard_(job.dp_shard),
       ulysses_(job.cp_ulysses),
-      ep_(job.ep),
-      etp_(job.etp),
+      experts_(expert_layout(job)),
       cache_(static_cast<size_t>(GroupKind::kCount)) {}
 
 std::vector<int32_t> Communicators::members(const RankInfo& r, GroupKind k) const {
@@ -56,9 +55,6 @@ std::vector<int32_t> Communicators::members(const RankInfo& r, GroupKind k) cons
   switch (k) {
     case GroupKind::kTp:
       for (int64_t x = 0; x < tp_; ++x) add(d, x, c);
-      break;
-    case GroupKind::kEtp:
-      for (int64_t x = t / etp_ * etp_; x < (t / etp_ + 1) * etp_; ++x) add(d, x, c);
       break;
     case GroupKind::kGrad:
       for (int64_t x = 0; x < dpc; ++x) add_j(x);
@@ -78,16 +74,20 @@ std::vector<int32_t> Communicators::members(const RankInfo& r, GroupKind k) cons
     case GroupKind::kRing:
       for (int64_t x = c % ulysses_; x < cp_; x += ulysses_) add(d, t, x);
       break;
+    case GroupKind::kEtp:
     case GroupKind::kEp:
-      for (int64_t x = d / ep_ * ep_; x < (d / ep_ + 1) * ep_; ++x) add(x, t, c);
+    case GroupKind::kExpertGrad: {
+      const ExpertLayout& x = experts_;
+      const ExpertLayout::Expert me = x.expert(x.local(t, c, d));
+      const int64_t n = k == GroupKind::kEtp ? x.etp : k == GroupKind::kEp ? x.ep : x.edp();
+      for (int64_t i = 0; i < n; ++i) {
+        ExpertLayout::Expert peer = me;
+        (k == GroupKind::kEtp ? peer.et : k == GroupKind::kEp ? peer.e : peer.ed) = i;
+        const ExpertLayout::Attention a = x.attention(x.local(peer));
+        add(a.d, a.t, a.c);
+      }
       break;
-    case GroupKind::kExpertGrad:
-      // Ranks holding the same expert slice: same dp index modulo ep, same TP index modulo etp.
-      for (int64_t x = d % ep_; x < dp_; x += ep_)
-        for (int64_t y = 0; y < cp_; ++y)
-          for (int64_t z = t % etp_; z < tp_; z += etp_) add(x, z, y);
-      std::sort(out.begin(), out.end());
-      break;
+    }
     case GroupKind::kCount: break;
   }
   return out;

@@ -1,14 +1,14 @@
 #pragma once
 // Which GPUs each communicator of a rank spans, and how long a collective on it takes. Ranks
-// follow Megatron's order tp-cp-dp-pp: global rank = t + tp*(c + cp*(d + dp*stage)); expert
-// parallelism folds into the data-parallel dimension (ep consecutive dp indices).
+// follow Megatron's order tp-cp-dp-pp: global rank = t + tp*(c + cp*(d + dp*stage)); the expert
+// layers fold the same ranks of a stage into their own etp x ep x edp grid (expert_layout.hpp).
 //
 // Group kinds: the TP group; the gradient group (all dp*cp ranks of a stage position, which
 // share dense weights); the ZeRO shard group (dp_shard consecutive ranks of the gradient group)
 // and its replica group (one rank of each shard group: HSDP / MiCS); the CP group and its
-// Ulysses (cp_ulysses consecutive CP ranks) and ring (stride cp_ulysses) subgroups; the EP group
-// and the expert-gradient group (ranks holding the same experts); the expert-TP group (etp
-// consecutive TP ranks).
+// Ulysses (cp_ulysses consecutive CP ranks) and ring (stride cp_ulysses) subgroups; the expert-TP
+// group (etp consecutive ranks of the stage), the EP group (ep ranks etp apart) and the
+// expert-gradient group (the expert-DP ranks holding the same expert slice).
 
 #include <cstdint>
 #include <map>
@@ -17,6 +17,7 @@
 
 #include "models/collectives/comm_model.hpp"
 #include "models/workload/build/workload.hpp"
+#include "models/workload/job/expert_layout.hpp"
 #include "models/workload/job/job.hpp"
 
 namespace trainsim::models::workload {
@@ -55,7 +56,8 @@ class Communicators {
 
   Workload& w_;
   const collectives::CommModel& comm_;
-  int64_t tp_, cp_, dp_, gpn_, shard_, ulysses_, ep_, etp_;
+  int64_t tp_, cp_, dp_, gpn_, shard_, ulysses_;
+  ExpertLayout experts_;
   std::map<std::vector<int32_t>, uint32_t> group_ids_;
   std::vector<collectives::GroupPlacement> placements_;  // per interned group
   std::map<std::tuple<int, int64_t, uint32_t, int64_t>, uint32_t> comm_ids_;

@@ -1,20 +1,40 @@
 #include "models/workload/build/moe_block.hpp"
 
+#include "models/llm/host_sync.hpp"
+#include "models/workload/job/expert_layout.hpp"
+
 namespace trainsim::models::workload::build {
 
 using collectives::CollectiveOp;
 using sim::task::LabelId;
 
+sim::Time moe_sync_stall(const Job& job, const llm::MoeBlockCosts& costs, const llm::LayerCosts& next,
+                         const collectives::CommModel& comm) {
+  const stack::StackHost& host = job.stack.host;
+  if (!host.moe_dispatch_sync || !job.model.moe) return sim::Time::zero();
+  const ExpertLayout x = expert_layout(job);
+  const sim::Time a2a =
+      job.ep > 1 ? comm.collective(CollectiveOp::kAllToAll, costs.a2a, x.ep_group()) : sim::Time::zero();
+  const sim::Time etp = job.etp > 1 ? comm.collective(CollectiveOp::kAllGather, costs.etp_rows, x.etp_group()) +
+                                          comm.collective(CollectiveOp::kReduceScatter, costs.etp_rows, x.etp_group())
+                                    : sim::Time::zero();
+  const int64_t local_experts = job.model.moe->experts / job.ep;
+  return llm::host_sync_stall(llm::moe_sync_steps(costs, next, a2a, etp, local_experts), job.kernel_dispatch,
+                              host.sync_latency);
+}
+
 MoeBlock::MoeBlock(const Job& job, const llm::LayerShape& shape, const compute::ComputeModel& cm,
-                   sim::task::TaskGraph& g)
+                   const collectives::CommModel& comm, const llm::LayerCosts& next, sim::task::TaskGraph& g)
     : ep(job.ep), etp(job.etp) {
   const int64_t tokens = job.micro_batch * shape.seq_len / (job.sp ? job.tp : 1);
   costs = llm::moe_block_costs(job.model, shape, job.ep, job.etp, tokens, cm);
-  const char* names[12] = {"moe_router_fwd",        "moe_shared_experts_fwd",   "ep_dispatch_all_to_all",
+  sync_stall = moe_sync_stall(job, costs, next, comm);
+  const char* names[13] = {"moe_router_fwd",        "moe_shared_experts_fwd",   "ep_dispatch_all_to_all",
                            "etp_all_gather",        "moe_experts_fwd",          "etp_reduce_scatter",
                            "ep_combine_all_to_all", "moe_unpermute_fwd",        "moe_unpermute_dgrad",
-                           "moe_experts_dgrad",     "moe_shared_experts_dgrad", "moe_router_dgrad"};
-  for (int i = 0; i < 12; ++i) labels[i] = g.intern(names[i]);
+                           "moe_experts_dgrad",     "moe_shared_experts_dgrad", "moe_router_dgrad",
+                           "moe_host_sync"};
+  for (int i = 0; i < 13; ++i) labels[i] = g.intern(names[i]);
 }
 
 Handle MoeBlock::forward(StageEmitter& e, Category cat, int mb, int layer, const Handle& in, const Handle& wdep,
@@ -26,6 +46,12 @@ Handle MoeBlock::forward(StageEmitter& e, Category cat, int mb, int layer, const
   Handle shared;
   if (moe.shared_fwd.kernels > 0) shared = e.compute(L[1], moe.shared_fwd, cat, mb, layer, {&pre});
   Handle x = route;
+  if (sync_stall > sim::Time::zero()) {
+    // The host waits for the token counts, then issues the rest of the layer while the GPU waits.
+    llm::Cost wait;
+    wait.time = sync_stall;
+    x = e.compute(L[12], wait, Category::kHostSync, mb, layer, {&x});
+  }
   if (ep > 1) x = e.collective(L[2], GroupKind::kEp, CollectiveOp::kAllToAll, moe.a2a, mb, layer, {&x});
   if (etp > 1) x = e.collective(L[3], GroupKind::kEtp, CollectiveOp::kAllGather, moe.etp_rows, mb, layer, {&x});
   x = e.compute(L[4], moe.experts_fwd, cat, mb, layer, {&x});

@@ -13,6 +13,7 @@ const char* to_string(Category c) {
     case Category::kCpComm: return "cp";
     case Category::kEpComm: return "ep";
     case Category::kOffload: return "offload";
+    case Category::kHostSync: return "host_sync";
   }
   return "?";
 }

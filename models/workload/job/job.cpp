@@ -106,11 +106,12 @@ void parallel_fields(JobSchema& s) {
                         "Ulysses degree of --cp-algo hybrid (divides cp and kv_heads/tp); null = the largest "
                         "such divisor.")
       .integer("ep", &JobSpec::ep, 1, 65536, 1,
-               "Expert-parallel size for MoE models: experts are split over ep ranks of the data-parallel "
-               "dimension (Megatron order tp-cp-ep-dp-pp); tokens travel by all-to-all.")
+               "Expert-parallel size for MoE models: experts are split over ep ranks. The expert layers fold "
+               "a stage's tp*cp*dp ranks into etp x ep x expert-dp (Megatron-Core parallel folding), so "
+               "ep*etp must divide tp*cp*dp and ep may exceed dp; tokens travel by all-to-all.")
       .nullable_integer("etp", &JobSpec::etp, 1, 1024,
-                        "Expert tensor-parallel size (divides tp); null = tp. Experts' weights are split over "
-                        "etp ranks.")
+                        "Expert tensor-parallel size; null = tp. Experts' weights are split over etp "
+                        "consecutive ranks, independent of the attention tp (parallel folding).")
       .custom("pp_layout", "list of integers or \"a,b,...\"", std::string("null"),
               "Transformer layers of each pipeline stage (pp*vp entries, virtual stages in model order, "
               "summing to the model's layers), e.g. 7,8,8,7 to lighten the stages that also hold the "
@@ -342,11 +343,6 @@ void resolve_experts(Job& j) {
     return;
   }
   const auto& moe = *m.moe;
-  if (j.dp % j.ep != 0)
-    throw ConfigError("ep",
-                      "ep (" + std::to_string(j.ep) + ") must divide dp = " + std::to_string(j.dp) +
-                          " (expert-parallel ranks come out of the data-parallel dimension)",
-                      "choose --ep among " + divisors_text(j.dp) + ", or add GPUs");
   if (j.zero >= 3)
     throw ConfigError("zero", "ZeRO-3 is not modelled for MoE models (routed experts are already sharded by ep)",
                       "use --zero 1 with --ep");
@@ -354,9 +350,15 @@ void resolve_experts(Job& j) {
     throw ConfigError(
         "ep", "experts (" + std::to_string(moe.experts) + ") must be divisible by ep (" + std::to_string(j.ep) + ")",
         "choose --ep among " + divisors_text(moe.experts));
-  if (j.tp % j.etp != 0)
-    throw ConfigError("etp", "etp (" + std::to_string(j.etp) + ") must divide tp (" + std::to_string(j.tp) + ")",
-                      "choose --etp among " + divisors_text(j.tp));
+  // Parallel folding (expert_layout.hpp): the expert grid etp x ep x edp covers the stage's ranks.
+  const int64_t stage_ranks = j.tp * j.cp * j.dp;
+  if (stage_ranks % (j.ep * j.etp) != 0) {
+    std::string what = "ep x etp (" + std::to_string(j.ep) + " x " + std::to_string(j.etp);
+    what += ") must divide the ranks of a pipeline stage, tp x cp x dp = " + std::to_string(stage_ranks);
+    throw ConfigError("ep", what + " (the expert layers fold the same GPUs into etp x ep x expert-dp)",
+                      "choose --ep among " + divisors_text(std::gcd(stage_ranks / j.etp, moe.experts)) +
+                          ", or change --etp or the GPUs");
+  }
   if (moe.expert_ffn_hidden % j.etp != 0)
     throw ConfigError("etp",
                       "expert_ffn_hidden (" + std::to_string(moe.expert_ffn_hidden) + ") must be divisible by etp (" +

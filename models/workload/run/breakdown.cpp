@@ -36,8 +36,13 @@ TimeBreakdown rank_breakdown(const Workload& w, const sim::task::TaskExecutor& e
   for (int k = 0; k < n; ++k) cur[k].tasks = &g.stream_tasks(streams[k]);
   for (const sim::task::TaskIndex i : g.stream_tasks(r.compute)) {
     const sim::Time d = exec.end_time(i) - exec.start_time(i);
+    const uint8_t cat = g.task(i).spec.category;
+    if (cat == static_cast<uint8_t>(Category::kHostSync)) {
+      b.host_sync += d;
+      continue;
+    }
     b.compute += d;
-    if (g.task(i).spec.category == static_cast<uint8_t>(Category::kRecompute)) b.recompute += d;
+    if (cat == static_cast<uint8_t>(Category::kRecompute)) b.recompute += d;
     b.flops += g.task(i).spec.flops;
   }
   int64_t cursor = 0;
@@ -73,10 +78,15 @@ TimeBreakdown rank_breakdown(const Workload& w, const sim::task::TaskExecutor& e
 }
 
 sim::config::Json TimeBreakdown::to_json() const {
-  return sim::config::Json{{"compute_s", compute.seconds()},       {"recompute_s", recompute.seconds()},
-                           {"tp_exposed_s", tp_exposed.seconds()}, {"pp_exposed_s", pp_exposed.seconds()},
-                           {"dp_exposed_s", dp_exposed.seconds()}, {"cp_exposed_s", cp_exposed.seconds()},
-                           {"ep_exposed_s", ep_exposed.seconds()}, {"offload_exposed_s", offload_exposed.seconds()},
+  return sim::config::Json{{"compute_s", compute.seconds()},
+                           {"recompute_s", recompute.seconds()},
+                           {"host_sync_s", host_sync.seconds()},
+                           {"tp_exposed_s", tp_exposed.seconds()},
+                           {"pp_exposed_s", pp_exposed.seconds()},
+                           {"dp_exposed_s", dp_exposed.seconds()},
+                           {"cp_exposed_s", cp_exposed.seconds()},
+                           {"ep_exposed_s", ep_exposed.seconds()},
+                           {"offload_exposed_s", offload_exposed.seconds()},
                            {"bubble_s", bubble.seconds()}};
 }
 

@@ -65,7 +65,8 @@ TEST(Breakdown, AttributesEveryInstantToOneCause) {
   const auto j = b.to_json();
   EXPECT_DOUBLE_EQ(j.at("tp_exposed_s").get<double>(), 10e-9);
   EXPECT_DOUBLE_EQ(j.at("bubble_s").get<double>(), 10e-9);
-  EXPECT_EQ(j.size(), 9u);  // + cp, ep and host-copy exposure (0 here: no such streams)
+  EXPECT_EQ(j.size(), 10u);  // + cp, ep and host-copy exposure and host syncs (0 here: no such streams)
+  EXPECT_EQ(j.at("host_sync_s").get<double>(), 0.0);
   EXPECT_EQ(j.at("cp_exposed_s").get<double>(), 0.0);
 }
 

@@ -358,5 +358,35 @@ TEST(WorkloadBuilder, ActivationMemoryEventsPerChunk) {
   }
 }
 
+TEST(WorkloadBuilder, ExpertLayersFoldTheStageIntoTheirOwnGrid) {
+  // Megatron-Core parallel folding: tp 2 x dp 4 attention ranks per stage, the experts on
+  // etp 1 x ep 8 (ep > dp): the EP group is the whole stage, TP peers included, and nobody shares
+  // an expert slice (expert-dp 1).
+  const Json moe{
+      {"model", "qwen3-30b-a3b"}, {"cluster", "dgx-h100"}, {"gpus", 16}, {"tp", 2}, {"pp", 2}, {"ep", 8}, {"etp", 1},
+      {"global_batch", 8},        {"seq_len", 512},        {"zero", 1}};
+  const Built b(moe, Fidelity::kFullRanks);
+  const auto a2a = b.tasks("ep_dispatch_all_to_all");
+  ASSERT_FALSE(a2a.empty());
+  for (const auto t : a2a) {
+    const auto& g = b.w.groups[b.w.comms[b.w.task_comm[t]].group];
+    ASSERT_EQ(g.size(), 8u);
+    const int32_t stage0 = g.front() / 8 * 8;
+    for (int32_t i = 0; i < 8; ++i) EXPECT_EQ(g[static_cast<size_t>(i)], stage0 + i);
+  }
+  EXPECT_EQ(b.job.expert_dp(), 1);
+  // etp 2 x ep 4: ETP groups are consecutive rank pairs, EP groups stride 2, expert-DP pairs
+  // stride 8 - in a stage of 8 ranks, the EP group {0, 2, 4, 6} mixes TP and DP ranks.
+  const Json moe2 = with(moe, Json{{"ep", 4}, {"etp", 2}, {"pp", 1}});
+  const Built c(moe2, Fidelity::kFullRanks);
+  std::map<std::string, std::vector<int32_t>> of_rank0;
+  for (sim::task::TaskIndex t = 0; t < c.w.graph.size(); ++t) {
+    if (c.w.task_rank_slot[t] != 0 || t >= c.w.task_comm.size() || c.w.task_comm[t] == Workload::kNoComm) continue;
+    of_rank0[c.label(t)] = c.w.groups[c.w.comms[c.w.task_comm[t]].group];
+  }
+  EXPECT_EQ(of_rank0["ep_dispatch_all_to_all"], (std::vector<int32_t>{0, 2, 4, 6}));
+  EXPECT_EQ(of_rank0["etp_all_gather"], (std::vector<int32_t>{0, 1}));
+}
+
 }  // namespace
 }  // namespace trainsim::models::workload

@@ -199,7 +199,7 @@ TEST(Simulate, BreakdownAddsUpToTheIterationOnEveryStage) {
       const SimulationResult r = run(j, f);
       for (const auto& st : r.stages) {
         const auto& t = st.time;
-        EXPECT_EQ((t.compute + t.tp_exposed + t.pp_exposed + t.dp_exposed + t.cp_exposed + t.ep_exposed +
+        EXPECT_EQ((t.compute + t.host_sync + t.tp_exposed + t.pp_exposed + t.dp_exposed + t.cp_exposed + t.ep_exposed +
                    t.offload_exposed + t.bubble)
                       .count_ns(),
                   r.iteration.count_ns())

@@ -85,8 +85,11 @@ TEST(Space, MixtureOfExpertsSearchesExpertParallelism) {
       Json{{"model", "mixtral-8x7b"}, {"cluster", "dgx-h100"}, {"gpus", 64}, {"global_batch", 256}, {"seq_len", 4096}});
   const Enumeration e = run(f);
   EXPECT_TRUE(std::any_of(e.candidates.begin(), e.candidates.end(), [](const Candidate& c) { return c.ep == 8; }));
+  // Parallel folding: EP may exceed DP (it takes in TP and CP ranks) as long as etp x ep divides
+  // the stage's tp x cp x dp ranks.
+  EXPECT_TRUE(std::any_of(e.candidates.begin(), e.candidates.end(), [](const Candidate& c) { return c.ep > c.dp; }));
   for (const Candidate& c : e.candidates) {
-    EXPECT_EQ(c.dp % c.ep, 0);
+    EXPECT_EQ((c.tp * c.cp * c.dp) % (c.ep * c.etp), 0);
     EXPECT_LT(c.zero, 3);  // ZeRO-3 is not modelled for MoE
   }
 }
