@@ -27,9 +27,9 @@ enum class Category : uint8_t {
   kTpComm,
   kDpComm,
   kPpComm,
-  kCpComm,   // context parallelism: ring K/V passing, Ulysses all-to-alls
-  kEpComm,   // expert parallelism: token dispatch / combine all-to-alls
-  kOffload,  // host <-> device copies (activation and optimizer offload) and the CPU optimizer step
+  kCpComm,    // context parallelism: ring K/V passing, Ulysses all-to-alls
+  kEpComm,    // expert parallelism: token dispatch / combine all-to-alls
+  kOffload,   // host <-> device copies (activation and optimizer offload) and the CPU optimizer step
   kHostSync,  // the GPU waiting for the host after a host-device synchronization (llm/host_sync.hpp)
 };
 const char* to_string(Category c);
