@@ -121,9 +121,10 @@ const Schema<StackMemory>& memory_schema() {
 
 const Schema<StackHost>& host_schema() {
   static const Schema<StackHost> schema = [] {
-    Schema<StackHost> s("stack.host", "Host-side issue costs of eager execution (docs/stacks.md, host synchronization).");
+    Schema<StackHost> s("stack.host",
+                        "Host-side issue costs of eager execution (docs/stacks.md, host synchronization).");
     s.unit("sync_latency", &StackHost::sync_latency, &sim::config::read_time, "duration", std::nullopt,
-              "Device-to-host copy and stream synchronization until the host issues again.")
+           "Device-to-host copy and stream synchronization until the host issues again.")
         .boolean("moe_dispatch_sync", &StackHost::moe_dispatch_sync, std::nullopt,
                  "The dropless MoE token dispatcher copies the token counts to the host and synchronizes "
                  "before the expert-parallel all-to-all, once per MoE layer forward.");
