@@ -198,9 +198,36 @@ bool FlowExecutor::build(const CollectivePlan& plan, size_t m, Compiled& c) cons
   return true;
 }
 
-const FlowExecutor::Routes& FlowExecutor::routes(int32_t src, int32_t dst, uint32_t offsets_id,
-                                                 const std::vector<int32_t>& offsets) {
-  const auto key = std::make_tuple(src, dst, offsets_id);
+int64_t FlowExecutor::Copies::image(size_t j, int32_t gpu) const {
+  const size_t rotations = static_cast<size_t>(rotation.nodes * rotation.per_node);
+  const size_t t = j / rotations, r = j % rotations;
+  int64_t g = gpu;
+  if (r != 0) {
+    const auto it = std::lower_bound(members.begin(), members.end(), gpu);
+    const auto rank = static_cast<int32_t>(it - members.begin());
+    const int32_t q = rotation.per_node, m = rotation.nodes;
+    const int32_t a = static_cast<int32_t>(r) / q, b = static_cast<int32_t>(r) % q;
+    g = members[static_cast<size_t>(((rank / q + a) % m) * q + (rank % q + b) % q)];
+  }
+  return g + (offsets.empty() ? 0 : offsets[t]);
+}
+
+uint32_t FlowExecutor::copies_id(const std::vector<int32_t>& offsets, RankRotation rotation,
+                                 const std::vector<int32_t>& gpus) {
+  Copies key{offsets, rotation, rotation.none() ? std::vector<int32_t>{} : gpus};
+  if (!key.offsets.empty() && key.offsets.size() == 1 && key.offsets[0] == 0) key.offsets.clear();
+  auto it = copies_ids_.find(key);
+  if (it == copies_ids_.end()) {
+    TRAINSIM_ASSERT(rotation.none() || static_cast<size_t>(rotation.nodes * rotation.per_node) == gpus.size(),
+                    "rank rotation ", rotation.nodes, " x ", rotation.per_node, " over ", gpus.size(), " ranks");
+    it = copies_ids_.emplace(std::move(key), static_cast<uint32_t>(copies_ids_.size())).first;
+    copies_of_id_.push_back(&it->first);
+  }
+  return it->second;
+}
+
+const FlowExecutor::Routes& FlowExecutor::routes(int32_t src, int32_t dst, uint32_t copies) {
+  const auto key = std::make_tuple(src, dst, copies);
   if (auto it = routes_.find(key); it != routes_.end()) return it->second;
   Routes out;  // inserted into the cache once complete
   const topology::Topology& t = router_->topology();
@@ -219,9 +246,11 @@ const FlowExecutor::Routes& FlowExecutor::routes(int32_t src, int32_t dst, uint3
     sr.fraction = r.fraction;
     out.push_back(std::move(sr));
   }
-  if (offsets.size() <= 1 || out.empty()) return routes_[key] = std::move(out);
-  for (size_t j = 1; j < offsets.size(); ++j) {
-    const int64_t s = src + offsets[j], d = dst + offsets[j];
+  const Copies& cp = *copies_of_id_[copies];
+  const size_t count = cp.count();
+  if (count <= 1 || out.empty()) return routes_[key] = std::move(out);
+  for (size_t j = 1; j < count; ++j) {
+    const int64_t s = cp.image(j, src), d = cp.image(j, dst);
     TRAINSIM_ASSERT(s >= 0 && d >= 0 && static_cast<uint64_t>(s) < n && static_cast<uint64_t>(d) < n, "copy ", j,
                     " of a communicator falls outside the topology");
   }
@@ -243,8 +272,8 @@ const FlowExecutor::Routes& FlowExecutor::routes(int32_t src, int32_t dst, uint3
   };
   for (size_t k = 0; k < routes_n; ++k)
     for (const auto l : out[k].links) cross(k, l);
-  for (size_t j = 1; j < offsets.size(); ++j) {
-    const int64_t s = src + offsets[j], d = dst + offsets[j];
+  for (size_t j = 1; j < count; ++j) {
+    const int64_t s = cp.image(j, src), d = cp.image(j, dst);
     if (intra && t.server_of(static_cast<size_t>(s)) != server && t.server_of(static_cast<size_t>(d)) != server)
       continue;
     scratch_.clear();
@@ -276,7 +305,8 @@ const FlowExecutor::Routes& FlowExecutor::routes(int32_t src, int32_t dst, uint3
 }
 
 void FlowExecutor::run(const CollectivePlan& plan, const std::vector<int32_t>& gpus, sim::Time launch,
-                       std::function<void()> done, const std::vector<int32_t>& offsets, double weight) {
+                       std::function<void()> done, const std::vector<int32_t>& offsets, double weight,
+                       RankRotation rotation) {
   uint32_t id;
   if (!free_runs_.empty()) {
     id = free_runs_.back();
@@ -291,10 +321,10 @@ void FlowExecutor::run(const CollectivePlan& plan, const std::vector<int32_t>& g
   r.weight = weight;
   r.done = std::move(done);
   ++stats_.collectives;
-  const auto& bound = bind(c, gpus, offsets);
+  const auto& bound = bind(c, gpus, copies_id(offsets, rotation, gpus));
   r.routes = &bound.second;
   r.gpus = &bound.first.second;
-  r.offsets_id = bound.first.first;
+  r.copies_id = bound.first.first;
   // Slices: as many as the largest transfer needs at slice_bytes each, within max_slices.
   r.slices = 1;
   if (options_.slice_bytes.count() > 0) {
@@ -325,31 +355,75 @@ void FlowExecutor::run(const CollectivePlan& plan, const std::vector<int32_t>& g
   });
 }
 
-const std::pair<const std::pair<uint32_t, std::vector<int32_t>>, std::vector<const FlowExecutor::Routes*>>&
-FlowExecutor::bind(Compiled& c, const std::vector<int32_t>& gpus, const std::vector<int32_t>& offsets) {
-  // Every item's routes for this communicator and its copies, computed on its first run.
-  auto oit = offsets_ids_.find(offsets);
-  if (oit == offsets_ids_.end()) {
-    oit = offsets_ids_.emplace(offsets, static_cast<uint32_t>(offsets_ids_.size())).first;
-    offsets_of_id_.push_back(&oit->first);
+void FlowExecutor::rotated_routes(const Compiled& c, const std::vector<int32_t>& gpus, uint32_t copies) {
+  // Rank rotations map one item's link onto another item's (the images of rank 0's transfers are
+  // everybody's), so a link's load is not its own items' images: count every image of every item
+  // on each link (n_l, weighted by route fractions), and the representatives whose own routes
+  // cross it (r_l); each representative then weighs n_l / r_l there. Links no representative
+  // crosses are mirror images of ones that one does.
+  const topology::Topology& t = router_->topology();
+  const Copies& cp = *copies_of_id_[copies];
+  const auto n = static_cast<uint64_t>(t.gpu_count());
+  const auto flow_id = [n](int64_t s, int64_t d) { return static_cast<uint64_t>(s) * n + static_cast<uint64_t>(d); };
+  std::vector<double> images(net_.link_count(), 0.0), reps(net_.link_count(), 0.0);
+  std::vector<std::pair<int32_t, int32_t>> pairs;
+  for (const Compiled::Item& it : c.items) {
+    if (is_switch(it.src) || is_switch(it.dst)) continue;
+    const int32_t src = gpus[static_cast<size_t>(it.src)], dst = gpus[static_cast<size_t>(it.dst)];
+    if (routes_.contains(std::make_tuple(src, dst, copies))) continue;
+    pairs.emplace_back(src, dst);
+    for (size_t j = 0; j < cp.count(); ++j) {
+      const int64_t s = cp.image(j, src), d = cp.image(j, dst);
+      scratch_.clear();
+      router_->routes(static_cast<uint32_t>(s), static_cast<uint32_t>(d), flow_id(s, d), scratch_);
+      ++stats_.routes_computed;
+      for (const topology::Route& r : scratch_)
+        for (const auto l : r.links) {
+          images[l] += r.fraction;
+          if (j == 0) reps[l] += r.fraction;
+        }
+    }
   }
-  auto bit = c.bound.find({oit->second, gpus});
+  for (const auto& [src, dst] : pairs) {
+    Routes out;
+    scratch_.clear();
+    router_->routes(static_cast<uint32_t>(src), static_cast<uint32_t>(dst), flow_id(src, dst), scratch_);
+    for (const topology::Route& r : scratch_) {
+      SharedRoute sr;
+      sr.links = r.links;
+      for (const auto l : r.links) {
+        sr.latency += t.link(l).latency;
+        sr.usage.push_back(images[l] / reps[l]);
+      }
+      sr.fraction = r.fraction;
+      out.push_back(std::move(sr));
+    }
+    routes_[std::make_tuple(src, dst, copies)] = std::move(out);
+  }
+}
+
+const std::pair<const std::pair<uint32_t, std::vector<int32_t>>, std::vector<const FlowExecutor::Routes*>>&
+FlowExecutor::bind(Compiled& c, const std::vector<int32_t>& gpus, uint32_t copies) {
+  // Every item's routes for this communicator and its copies, computed on its first run.
+  auto bit = c.bound.find({copies, gpus});
   if (bit == c.bound.end()) {
+    if (!copies_of_id_[copies]->rotation.none()) rotated_routes(c, gpus, copies);
     std::vector<const Routes*> bound(c.items.size(), nullptr);
     for (size_t i = 0; i < c.items.size(); ++i) {
       const Compiled::Item& it = c.items[i];
       if (is_switch(it.src) || is_switch(it.dst)) continue;
-      bound[i] = &routes(gpus[static_cast<size_t>(it.src)], gpus[static_cast<size_t>(it.dst)], oit->second, oit->first);
+      bound[i] = &routes(gpus[static_cast<size_t>(it.src)], gpus[static_cast<size_t>(it.dst)], copies);
     }
-    bit = c.bound.emplace(std::make_pair(oit->second, gpus), std::move(bound)).first;
+    bit = c.bound.emplace(std::make_pair(copies, gpus), std::move(bound)).first;
   }
   return *bit;
 }
 
 void FlowExecutor::links_of(const CollectivePlan& plan, const std::vector<int32_t>& gpus,
-                            const std::vector<int32_t>& offsets, std::vector<sim::flow::LinkId>& out) {
+                            const std::vector<int32_t>& offsets, std::vector<sim::flow::LinkId>& out,
+                            RankRotation rotation) {
   Compiled& c = compile(plan);
-  const auto& bound = bind(c, gpus, offsets);
+  const auto& bound = bind(c, gpus, copies_id(offsets, rotation, gpus));
   for (size_t i = 0; i < c.items.size(); ++i) {
     const Compiled::Item& it = c.items[i];
     if (is_switch(it.src) || is_switch(it.dst)) {
@@ -426,7 +500,7 @@ void FlowExecutor::reroute(const topology::Router& router) {
   for (size_t id = 0; id < runs_.size(); ++id) {
     Run& r = runs_[id];
     if (idle[id] || r.gpus == nullptr) continue;
-    const auto& bound = bind(*r.plan, gpus[id], *offsets_of_id_[r.offsets_id]);
+    const auto& bound = bind(*r.plan, gpus[id], r.copies_id);
     r.routes = &bound.second;
     r.gpus = &bound.first.second;
   }

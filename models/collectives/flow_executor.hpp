@@ -33,6 +33,15 @@
 // synchronous training). Under the symmetry this is the max-min allocation of all copies run
 // explicitly, at the cost of one.
 //
+// Rank rotations (the all-to-all fast mode). An all-to-all sends a block between every ordered
+// pair of ranks, a set that every permutation of the ranks maps onto itself. When the group's
+// ranks form m servers x q ranks (ascending GPU ids, q on each server), the rotations
+// (k, i) -> ((k + a) mod m, (i + b) mod q), one per (a, b), move rank 0 onto every rank exactly
+// once; so the plan's transfers out of rank 0 stand for all of them, each as one flow that counts
+// its n images on the links they share, as symmetric copies do. A fabric whose servers are alike
+// and whose rails are alike (the rotation maps rail i onto rail i + b) is symmetric under these
+// maps; the runner checks the group's shape, tests check the result against every flow run.
+//
 // Reductions are fused into the transfers (as NCCL's reduce kernels are): no separate compute.
 
 #include <array>
@@ -56,6 +65,13 @@ void add_topology_links(const topology::Topology& t, sim::flow::FlowNetwork& net
 // The communicator `gpus` (group rank i is GPU gpus[i]) as a Group: each rank's server from the
 // topology, NVLink SHARP when the topology offers in-network reduction.
 Group group_on(const topology::Topology& t, const std::vector<int32_t>& gpus);
+
+// See "Rank rotations": the group's ranks as `nodes` servers x `per_node` ranks (1 x 1: none).
+struct RankRotation {
+  int32_t nodes = 1, per_node = 1;
+  bool none() const { return nodes * per_node <= 1; }
+  friend auto operator<=>(const RankRotation&, const RankRotation&) = default;
+};
 
 struct ExecOptions {
   sim::Bytes slice_bytes;  // 0: transfers are not sliced
@@ -90,12 +106,14 @@ class FlowExecutor {
   // arrived. `plan` must outlive the run. `offsets` lists the symmetric copies (see above); empty
   // means the group alone. Every copy's GPUs must exist. `weight` is the sharing penalty of the
   // run's flows on shared links (FlowNetwork::start: 2 gets half a weight-1 flow's share).
+  // With `rotation`, `plan` holds only the transfers out of rank 0 of an all-to-all and stands for
+  // all of them (see "Rank rotations").
   void run(const CollectivePlan& plan, const std::vector<int32_t>& gpus, sim::Time launch, std::function<void()> done,
-           const std::vector<int32_t>& offsets = {}, double weight = 1.0);
+           const std::vector<int32_t>& offsets = {}, double weight = 1.0, RankRotation rotation = {});
   // Appends every link a run of `plan` over `gpus` with `offsets` would put a flow on (the same
   // routes run() uses, computed and cached now); links may repeat.
   void links_of(const CollectivePlan& plan, const std::vector<int32_t>& gpus, const std::vector<int32_t>& offsets,
-                std::vector<sim::flow::LinkId>& out);
+                std::vector<sim::flow::LinkId>& out, RankRotation rotation = {});
   // The topology's links changed (a fault): from now on routes come from `router` (built over
   // the working links, or the old one when only capacities changed). Runs in flight continue on
   // the new routes, and their flows move their remaining bytes onto them (FlowNetwork::reroute;
@@ -129,7 +147,7 @@ class FlowExecutor {
   };
   struct Run {
     Compiled* plan = nullptr;
-    uint32_t offsets_id = 0;
+    uint32_t copies_id = 0;
     const std::vector<const Routes*>* routes = nullptr;
     const std::vector<int32_t>* gpus = nullptr;  // the key of `routes` in plan->bound
     int32_t slices = 1;
@@ -145,10 +163,26 @@ class FlowExecutor {
   // Flattens `plan` into `c` with super-steps of m steps; false when fusion would change the
   // plan's timing (then it is built with m = 1).
   bool build(const CollectivePlan& plan, size_t m, Compiled& c) const;
+  // The copies a run stands for: translates by `offsets`, each with the group's rank rotations.
+  struct Copies {
+    std::vector<int32_t> offsets;
+    RankRotation rotation;
+    std::vector<int32_t> members;  // the group's GPUs (only with a rotation)
+    friend auto operator<=>(const Copies&, const Copies&) = default;
+    size_t count() const {
+      return std::max<size_t>(offsets.size(), 1) * static_cast<size_t>(rotation.nodes * rotation.per_node);
+    }
+    // GPU `gpu` of the group in copy j (j = 0: itself).
+    int64_t image(size_t j, int32_t gpu) const;
+  };
+  uint32_t copies_id(const std::vector<int32_t>& offsets, RankRotation rotation, const std::vector<int32_t>& gpus);
   // The routes of every item of `c` for this communicator and copies (cached in c.bound).
   const std::pair<const std::pair<uint32_t, std::vector<int32_t>>, std::vector<const Routes*>>& bind(
-      Compiled& c, const std::vector<int32_t>& gpus, const std::vector<int32_t>& offsets);
-  const Routes& routes(int32_t src, int32_t dst, uint32_t offsets_id, const std::vector<int32_t>& offsets);
+      Compiled& c, const std::vector<int32_t>& gpus, uint32_t copies);
+  const Routes& routes(int32_t src, int32_t dst, uint32_t copies);
+  // With rank rotations: the routes of every item of `c`, weighed by the load all images put on
+  // their links (into the route cache).
+  void rotated_routes(const Compiled& c, const std::vector<int32_t>& gpus, uint32_t copies);
   // Directed link ids of a GPU's cable into / out of its server's NVSwitch.
   sim::flow::LinkId switch_link(int32_t gpu, bool into_switch) const;
   void start_slice(uint32_t run, uint32_t index);
@@ -173,8 +207,8 @@ class FlowExecutor {
     std::unique_ptr<Compiled> compiled;
   };
   std::map<const CollectivePlan*, CompiledSlot> compiled_;
-  std::map<std::vector<int32_t>, uint32_t> offsets_ids_;
-  std::vector<const std::vector<int32_t>*> offsets_of_id_;  // keys of offsets_ids_ by id
+  std::map<Copies, uint32_t> copies_ids_;
+  std::vector<const Copies*> copies_of_id_;  // keys of copies_ids_ by id
   // Per flow slot (FlowNetwork::slot_of): which run, item and sub-route a flow carries, so that a
   // reroute can move it (entries of finished flows are stale: their ids no longer run).
   struct Tracked {
@@ -182,7 +216,7 @@ class FlowExecutor {
     uint32_t run = 0, item = 0, route = 0;
   };
   std::vector<Tracked> tracked_;
-  // (src GPU, dst GPU, offsets id) -> routes.
+  // (src GPU, dst GPU, copies id) -> routes.
   std::map<std::tuple<int32_t, int32_t, uint32_t>, Routes> routes_;
   std::vector<Run> runs_;  // runs in flight and recycled ones (callbacks name them by index)
   std::vector<uint32_t> free_runs_;

@@ -45,6 +45,10 @@ const Schema<StackFeatures>& features_schema() {
                 "Context-parallel algorithms (empty: no context parallelism).",
                 names(&StackFeatures::cp_algos, {"ring", "ulysses", "hybrid"}))
         .boolean("expert_parallel", &StackFeatures::expert_parallel, std::nullopt, "MoE expert parallelism (ep > 1).")
+        .boolean("expert_folding", &StackFeatures::expert_folding, std::nullopt,
+                 "MoE parallel folding: the expert layers' etp x ep x expert-dp grid is independent of the "
+                 "attention's tp x cp x dp (ep may exceed dp; etp need not divide tp). Without it ep must "
+                 "divide dp and etp divide tp.")
         .boolean("tp_comm_overlap", &StackFeatures::tp_comm_overlap, std::nullopt,
                  "TP communication overlapped with GEMMs.")
         .boolean("overlap_param_gather", &StackFeatures::overlap_param_gather, std::nullopt,

@@ -24,6 +24,7 @@ struct StackFeatures {
   std::vector<std::string> attention;   // flash | unfused
   std::vector<std::string> cp_algos;    // context parallelism (empty: none)
   bool expert_parallel = false;         // MoE expert parallelism (ep > 1)
+  bool expert_folding = false;          // MoE parallel folding: EP beyond DP, any etp (expert_layout.hpp)
   bool tp_comm_overlap = false;         // TP communication overlapped with GEMMs
   bool overlap_param_gather = false;    // distributed optimizer's all-gather beside the forward
   bool fp8_param_gather = false;        // FP8 parameter all-gather

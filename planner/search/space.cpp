@@ -193,6 +193,10 @@ Enumeration enumerate(const SearchSpace& s, const Job& hw, int64_t gpus, int64_t
               reject("etp must divide expert_ffn_hidden", n_inner_ep);
               continue;
             }
+            if (m.moe && !s.folding && (dp % ep || tp % etp)) {
+              reject(s.stack_rule + " cannot fold experts (ep must divide dp, etp divide tp)", n_inner_ep);
+              continue;
+            }
             for (const auto& [si, vp] : pairs[pp]) {
               const auto& sched = schedules[si];
               const int64_t vstages = pp * vp;

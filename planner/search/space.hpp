@@ -35,6 +35,7 @@ struct SearchSpace {
   int64_t dp = 0;  // when pinned
   // What the job's software stack allows beyond the lists above (stack_space.hpp):
   bool uneven = true;             // uneven layer splits (lighter first and last stages)
+  bool folding = true;            // MoE parallel folding (else ep divides dp and etp divides tp)
   uint8_t cp_algo = 0;            // Candidate::cp_algo of every candidate (0: the job's algorithm)
   int64_t dp_shard = 0;           // > 0: a pinned shard group the stack cannot run as HSDP (zero > 0 needs dp*cp = it)
   int64_t recompute_layers = -1;  // >= 0: a pinned partial recompute the stack cannot run (full needs chunks <= it)

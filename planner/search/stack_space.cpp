@@ -108,6 +108,10 @@ StackExclusions restrict_to_stack(SearchSpace& s, const JobSpec& spec, const Jso
     s.ep = {1};
     excluded["ep"].push_back("> 1");
   }
+  if (!f.expert_folding && s.ep.size() > 1) {
+    s.folding = false;
+    excluded["ep"].push_back("beyond dp (parallel folding)");
+  }
   if (!f.uneven_layout) {
     s.uneven = false;
     excluded["pp_layout"].push_back("uneven");

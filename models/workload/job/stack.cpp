@@ -55,6 +55,18 @@ const FeatureCheck kChecks[] = {
      [](const Job& j) { return std::string("context parallelism (cp_algo ") + to_string(j.cp_algo) + ")"; }},
     {"ep", [](const stack::StackFeatures& f, const Job& j) { return j.ep == 1 || f.expert_parallel; },
      [](const Job&) { return std::string("expert parallelism (ep > 1)"); }},
+    {"ep",
+     [](const stack::StackFeatures& f, const Job& j) {
+       return j.ep == 1 || f.expert_folding || (j.dp % j.ep == 0 && j.tp % j.etp == 0);
+     },
+     [](const Job& j) {
+       std::string what = "MoE parallel folding (";
+       if (j.dp % j.ep != 0)
+         what += "ep " + std::to_string(j.ep) + " not dividing dp " + std::to_string(j.dp);
+       else
+         what += "etp " + std::to_string(j.etp) + " not dividing tp " + std::to_string(j.tp);
+       return what + ")";
+     }},
     {"tp_comm_overlap",
      [](const stack::StackFeatures& f, const Job& j) { return !j.tp_comm_overlap || f.tp_comm_overlap; },
      [](const Job&) { return std::string("TP communication overlap"); }},

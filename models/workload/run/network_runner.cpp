@@ -14,8 +14,8 @@ namespace trainsim::models::workload {
 namespace col = collectives;
 
 NetworkCommRunner::NetworkCommRunner(const Job& job, const Workload& w, Fidelity fidelity, sim::Engine& engine,
-                                     const std::vector<Fault>& static_faults)
-    : job_(job), w_(w), fidelity_(fidelity), engine_(engine), net_(engine) {
+                                     const std::vector<Fault>& static_faults, bool symmetric_all_to_all)
+    : job_(job), w_(w), fidelity_(fidelity), engine_(engine), net_(engine), symmetric_a2a_(symmetric_all_to_all) {
   const sim::config::Json spec = hardware::network_spec(job.cluster);
   topo_ = std::make_unique<topology::Topology>(
       topology::build_topology(spec, hardware::network_gpus(job.cluster, job.gpus), "cluster.network"));
@@ -35,6 +35,7 @@ NetworkCommRunner::NetworkCommRunner(const Job& job, const Workload& w, Fidelity
   orders_.resize(w.comms.size());
   offsets_.resize(2 * w.groups.size());
   memo_.resize(w.comms.size());
+  rotations_.resize(w.comms.size());
   in_flight_.assign(w.groups.size(), 0);
   group_starts_.assign(w.groups.size(), 0);
   // A static fault that cuts the job in two: it stops before it starts (simulate.cpp), so no
@@ -47,7 +48,7 @@ NetworkCommRunner::NetworkCommRunner(const Job& job, const Workload& w, Fidelity
   for (uint32_t c = 0; c < w.comms.size(); ++c) {
     const uint32_t g = w.comms[c].group;
     plan(c);
-    for (const auto& order : orders_[c]) exec_->links_of(*plans_[c], order, offsets(c), links[c]);
+    for (const auto& order : orders_[c]) exec_->links_of(*plans_[c], order, offsets(c), links[c], rotations_[c]);
     for (const auto l : links[c]) owner[l] = owner[l] == kNone || owner[l] == g ? g : kShared;
   }
   for (uint32_t c = 0; c < w.comms.size(); ++c)
@@ -64,8 +65,37 @@ const col::CollectivePlan& NetworkCommRunner::plan(uint32_t comm) {
   col::ChannelPlan cp = col::plan_channels(col::CollectiveSpec{c.op, c.bytes, 0}, col::group_on(*topo_, gpus), gpus);
   algorithms_[comm] = std::move(cp.algorithm);
   orders_[comm] = std::move(cp.orders);
+  if (symmetric_a2a_ && fidelity_ == Fidelity::kRepresentative && algorithms_[comm] == "all_to_all_direct" &&
+      orders_[comm].size() == 1) {
+    const col::RankRotation rot = all_to_all_rotation(orders_[comm][0]);
+    if (!rot.none()) {
+      // Rank 0's transfers stand for everyone's (FlowExecutor, rank rotations).
+      for (col::Step& st : cp.plan.steps)
+        std::erase_if(st.transfers, [](const col::Transfer& t) { return t.src != 0; });
+      rotations_[comm] = rot;
+    }
+  }
   plans_[comm] = std::make_unique<col::CollectivePlan>(std::move(cp.plan));
   return *plans_[comm];
+}
+
+col::RankRotation NetworkCommRunner::all_to_all_rotation(const std::vector<int32_t>& gpus) const {
+  // Servers in order with the positions of the group's GPUs on each (relative to its first one).
+  std::vector<std::vector<int32_t>> local;
+  int32_t server = -1, first = 0;
+  for (size_t i = 0; i < gpus.size(); ++i) {
+    if (i > 0 && gpus[i] <= gpus[i - 1]) return {};
+    const int32_t sv = topo_->server_of(static_cast<size_t>(gpus[i]));
+    if (sv != server) {
+      server = sv;
+      first = gpus[i];
+      local.emplace_back();
+    }
+    local.back().push_back(gpus[i] - first);
+  }
+  for (const auto& l : local)
+    if (l != local.front()) return {};
+  return col::RankRotation{static_cast<int32_t>(local.size()), static_cast<int32_t>(local.front().size())};
 }
 
 const std::vector<int32_t>& NetworkCommRunner::offsets(uint32_t comm) {
@@ -141,7 +171,7 @@ void NetworkCommRunner::start(sim::task::TaskIndex i, const sim::task::Task& t, 
     exec_->run(
         p, orders[0], launch,
         [this, comm, i, &exec, started, ticket, record] { finish(comm, i, exec, started, ticket, record); },
-        offsets(comm), weight);
+        offsets(comm), weight, rotations_[comm]);
     return;
   }
   auto left = std::make_shared<size_t>(orders.size());

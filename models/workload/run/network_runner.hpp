@@ -12,6 +12,10 @@
 // (FlowExecutor, symmetric copies), so a spine carries the load of all copies without simulating
 // them. Full fidelity runs every communicator explicitly; tests check the two agree.
 //
+// All-to-alls in representative fidelity run as rank 0's transfers standing for every rank's
+// (FlowExecutor, rank rotations) when the group spreads evenly over its servers: n - 1 flows
+// instead of n (n - 1) (the constructor's symmetric_all_to_all; tests check it against every flow run).
+//
 // Private collectives. A communicator whose links no other communicator's routes touch (a TP
 // group inside an NVSwitch server: DP and PP traffic leaves through the NICs) can only share
 // bandwidth with itself. When such a collective starts with no other collective of its group in
@@ -44,8 +48,10 @@ class NetworkCommRunner final : public sim::task::TaskRunner {
   // Builds the cluster's topology for job.gpus GPUs (ConfigError at "cluster.network" when it
   // cannot be built) and a flow network on `engine`. `static_faults` are link faults present from
   // the start (fault.hpp; others are ignored): routes avoid their dead links from the outset.
+  // `symmetric_all_to_all` off: all-to-alls run every rank's transfers (the reference for the
+  // rank-rotation fast mode above).
   NetworkCommRunner(const Job& job, const Workload& w, Fidelity fidelity, sim::Engine& engine,
-                    const std::vector<Fault>& static_faults = {});
+                    const std::vector<Fault>& static_faults = {}, bool symmetric_all_to_all = true);
   // Off: every collective runs as flows, so recorders (traces, link CSV) see all traffic.
   void set_reuse_private_durations(bool on) { reuse_private_ = on; }
   ~NetworkCommRunner() override;
@@ -76,6 +82,9 @@ class NetworkCommRunner final : public sim::task::TaskRunner {
 
  private:
   const collectives::CollectivePlan& plan(uint32_t comm);
+  // The rank rotations an all-to-all over `gpus` may stand for (none unless the group spreads
+  // evenly over its servers, q ranks on each at the same positions).
+  collectives::RankRotation all_to_all_rotation(const std::vector<int32_t>& gpus) const;
   // Offsets of the symmetric copies of interned communication `comm` (representative fidelity).
   const std::vector<int32_t>& offsets(uint32_t comm);
 
@@ -98,10 +107,12 @@ class NetworkCommRunner final : public sim::task::TaskRunner {
   std::vector<std::string> algorithms_;                              // per comm
   std::vector<std::vector<std::vector<int32_t>>> orders_;            // per comm: GPU order of each channel
   std::vector<std::unique_ptr<std::vector<int32_t>>> offsets_;       // per group, made on first use
+  std::vector<collectives::RankRotation> rotations_;                 // per comm (all-to-all fast mode)
   std::vector<Memo> memo_;                                           // per comm
   std::vector<uint32_t> in_flight_;                                  // per group
   std::vector<uint64_t> group_starts_;                               // per group: collectives started
   bool reuse_private_ = true;
+  bool symmetric_a2a_;
 
  public:
   uint64_t memoized = 0, memo_overlaps = 0;  // collectives that reused a duration; overlaps (see above)

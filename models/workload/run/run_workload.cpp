@@ -44,7 +44,9 @@ void run_workload(const Workload& w, const Job& job, const RunOptions& options,
     std::vector<Fault> from_start;
     for (const Fault& f : options.faults)
       if (f.is_link() && f.at == sim::Time::zero()) from_start.push_back(f);
-    network = std::make_unique<NetworkCommRunner>(job, w, options.fidelity, engine, from_start);
+    network = std::make_unique<NetworkCommRunner>(job, w, options.fidelity, engine, from_start,
+                                                  // Faults break the symmetry rank rotations rely on.
+                                                  options.symmetric_all_to_all && options.faults.empty());
     // A link that fails during the run may be one a memoized collective is using: every
     // collective then runs as flows (exactly as fast when nothing fails; docs/faults.md).
     const bool link_events = std::any_of(options.faults.begin(), options.faults.end(),

@@ -49,6 +49,8 @@ struct RunOptions : RunHooks {
   // Private collectives reuse a measured duration instead of running as flows (network_runner.hpp);
   // recorders that must see every flow turn this off.
   bool reuse_private_durations = true;
+  // All-to-alls stand rank 0's transfers for every rank's (network_runner.hpp); off runs them all.
+  bool symmetric_all_to_all = true;
   // Faults injected into the run (fault.hpp, docs/faults.md), at their time into it; at time 0
   // they are there from the start. Throws ConfigError when a fault does not fit the job.
   std::vector<Fault> faults;

@@ -270,5 +270,44 @@ TEST(FlowExecutor, ADegradedLinkSlowsARingByAtMostItsFactor) {
     }
 }
 
+// Two servers of 4 GPUs, each server's GPUs behind one 50 GB/s NIC cable to a shared leaf (NVLink
+// 1000 GB/s inside): an all-to-all over all 8, run with every transfer as a flow and as rank 0's
+// transfers standing for every rank's (rank rotations 2 x 4) finishes at the same time.
+TEST(FlowExecutor, RankRotationsStandForEveryRanksAllToAllTransfers) {
+  topology::Topology t;
+  const auto fabric = t.add_node(topology::NodeKind::kLeaf, "leaf");
+  for (int server = 0; server < 2; ++server) {
+    const auto nic = t.add_node(topology::NodeKind::kNic, "nic" + std::to_string(server), server, 0);
+    t.add_cable(nic, fabric, sim::Bandwidth::gbyte_per_s(50), sim::Time::us(1), "ib");
+    for (int l = 0; l < 4; ++l) {
+      const auto g = t.add_node(topology::NodeKind::kGpu, "gpu" + std::to_string(4 * server + l), server, l);
+      t.add_cable(g, nic, sim::Bandwidth::gbyte_per_s(1000), sim::Time::ns(500), "nvlink");
+    }
+  }
+  t.set_gpus_per_server(4);
+  const topology::Router router{t, shortest()};
+  const CollectivePlan full = AlgorithmRegistry::instance()
+                                  .get("all_to_all_direct", "algo")
+                                  .plan({CollectiveOp::kAllToAll, sim::Bytes(8'000'000)}, 8);
+  CollectivePlan rank0 = full;
+  for (Step& st : rank0.steps) std::erase_if(st.transfers, [](const Transfer& x) { return x.src != 0; });
+  sim::Time done[2];
+  for (const bool rotated : {false, true}) {
+    sim::Engine engine;
+    sim::flow::FlowNetwork net{engine};
+    add_topology_links(t, net);
+    FlowExecutor exec{engine, net, router};
+    done[rotated] = sim::Time::infinite();
+    exec.run(
+        rotated ? rank0 : full, {0, 1, 2, 3, 4, 5, 6, 7}, sim::Time::zero(), [&] { done[rotated] = engine.now(); }, {},
+        1.0, rotated ? RankRotation{2, 4} : RankRotation{});
+    engine.run();
+    EXPECT_EQ(exec.stats().flows, rotated ? 7u : 56u);
+  }
+  // Each NIC cable carries 4 x 4 blocks of 1 MB each way: 16 MB at 50 GB/s.
+  EXPECT_EQ(done[0], done[1]);
+  EXPECT_GE(done[0], sim::Time::us(320));
+}
+
 }  // namespace
 }  // namespace trainsim::models::collectives
