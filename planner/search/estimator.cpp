@@ -24,6 +24,29 @@ int64_t clamp_per_node(int64_t gpn, int64_t stride, int64_t size) {
   return std::max<int64_t>(1, std::min(size, gpn / stride));
 }
 
+// `g` and `l` weighted (1 - f) and f: the closed form prices one mean layer, so a model with local
+// (sliding-window) layers gets its attention block averaged over local and global layers.
+models::llm::Cost blend(const models::llm::Cost& g, const models::llm::Cost& l, double f) {
+  const double ns = (1.0 - f) * static_cast<double>(g.time.count_ns()) + f * static_cast<double>(l.time.count_ns());
+  return models::llm::Cost{sim::Time::ns(std::llround(ns)),
+                           sim::Flops((1.0 - f) * g.flops.count() + f * l.flops.count()), g.kernels};
+}
+
+void blend_local_attention(const models::workload::Job& j, const models::llm::LayerShape& shape,
+                           const models::compute::ComputeModel& cm, models::llm::BlockCosts& attn) {
+  const auto& m = j.model;
+  if (!m.attention_window) return;
+  int64_t local = 0;
+  for (int64_t i = 0; i < m.layers; ++i) local += m.is_local_layer(i) ? 1 : 0;
+  const double f = static_cast<double>(local) / static_cast<double>(m.layers);
+  models::llm::LayerShape ls = shape;
+  ls.window = m.attention_window->size;
+  const models::llm::BlockCosts l = models::llm::layer_costs(m, ls, cm).attn;
+  attn.main_fwd = blend(attn.main_fwd, l.main_fwd, f);
+  attn.main_dgrad = blend(attn.main_dgrad, l.main_dgrad, f);
+  attn.selective_recompute = blend(attn.selective_recompute, l.selective_recompute, f);
+}
+
 }  // namespace
 
 double usable_memory_bytes(const Job& hardware, double headroom) {
@@ -54,7 +77,8 @@ const Estimator::LayerTimes& Estimator::layer_times() {
                                       j.attention == models::workload::Attention::kFlash,
                                       j.cp,
                                       j.stack.kernels.fp8_lm_head};
-  const models::llm::LayerCosts lc = models::llm::layer_costs(m, shape, cm_);
+  models::llm::LayerCosts lc = models::llm::layer_costs(m, shape, cm_);
+  blend_local_attention(j, shape, cm_, lc.attn);
   const models::llm::EdgeCosts ec = models::llm::edge_costs(m, shape, cm_);
   auto t = [&](const models::llm::Cost& c) { return c.with_dispatch(j.kernel_dispatch).seconds(); };
   const GroupPlacement tpg{j.tp, std::min(j.tp, gpn)};
