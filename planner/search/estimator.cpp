@@ -161,11 +161,10 @@ const Estimator::LayerTimes& Estimator::layer_times() {
     for (const auto& k : models::llm::layer_kernels(m, shape).attn.main_dgrad)
       if (k.kind == models::llm::KernelOp::Kind::kAttentionBwd)
         core_b += models::llm::kernel_cost(k, cm_).time.seconds();
-    const int64_t kvd = m.kv_heads_or_heads() * m.head_dim();
     const int64_t u = j.cp_ulysses, ring = j.cp / u;
     double cp = 0;
     if (ring > 1) {
-      const sim::Bytes kv(j.micro_batch * seq_local * 2 * kvd / j.tp * 2);
+      const sim::Bytes kv(j.micro_batch * seq_local * m.kv_width() / j.tp * 2);
       const double hop = comm_.p2p(kv, j.tp * j.cp > gpn).seconds();
       const double rf = static_cast<double>(ring);
       cp += (rf - 1.0) * std::max(0.0, hop - core_f / rf);              // forward: K/V ahead of each step
@@ -173,7 +172,7 @@ const Estimator::LayerTimes& Estimator::layer_times() {
     }
     if (u > 1) {
       const GroupPlacement ug{u, clamp_per_node(gpn, j.tp, u)};
-      const sim::Bytes qkv(j.micro_batch * seq_local * (m.hidden + 2 * kvd) / j.tp * 2);
+      const sim::Bytes qkv(j.micro_batch * seq_local * (m.hidden + m.kv_width()) / j.tp * 2);
       const sim::Bytes out(j.micro_batch * seq_local * m.hidden / j.tp * 2);
       cp += 2.0 * (comm_.collective(CollectiveOp::kAllToAll, qkv, ug).seconds() +
                    comm_.collective(CollectiveOp::kAllToAll, out, ug).seconds());
