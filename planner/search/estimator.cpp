@@ -201,6 +201,20 @@ const Estimator::LayerTimes& Estimator::layer_times() {
   }
   L.head_fwd = t(ec.head_fwd);
   L.head_bwd = t(ec.head_dgrad) + t(ec.head_wgrad);
+  if (m.mtp_layers > 0) {
+    // DeepSeek-V3's MTP modules run on the last stage with the LM head: per module its input
+    // projection, one layer (its MLP block a MoE block when the last layer's is) and one more LM
+    // head + loss.
+    const bool moe_layer = m.moe && m.is_moe_layer(m.layers);
+    const double attn_f = L.fwd + L.fwd_comm - L.dense_mlp_fwd;
+    const double attn_b = L.dgrad + L.bwd_comm_exposed + L.wgrad - L.dense_mlp_dgrad - L.dense_mlp_wgrad;
+    const double mlp_f = moe_layer ? L.moe_fwd : L.dense_mlp_fwd;
+    const double mlp_b = moe_layer ? L.moe_dgrad + L.moe_wgrad : L.dense_mlp_dgrad + L.dense_mlp_wgrad;
+    const double n = static_cast<double>(m.mtp_layers);
+    const double head_f = L.head_fwd, head_b = L.head_bwd;
+    L.head_fwd += n * (t(ec.mtp_fwd) + attn_f + mlp_f + head_f);
+    L.head_bwd += n * (t(ec.mtp_dgrad) + t(ec.mtp_wgrad) + attn_b + mlp_b + head_b);
+  }
   L.embed_fwd = t(ec.embed_fwd);
   L.embed_bwd = t(ec.embed_bwd);
   L.edge_head = L.head_fwd + L.head_bwd;
