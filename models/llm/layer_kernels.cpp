@@ -1,5 +1,7 @@
 #include "models/llm/layer_kernels.hpp"
 
+#include "models/llm/mla_kernels.hpp"
+
 namespace trainsim::models::llm {
 
 namespace {
@@ -17,7 +19,47 @@ KernelOp attention(std::string name, Kind kind, double flops) {
   return op;
 }
 void append(Kernels& to, const Kernels& from) { to.insert(to.end(), from.begin(), from.end()); }
+
+// Fused QKV GEMM, then QK-norm (per-head RMSNorm of the local query and key heads) and the rotary
+// embedding, each reading and writing the local query and key heads.
+AttentionInput qkv_kernels(const ModelSpec& m, const LayerShape& s) {
+  const int64_t T = s.micro_batch * s.seq_len, tp = s.tp;
+  const int64_t kvd = m.kv_heads_or_heads() * m.head_dim();
+  const int64_t qkv_n = (m.q_width() + 2 * kvd) / tp;
+  const double qk_bytes = static_cast<double>(T) * static_cast<double>(m.q_width() + kvd) / static_cast<double>(tp);
+  AttentionInput in;
+  in.fwd = {forward_gemm("attn.qkv", T, qkv_n, m.hidden)};
+  in.wgrad = {wgrad_gemm("attn.qkv", T, qkv_n, m.hidden)};
+  if (m.qk_norm) in.fwd.push_back(memory_kernel("attn.qk_norm.fwd", qk_bytes * 2 * kAct));
+  if (m.position == "rope") {
+    in.fwd.push_back(memory_kernel("attn.rope.fwd", qk_bytes * 2 * kAct));
+    in.dgrad.push_back(memory_kernel("attn.rope.bwd", qk_bytes * 2 * kAct));
+  }
+  // Backward: read the gradient and the saved input, write the input gradient.
+  if (m.qk_norm) in.dgrad.push_back(memory_kernel("attn.qk_norm.bwd", qk_bytes * 3 * kAct));
+  in.dgrad.push_back(dgrad_gemm("attn.qkv", T, qkv_n, m.hidden));
+  return in;
+}
+
+// Forward FLOPs of the fused causal attention core on one rank: QK^T over the qk width and PV
+// over the v width, for the (query, key) pairs the causal mask (and a local layer's window) keeps.
+double attention_core_flops(const ModelSpec& m, const LayerShape& s) {
+  const double b = static_cast<double>(s.micro_batch), sq = static_cast<double>(s.seq_len);
+  const double cp = static_cast<double>(s.cp), tp = static_cast<double>(s.tp);
+  const double qv = 0.5 * static_cast<double>(m.q_width() + m.v_width());  // = q_width without MLA
+  const int64_t seq = s.seq_len * s.cp;
+  // Causal FlashAttention skips the masked half: QK^T and PV at 2*b*s^2*h/tp each, halved. With
+  // context parallelism each rank holds sq = seq/cp queries against all seq keys, half masked.
+  if (s.window <= 0 || s.window >= seq) return 2.0 * b * sq * sq * cp * qv / tp;
+  // A local layer: 2 GEMMs x 2 FLOPs per multiply-add over the windowed pairs, 1/cp of them per rank.
+  return 4.0 * b * windowed_causal_pairs(seq, s.window) / cp * qv / tp;
+}
 }  // namespace
+
+LayerShape layer_shape(const ModelSpec& m, LayerShape s, int64_t layer) {
+  s.window = m.is_local_layer(layer) ? m.attention_window->size : 0;
+  return s;
+}
 
 KernelOp gemm_kernel(std::string name, GemmLayout layout, int64_t m, int64_t n, int64_t k, int64_t batch) {
   KernelOp op;
@@ -60,9 +102,7 @@ LayerKernels layer_kernels(const ModelSpec& m, const LayerShape& s) {
   const int64_t b = s.micro_batch, sq = s.seq_len, tp = s.tp;
   const int64_t T = b * sq;              // tokens in a micro-batch
   const int64_t Tn = s.sp ? T / tp : T;  // tokens seen by norms / dropout / residual
-  const int64_t h = m.hidden, d = m.head_dim();
-  const int64_t kvd = m.kv_heads_or_heads() * d;
-  const int64_t q = m.q_width();  // query / attention-output width (h unless head_dim is set apart)
+  const int64_t h = m.hidden;
   const int64_t heads_local = m.heads / tp;
   const int64_t f = m.ffn_hidden;
   const int64_t gates = m.activation == "swiglu" ? 2 : 1;
@@ -86,20 +126,12 @@ LayerKernels layer_kernels(const ModelSpec& m, const LayerShape& s) {
 
   // ---- attention block ----
   BlockKernels& a = out.attn;
-  const int64_t qkv_n = (q + 2 * kvd) / tp;
-  a.main_fwd = {forward_gemm("attn.qkv", T, qkv_n, h)};
-  a.main_dgrad = {};
-  a.main_wgrad = {wgrad_gemm("attn.qkv", T, qkv_n, h)};
-  const bool rope = m.position == "rope";
-  // Rotary embedding reads and writes the local query and key heads.
-  const double rope_bytes = Td * static_cast<double>(q + kvd) / static_cast<double>(tp) * 2 * kAct;
-  if (rope) a.main_fwd.push_back(memory_kernel("attn.rope.fwd", rope_bytes));
+  const AttentionInput in = m.mla ? mla_input_kernels(m, s) : qkv_kernels(m, s);
+  a.main_fwd = in.fwd;
+  const int64_t dqk = m.qk_head_dim(), dv = m.v_head_dim(), vw = m.v_width();
   Kernels core_fwd, core_bwd;
   if (s.flash) {
-    // Causal FlashAttention skips the masked half: QK^T and PV at 2*b*s^2*h/tp each, halved.
-    // With context parallelism each rank holds sq = seq/cp queries against all seq keys, half masked.
-    const double f_fwd = 2.0 * static_cast<double>(b) * static_cast<double>(sq) * static_cast<double>(sq) *
-                         static_cast<double>(s.cp) * static_cast<double>(q) / static_cast<double>(tp);
+    const double f_fwd = attention_core_flops(m, s);
     core_fwd = {attention("attn.core.fwd", Kind::kAttentionFwd, f_fwd)};
     // Backward recomputes S and P and forms dQ, dK, dV, dP: 2.5x the forward matmul work.
     core_bwd = {attention("attn.core.bwd", Kind::kAttentionBwd, 2.5 * f_fwd)};
@@ -108,24 +140,24 @@ LayerKernels layer_kernels(const ModelSpec& m, const LayerShape& s) {
     // dropout on the probabilities.
     const int64_t batch = b * heads_local;
     const double elems = static_cast<double>(batch) * static_cast<double>(sq) * static_cast<double>(sq);
-    core_fwd = {forward_gemm("attn.scores", sq, sq, d, batch), memory_kernel("attn.softmax.fwd", elems * (2 * kAct))};
+    core_fwd = {forward_gemm("attn.scores", sq, sq, dqk, batch), memory_kernel("attn.softmax.fwd", elems * (2 * kAct))};
     if (m.dropout) core_fwd.push_back(memory_kernel("attn.dropout.fwd", elems * (2 * kAct + 1)));
-    core_fwd.push_back(forward_gemm("attn.context", sq, d, sq, batch));
-    core_bwd = {dgrad_gemm("attn.context", sq, d, sq, batch), wgrad_gemm("attn.context", sq, d, sq, batch)};
+    core_fwd.push_back(forward_gemm("attn.context", sq, dv, sq, batch));
+    core_bwd = {dgrad_gemm("attn.context", sq, dv, sq, batch), wgrad_gemm("attn.context", sq, dv, sq, batch)};
     if (m.dropout) core_bwd.push_back(memory_kernel("attn.dropout.bwd", elems * (2 * kAct + 1)));
     core_bwd.push_back(memory_kernel("attn.softmax.bwd", elems * (3 * kAct)));
-    core_bwd.push_back(dgrad_gemm("attn.scores", sq, sq, d, batch));
-    core_bwd.push_back(wgrad_gemm("attn.scores", sq, sq, d, batch));
+    core_bwd.push_back(dgrad_gemm("attn.scores", sq, sq, dqk, batch));
+    core_bwd.push_back(wgrad_gemm("attn.scores", sq, sq, dqk, batch));
     a.selective_recompute = core_fwd;
   }
   append(a.main_fwd, core_fwd);
-  a.main_fwd.push_back(forward_gemm("attn.proj", T, h, q / tp));
-  // Backward in reverse: projection input gradient, attention core, rope, QKV input gradient.
-  a.main_dgrad.push_back(dgrad_gemm("attn.proj", T, h, q / tp));
+  a.main_fwd.push_back(forward_gemm("attn.proj", T, h, vw / tp));
+  // Backward in reverse: projection input gradient, attention core, then the input projections'.
+  a.main_dgrad = {dgrad_gemm("attn.proj", T, h, vw / tp)};
   append(a.main_dgrad, core_bwd);
-  if (rope) a.main_dgrad.push_back(memory_kernel("attn.rope.bwd", rope_bytes));
-  a.main_dgrad.push_back(dgrad_gemm("attn.qkv", T, qkv_n, h));
-  a.main_wgrad.insert(a.main_wgrad.begin(), wgrad_gemm("attn.proj", T, h, q / tp));
+  append(a.main_dgrad, in.dgrad);
+  a.main_wgrad = {wgrad_gemm("attn.proj", T, h, vw / tp)};
+  append(a.main_wgrad, in.wgrad);
 
   // ---- MLP block ----
   BlockKernels& p = out.mlp;
@@ -168,6 +200,14 @@ EdgeKernels edge_kernels(const ModelSpec& m, const LayerShape& s) {
   e.head_dgrad = {memory_kernel("head.loss.bwd", logits * 6), head(dgrad_gemm("head.logits", T, v_local, h)),
                   memory_kernel("head.norm.bwd", Th * 5 * kAct)};
   e.head_wgrad = {head(wgrad_gemm("head.logits", T, v_local, h))};
+  if (m.mtp_layers > 0) {
+    const int64_t h_local = h / s.tp;
+    e.mtp_fwd = {memory_kernel("mtp.embed.fwd", Th * 2 * kAct), memory_kernel("mtp.norms.fwd", Th * 2 * 2 * kAct),
+                 forward_gemm("mtp.proj", T, h_local, 2 * h)};
+    e.mtp_dgrad = {dgrad_gemm("mtp.proj", T, h_local, 2 * h), memory_kernel("mtp.norms.bwd", Th * 2 * 4 * kAct),
+                   memory_kernel("mtp.embed.bwd", Th * (kAct + 8))};
+    e.mtp_wgrad = {wgrad_gemm("mtp.proj", T, h_local, 2 * h)};
+  }
   return e;
 }
 

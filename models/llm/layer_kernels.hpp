@@ -27,6 +27,10 @@ struct LayerShape {
   // Under fp8, the LM head's GEMMs run in FP8 too (false: 16-bit, as Megatron-Core's output layer,
   // a plain ColumnParallelLinear outside Transformer Engine's autocast, and torchtitan's).
   bool fp8_head = false;
+  // > 0: the layer is local (model.is_local_layer) and its queries attend to at most this many
+  // keys (attention_window.hpp); 0: causal attention over the whole sequence. Only the fused path
+  // skips the keys outside the window (the unfused path masks a full s x s score matrix).
+  int64_t window = 0;
 };
 
 // Operand layout of a GEMM in row-major terms, for Y[m,n] = X[m,k] W^T with Megatron's [out, in]
@@ -51,6 +55,15 @@ struct KernelOp {
   bool sixteen_bit = false;  // a GEMM that runs in 16-bit even when the job's precision is fp8
 };
 using Kernels = std::vector<KernelOp>;
+
+// `s` for layer `layer` of `m`: the window set when the layer is local.
+LayerShape layer_shape(const ModelSpec& m, LayerShape s, int64_t layer);
+
+// The attention block's input projections up to the attention core, in launch order: forward
+// (GEMMs, norms, RoPE), input gradients in backward order, weight gradients.
+struct AttentionInput {
+  Kernels fwd, dgrad, wgrad;
+};
 
 // Kernel constructors shared by the layer, edge and MoE kernel lists. Forward Y[m,n] = X[m,k] W^T
 // ("TN"); its input gradient dX = dY W is [m,k] over n ("NN"); its weight gradient dW = dY^T X is
@@ -81,6 +94,11 @@ LayerKernels layer_kernels(const ModelSpec& m, const LayerShape& s);
 struct EdgeKernels {
   Kernels embed_fwd, embed_bwd;
   Kernels head_fwd, head_dgrad, head_wgrad;  // final norm + LM head GEMM + cross-entropy
+  // One MTP module's input (empty without MTP): the shifted tokens' embedding lookup, the RMSNorms
+  // of the previous hidden state and of that embedding, and the column-parallel 2h -> h
+  // projection of their concatenation (Megatron-Core's eh_proj; its output is all-gathered over TP
+  // before the module's transformer layer). Its layer and LM head + loss are the model's.
+  Kernels mtp_fwd, mtp_dgrad, mtp_wgrad;
 };
 EdgeKernels edge_kernels(const ModelSpec& m, const LayerShape& s);
 

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "models/llm/mla.hpp"
 #include "models/llm/moe.hpp"
 
 namespace trainsim::models::llm {
@@ -54,6 +55,9 @@ EdgeCosts edge_costs(const ModelSpec& m, const LayerShape& s, const compute::Com
   e.head_fwd = kernels_cost(k.head_fwd, cm);
   e.head_dgrad = kernels_cost(k.head_dgrad, cm);
   e.head_wgrad = kernels_cost(k.head_wgrad, cm);
+  e.mtp_fwd = kernels_cost(k.mtp_fwd, cm);
+  e.mtp_dgrad = kernels_cost(k.mtp_dgrad, cm);
+  e.mtp_wgrad = kernels_cost(k.mtp_wgrad, cm);
   return e;
 }
 
@@ -63,10 +67,28 @@ double forward_model_flops_per_sequence(const ModelSpec& m, int64_t seq_len) {
   const double f = static_cast<double>(m.ffn_hidden);
   const double gates = m.activation == "swiglu" ? 2.0 : 1.0;
   const double q = static_cast<double>(m.q_width());
-  const double per_token_matmul = 2.0 * (h * (q + 2 * kvd) + q * h + (gates + 1.0) * h * f);
-  const double attention = 4.0 * s * q;  // QK^T and PV over all s keys, per token
+  // MLA: its projections' weights (the latent norms are not matmuls).
+  const double attn_linear = m.mla ? mla_parameters(*m.mla, m.hidden, m.heads).total() -
+                                         static_cast<double>(m.mla->q_lora_rank.value_or(0) + m.mla->kv_lora_rank)
+                                   : h * (q + 2 * kvd) + q * h;
+  const double per_token_matmul = 2.0 * (attn_linear + (gates + 1.0) * h * f);
+  // QK^T (qk width) and PV (v width) over all s keys, per token; = 4 s q without MLA.
+  const double qv = static_cast<double>(m.q_width() + m.v_width());
+  const double attention = 2.0 * s * qv;
   const double head = 2.0 * h * static_cast<double>(m.vocab);
-  return s * (static_cast<double>(m.layers) * (per_token_matmul + attention) + head);
+  const double layers = static_cast<double>(m.layers);
+  double flops = s * (layers * (per_token_matmul + attention) + head);
+  if (m.attention_window) {
+    // A local layer's queries see at most `size` keys: its attention term shrinks to that many keys.
+    const double local_keys = static_cast<double>(std::min(m.attention_window->size, seq_len));
+    int64_t local = 0;
+    for (int64_t i = 0; i < m.layers; ++i) local += m.is_local_layer(i) ? 1 : 0;
+    flops -= s * static_cast<double>(local) * 2.0 * (s - local_keys) * qv;
+  }
+  // Each MTP module: its projection (2h -> h), its layer and one more LM head.
+  if (m.mtp_layers > 0)
+    flops += s * static_cast<double>(m.mtp_layers) * (per_token_matmul + attention + 2.0 * 2.0 * h * h + head);
+  return flops;
 }
 
 MoeBlockCosts moe_block_costs(const ModelSpec& m, const LayerShape& shape, int64_t ep, int64_t etp, int64_t tokens,

@@ -56,6 +56,7 @@ LayerCosts layer_costs(const ModelSpec& m, const LayerShape& s, const compute::C
 struct EdgeCosts {
   Cost embed_fwd, embed_bwd;
   Cost head_fwd, head_dgrad, head_wgrad;  // final norm + LM head GEMM + cross-entropy
+  Cost mtp_fwd, mtp_dgrad, mtp_wgrad;     // one MTP module's embedding, norms and projection
 };
 EdgeCosts edge_costs(const ModelSpec& m, const LayerShape& s, const compute::ComputeModel& cm);
 
@@ -74,7 +75,9 @@ MoeBlockCosts moe_block_costs(const ModelSpec& m, const LayerShape& s, int64_t e
                               const compute::ComputeModel& cm);
 
 // Forward FLOPs per sequence of the whole model as Megatron counts model FLOPs: all matmuls,
-// attention scores over the full s x s (no causal halving), LM head; embeddings excluded.
+// attention scores over the full s x s (no causal halving; a local layer's queries over its window,
+// QK^T at the qk width and PV at the v width under MLA), LM head; embeddings excluded. MTP modules
+// add their projection, layer and LM head.
 double forward_model_flops_per_sequence(const ModelSpec& m, int64_t seq_len);
 
 }  // namespace trainsim::models::llm

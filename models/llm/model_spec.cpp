@@ -11,11 +11,17 @@ double norm_parameters(const ModelSpec& m) {
   return m.norm == "layernorm" ? 2 * static_cast<double>(m.hidden) : static_cast<double>(m.hidden);
 }
 
-// QKV and output projections with their biases (no norm).
+// QKV and output projections with their biases (no norm), or MLA's projections and latent norms
+// (no biases); plus the QK-norm weights (one RMSNorm gain per query and per key head width) and
+// the attention sinks (one logit per head).
 double attention_parameters(const ModelSpec& m) {
   const double h = static_cast<double>(m.hidden), q = static_cast<double>(m.q_width());
   const double kv = static_cast<double>(m.kv_heads_or_heads()) * static_cast<double>(m.head_dim());
-  return h * (q + 2 * kv) + q * h + (m.bias ? (q + 2 * kv) + h : 0.0);
+  double p = m.mla ? mla_parameters(*m.mla, m.hidden, m.heads).total()
+                   : h * (q + 2 * kv) + q * h + (m.bias ? (q + 2 * kv) + h : 0.0);
+  if (m.qk_norm) p += 2 * static_cast<double>(m.qk_head_dim());
+  if (m.attention_sinks) p += static_cast<double>(m.heads);
+  return p;
 }
 
 // An MLP of width f with the model's activation (SwiGLU: gate and up projections) and biases.
@@ -39,7 +45,13 @@ double edge_parameters(const ModelSpec& m) {
 }  // namespace
 
 bool ModelSpec::is_moe_layer(int64_t layer) const {
+  if (layer >= layers && layer < layers + mtp_layers) layer = layers - 1;  // MTP: like the last main layer
   return moe && layer >= moe->first_dense_layers && layer < layers && layer % moe->layer_freq == 0;
+}
+
+bool ModelSpec::is_local_layer(int64_t layer) const {
+  if (layer >= layers) layer = layers - 1;  // MTP: like the last main layer
+  return attention_window && attention_window->local(layer);
 }
 
 int64_t ModelSpec::moe_layers() const {
@@ -60,6 +72,7 @@ double ModelSpec::layer_parameters() const {
 LayerParameters ModelSpec::layer_split(int64_t layer) const {
   LayerParameters p;
   p.attention = attention_parameters(*this) + norm_parameters(*this);
+  if (mla) p.tp_replicated = mla_parameters(*mla, hidden, heads).replicated;
   if (!is_moe_layer(layer)) {
     p.mlp = mlp_parameters(*this, ffn_hidden) + norm_parameters(*this);
     return p;
@@ -86,6 +99,17 @@ double ModelSpec::active_parameters() const {
     const LayerParameters s = layer_split(i);
     p += s.non_expert() + (is_moe_layer(i) ? static_cast<double>(moe->top_k) * expert : 0.0);
   }
+  return p;
+}
+
+double ModelSpec::mtp_projection_parameters() const {
+  const double h = static_cast<double>(hidden);
+  return 2 * norm_parameters(*this) + 2 * h * h;  // RMSNorms of the hidden state and the embedding; 2h -> h
+}
+
+double ModelSpec::mtp_parameters() const {
+  double p = 0.0;
+  for (int64_t j = 0; j < mtp_layers; ++j) p += mtp_projection_parameters() + layer_parameters(layers + j);
   return p;
 }
 
@@ -157,8 +181,9 @@ const sim::config::Schema<ModelSpec>& model_schema() {
                   MoeSpec spec;
                   moe_schema().parse(j, p, spec);
                   m.moe = spec;
-                })
-        .string("source", &ModelSpec::source, "", "Where the shape comes from.");
+                });
+    add_variant_fields(s);
+    s.string("source", &ModelSpec::source, "", "Where the shape comes from.");
     return s;
   }();
   return schema;
@@ -168,7 +193,7 @@ ModelSpec parse_model(const Json& j, const std::string& path) {
   ModelSpec m;
   model_schema().parse(j, path, m);
   const auto at = [&](const char* k) { return path.empty() ? std::string(k) : path + "." + k; };
-  if (!m.head_dim_field && m.hidden % m.heads != 0)
+  if (!m.head_dim_field && !m.mla && m.hidden % m.heads != 0)
     throw ConfigError(at("heads"),
                       "heads (" + std::to_string(m.heads) + ") must divide hidden (" + std::to_string(m.hidden) + ")",
                       "choose heads so that hidden/heads is a whole head dimension, or give head_dim");
@@ -177,6 +202,7 @@ ModelSpec parse_model(const Json& j, const std::string& path) {
         at("kv_heads"),
         "kv_heads (" + std::to_string(*m.kv_heads) + ") must divide heads (" + std::to_string(m.heads) + ")",
         "use a divisor of heads, or null for multi-head attention");
+  check_variants(m, path);
   if (m.moe) {
     const MoeSpec& e = *m.moe;
     if (e.top_k > e.experts)

@@ -1,11 +1,15 @@
 #pragma once
 // A decoder-only transformer. The JSON contract: name, layers, hidden, heads, kv_heads
 // (null = heads), ffn_hidden, vocab, seq_len, activation, norm; optional extras below, among them
-// `moe`, which turns some MLPs into Mixture-of-Experts blocks.
+// `moe`, which turns some MLPs into Mixture-of-Experts blocks, the attention variants (`mla`,
+// `attention_window`, `attention_sinks`, `qk_norm`) and DeepSeek-V3's multi-token prediction
+// (`mtp_layers`).
 
 #include <optional>
 #include <string>
 
+#include "models/llm/attention_window.hpp"
+#include "models/llm/mla.hpp"
 #include "sim/config/schema.hpp"
 
 namespace trainsim::models::llm {
@@ -36,8 +40,16 @@ struct LayerParameters {
   double attention = 0.0;  // QKV and output projections with their biases, and the attention norm
   double mlp = 0.0;        // dense MLP, or the MoE router and shared experts; and the MLP norm
   double experts = 0.0;    // routed experts (0 in a dense layer)
+  // Part of `attention` that every TP rank holds whole instead of 1/tp of it: MLA's
+  // down-projections and latent norms (mla.hpp). Norms, QK-norm and sinks are counted as split,
+  // as the dense formula always has (they are a few thousand parameters per layer).
+  double tp_replicated = 0.0;
   double total() const { return attention + mlp + experts; }
   double non_expert() const { return attention + mlp; }
+  // Non-expert parameters one of `tp` tensor-parallel ranks holds.
+  double non_expert_per_rank(int64_t tp) const {
+    return (non_expert() - tp_replicated) / static_cast<double>(tp) + tp_replicated;
+  }
 };
 
 struct ModelSpec {
@@ -58,21 +70,51 @@ struct ModelSpec {
   bool tied_embeddings = false;      // LM head shares the input embedding
   bool dropout = true;               // dropout layers present in training
   std::optional<MoeSpec> moe;        // null: every layer has a dense MLP
+  std::optional<MlaSpec> mla;        // null: multi-head / grouped-query attention
+  // null: every layer attends to the whole causal prefix.
+  std::optional<AttentionWindow> attention_window;
+  bool attention_sinks = false;  // GPT-OSS: a learned logit per head in the softmax denominator
+  bool qk_norm = false;          // RMSNorm over each query and key head (Qwen3, Gemma 3, OLMo 2)
+  // DeepSeek-V3 multi-token prediction modules, each one more transformer layer (shaped like the
+  // last main layer: a MoE layer for DeepSeek-V3) with two RMSNorms and a 2h -> h projection,
+  // sharing the embedding and the LM head; they run on the last pipeline stage. MTP layer j is
+  // layer `layers + j` for is_moe_layer, layer_split and the builder.
+  int64_t mtp_layers = 0;
   std::string source;
 
   int64_t kv_heads_or_heads() const { return kv_heads.value_or(heads); }
   int64_t head_dim() const { return head_dim_field.value_or(hidden / heads); }
-  // Width of the queries (and of the attention output the projection reads): heads x head_dim,
-  // which is hidden unless head_dim is set apart (Qwen3, GPT-OSS: wider or narrower than hidden).
-  int64_t q_width() const { return heads * head_dim(); }
-  // Whether layer `layer` (0-based) has a MoE block; always false for a dense model.
+  // Per-head widths of queries/keys and of values: head_dim, or MLA's nope + rope and v_head_dim.
+  int64_t qk_head_dim() const { return mla ? mla->qk_head_dim() : head_dim(); }
+  int64_t v_head_dim() const { return mla ? mla->v_head_dim : head_dim(); }
+  // Width of the queries: heads x qk head dim, which is hidden unless head_dim is set apart
+  // (Qwen3, GPT-OSS: wider or narrower than hidden) or MLA sets its own.
+  int64_t q_width() const { return heads * qk_head_dim(); }
+  // Width of the attention output the output projection reads: heads x v head dim.
+  int64_t v_width() const { return heads * v_head_dim(); }
+  // Width of one token's keys and values as attention reads them: 2 x kv_heads x head_dim, or
+  // with MLA (unabsorbed) every head's materialised key (nope + rope) and value.
+  int64_t kv_width() const {
+    return mla ? heads * (mla->qk_head_dim() + mla->v_head_dim) : 2 * kv_heads_or_heads() * head_dim();
+  }
+  // Whether layer `layer` (0-based; MTP layers follow the main ones) attends through the window.
+  bool is_local_layer(int64_t layer) const;
+  // Whether layer `layer` (0-based) has a MoE block; always false for a dense model. MTP layer
+  // `layers + j` is shaped like the last main layer.
   bool is_moe_layer(int64_t layer) const;
   // Number of MoE layers (0 for a dense model).
   int64_t moe_layers() const;
   // Total parameters (embedding, position table, layers with all experts, final norm, untied LM head).
+  // MTP modules are not counted, as published totals leave them out (DeepSeek-V3's 671B excludes
+  // its 14B MTP module): see mtp_parameters().
   double parameters() const;
-  // Parameters one token uses: all but the routed experts it is not sent to (top_k of them).
+  // Parameters one token uses: all but the routed experts it is not sent to (top_k of them); no MTP.
   double active_parameters() const;
+  // Parameters of the MTP modules beyond the shared embedding and LM head: per module two RMSNorms,
+  // the 2h -> h projection and its transformer layer (all experts). 0 without MTP.
+  double mtp_parameters() const;
+  // Parameters of one MTP module's two norms and projection (without its transformer layer).
+  double mtp_projection_parameters() const;
   // Parameters of one transformer layer. For a MoE model, the mean over its layers (all experts
   // counted), so that layers * layer_parameters() is still the transformer's total.
   double layer_parameters() const;
@@ -83,6 +125,10 @@ struct ModelSpec {
 };
 
 const sim::config::Schema<MoeSpec>& moe_schema();
+// Adds the attention-variant and MTP fields to the model schema (model_spec_variants.cpp).
+void add_variant_fields(sim::config::Schema<ModelSpec>& s);
+// Cross-checks the attention variants and MTP against the rest of the model (model_spec_variants.cpp).
+void check_variants(const ModelSpec& m, const std::string& path);
 const sim::config::Schema<ModelSpec>& model_schema();
 // Parses and cross-checks (heads divide hidden, kv_heads divide heads, top_k <= experts, ...).
 ModelSpec parse_model(const sim::config::Json& j, const std::string& path);

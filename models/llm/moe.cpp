@@ -184,7 +184,9 @@ double moe_forward_model_flops_per_sequence(const ModelSpec& m, int64_t seq_len)
   const double moe_mlp = 2.0 * ((gates + 1.0) * h * static_cast<double>(e.expert_ffn_hidden) *
                                     static_cast<double>(e.top_k + e.shared_experts) +
                                 h * static_cast<double>(e.experts));
-  return dense + static_cast<double>(seq_len) * static_cast<double>(m.moe_layers()) * (moe_mlp - dense_mlp);
+  // MTP layers shaped like a MoE layer count as MoE layers too.
+  const int64_t moe_layers = m.moe_layers() + (m.mtp_layers > 0 && m.is_moe_layer(m.layers) ? m.mtp_layers : 0);
+  return dense + static_cast<double>(seq_len) * static_cast<double>(moe_layers) * (moe_mlp - dense_mlp);
 }
 
 }  // namespace trainsim::models::llm

@@ -14,8 +14,8 @@ sim::Bytes layer_activation_bytes(const llm::ModelSpec& m, int64_t micro_batch, 
   const double h = static_cast<double>(m.hidden), t = static_cast<double>(tp);
   const double repl = sp ? 1.0 / t : 1.0;  // tensors outside TP regions are split only with SP
   if (recompute == "full") return sim::Bytes(static_cast<int64_t>(T * h * kAct * repl));  // layer input only
-  const double kvd = static_cast<double>(m.kv_heads_or_heads() * m.head_dim());
-  const double q = static_cast<double>(m.q_width());
+  const double kv = static_cast<double>(m.kv_width());  // keys and values as attention reads them
+  const double q = static_cast<double>(m.q_width()), v = static_cast<double>(m.v_width());
   const double f = static_cast<double>(m.ffn_hidden);
   const double gates = m.activation == "swiglu" ? 2.0 : 1.0;
   const double drop = m.dropout ? 1.0 : 0.0;
@@ -27,8 +27,16 @@ sim::Bytes layer_activation_bytes(const llm::ModelSpec& m, int64_t micro_batch, 
   // fc2 input = activation output) as the FP8 casts its GEMMs read: 1 byte each.
   const double gemm_in = fp8_inputs ? 1.0 : kAct;
   double bytes = T * h * (2 * kAct + 2 * gemm_in + 2 * drop) * repl;  // two norm inputs, two GEMM inputs, masks
-  bytes += T * (q + 2 * kvd) * kAct / t + T * q * gemm_in / t;        // Q, K, V and out-proj input
-  bytes += T * (gates * kAct + gemm_in) * f / t;                      // fc1 output(s) and activation output
+  bytes += T * (q + kv) * kAct / t + T * v * gemm_in / t;             // Q, K, V and out-proj input
+  if (m.qk_norm) bytes += T * (q + kv / 2) * kAct / t;                // QK-norm inputs (queries, keys)
+  if (m.mla) {
+    // MLA (mla.hpp): the latents are kept twice (norm input, up-projection input) and the shared
+    // RoPE key once, on the rank's sequence shard under SP; Q, K, V above are the materialised heads.
+    const llm::MlaSpec& a = *m.mla;
+    const double latents = static_cast<double>(a.q_lora_rank.value_or(0) + a.kv_lora_rank);
+    bytes += T * (2 * latents + static_cast<double>(a.qk_rope_head_dim)) * kAct * repl;
+  }
+  bytes += T * (gates * kAct + gemm_in) * f / t;  // fc1 output(s) and activation output
   if (flash) {
     bytes += T * static_cast<double>(m.heads) / t * 4.0;  // softmax log-sum-exp (fp32 per row)
   } else if (recompute != "selective") {

@@ -156,6 +156,8 @@ int run_config(const Args& args, std::ostream& out) {
   out << models::workload::job_schema().markdown() << "\n";
   out << models::llm::model_schema().markdown() << "\n";
   out << models::llm::moe_schema().markdown() << "\n";
+  out << models::llm::mla_schema().markdown() << "\n";
+  out << models::llm::attention_window_schema().markdown() << "\n";
   out << models::hardware::cluster_schema().markdown() << "\n";
   out << models::hardware::gpu_schema().markdown() << "\n";
   out << models::hardware::calibration_schema().markdown() << "\n";

@@ -26,6 +26,29 @@ int64_t clamp_per_node(int64_t gpn, int64_t stride, int64_t size) {
   return std::max<int64_t>(1, std::min(size, gpn / stride));
 }
 
+// `g` and `l` weighted (1 - f) and f: the closed form prices one mean layer, so a model with local
+// (sliding-window) layers gets its attention block averaged over local and global layers.
+models::llm::Cost blend(const models::llm::Cost& g, const models::llm::Cost& l, double f) {
+  const double ns = (1.0 - f) * static_cast<double>(g.time.count_ns()) + f * static_cast<double>(l.time.count_ns());
+  return models::llm::Cost{sim::Time::ns(std::llround(ns)),
+                           sim::Flops((1.0 - f) * g.flops.count() + f * l.flops.count()), g.kernels};
+}
+
+void blend_local_attention(const models::workload::Job& j, const models::llm::LayerShape& shape,
+                           const models::compute::ComputeModel& cm, models::llm::BlockCosts& attn) {
+  const auto& m = j.model;
+  if (!m.attention_window) return;
+  int64_t local = 0;
+  for (int64_t i = 0; i < m.layers; ++i) local += m.is_local_layer(i) ? 1 : 0;
+  const double f = static_cast<double>(local) / static_cast<double>(m.layers);
+  models::llm::LayerShape ls = shape;
+  ls.window = m.attention_window->size;
+  const models::llm::BlockCosts l = models::llm::layer_costs(m, ls, cm).attn;
+  attn.main_fwd = blend(attn.main_fwd, l.main_fwd, f);
+  attn.main_dgrad = blend(attn.main_dgrad, l.main_dgrad, f);
+  attn.selective_recompute = blend(attn.selective_recompute, l.selective_recompute, f);
+}
+
 }  // namespace
 
 double usable_memory_bytes(const Job& hardware, double headroom) {
@@ -56,7 +79,8 @@ const Estimator::LayerTimes& Estimator::layer_times() {
                                       j.attention == models::workload::Attention::kFlash,
                                       j.cp,
                                       j.stack.kernels.fp8_lm_head};
-  const models::llm::LayerCosts lc = models::llm::layer_costs(m, shape, cm_);
+  models::llm::LayerCosts lc = models::llm::layer_costs(m, shape, cm_);
+  blend_local_attention(j, shape, cm_, lc.attn);
   const models::llm::EdgeCosts ec = models::llm::edge_costs(m, shape, cm_);
   auto t = [&](const models::llm::Cost& c) { return c.with_dispatch(j.kernel_dispatch).seconds(); };
   const GroupPlacement tpg{j.tp, std::min(j.tp, gpn)};
@@ -139,11 +163,10 @@ const Estimator::LayerTimes& Estimator::layer_times() {
     for (const auto& k : models::llm::layer_kernels(m, shape).attn.main_dgrad)
       if (k.kind == models::llm::KernelOp::Kind::kAttentionBwd)
         core_b += models::llm::kernel_cost(k, cm_).time.seconds();
-    const int64_t kvd = m.kv_heads_or_heads() * m.head_dim();
     const int64_t u = j.cp_ulysses, ring = j.cp / u;
     double cp = 0;
     if (ring > 1) {
-      const sim::Bytes kv(j.micro_batch * seq_local * 2 * kvd / j.tp * 2);
+      const sim::Bytes kv(j.micro_batch * seq_local * m.kv_width() / j.tp * 2);
       const double hop = comm_.p2p(kv, j.tp * j.cp > gpn).seconds();
       const double rf = static_cast<double>(ring);
       cp += (rf - 1.0) * std::max(0.0, hop - core_f / rf);              // forward: K/V ahead of each step
@@ -151,7 +174,7 @@ const Estimator::LayerTimes& Estimator::layer_times() {
     }
     if (u > 1) {
       const GroupPlacement ug{u, clamp_per_node(gpn, j.tp, u)};
-      const sim::Bytes qkv(j.micro_batch * seq_local * (m.hidden + 2 * kvd) / j.tp * 2);
+      const sim::Bytes qkv(j.micro_batch * seq_local * (m.hidden + m.kv_width()) / j.tp * 2);
       const sim::Bytes out(j.micro_batch * seq_local * m.hidden / j.tp * 2);
       cp += 2.0 * (comm_.collective(CollectiveOp::kAllToAll, qkv, ug).seconds() +
                    comm_.collective(CollectiveOp::kAllToAll, out, ug).seconds());
@@ -181,6 +204,20 @@ const Estimator::LayerTimes& Estimator::layer_times() {
   }
   L.head_fwd = t(ec.head_fwd);
   L.head_bwd = t(ec.head_dgrad) + t(ec.head_wgrad);
+  if (m.mtp_layers > 0) {
+    // DeepSeek-V3's MTP modules run on the last stage with the LM head: per module its input
+    // projection, one layer (its MLP block a MoE block when the last layer's is) and one more LM
+    // head + loss.
+    const bool moe_layer = m.moe && m.is_moe_layer(m.layers);
+    const double attn_f = L.fwd + L.fwd_comm - L.dense_mlp_fwd;
+    const double attn_b = L.dgrad + L.bwd_comm_exposed + L.wgrad - L.dense_mlp_dgrad - L.dense_mlp_wgrad;
+    const double mlp_f = moe_layer ? L.moe_fwd : L.dense_mlp_fwd;
+    const double mlp_b = moe_layer ? L.moe_dgrad + L.moe_wgrad : L.dense_mlp_dgrad + L.dense_mlp_wgrad;
+    const double n = static_cast<double>(m.mtp_layers);
+    const double head_f = L.head_fwd, head_b = L.head_bwd;
+    L.head_fwd += n * (t(ec.mtp_fwd) + attn_f + mlp_f + head_f);
+    L.head_bwd += n * (t(ec.mtp_dgrad) + t(ec.mtp_wgrad) + attn_b + mlp_b + head_b);
+  }
   L.embed_fwd = t(ec.embed_fwd);
   L.embed_bwd = t(ec.embed_bwd);
   L.edge_head = L.head_fwd + L.head_bwd;

@@ -76,14 +76,31 @@ namespace {
 Parts split_parts(const llm::Kernels& ks, const compute::ComputeModel& cm) {
   Parts p;
   if (ks.empty()) return p;
+  // The head GEMM takes the QK-norm and rotary embedding that follow it.
   size_t head_end = 1;
-  if (ks.size() > 2 && ks[1].name.find(".rope.") != std::string::npos) head_end = 2;
+  while (head_end + 1 < ks.size() && (ks[head_end].name.find(".rope.") != std::string::npos ||
+                                      ks[head_end].name.find(".qk_norm.") != std::string::npos))
+    ++head_end;
   const size_t tail_begin = ks.size() - 1;
   for (size_t i = 0; i < ks.size(); ++i) {
     const Cost c = llm::kernel_cost(ks[i], cm);
     (i < head_end ? p.head : i >= tail_begin ? p.tail : p.core) += c;
   }
   return p;
+}
+
+// A block's tasks from its kernels (`k`) and those of one TP-overlap chunk (`kc`, when `even`).
+BlockTasks block_tasks(const llm::BlockCosts& whole, const llm::BlockKernels& k, const llm::BlockKernels& kc, bool even,
+                       int64_t chunks, const compute::ComputeModel& cm) {
+  BlockTasks t;
+  t.whole = whole;
+  t.fwd = split_parts(k.main_fwd, cm);
+  t.dgrad = split_parts(k.main_dgrad, cm);
+  t.fwd_chunk =
+      even ? split_parts(kc.main_fwd, cm) : Parts{scaled(t.fwd.head, chunks), Cost{}, scaled(t.fwd.tail, chunks)};
+  t.dgrad_chunk =
+      even ? split_parts(kc.main_dgrad, cm) : Parts{scaled(t.dgrad.head, chunks), Cost{}, scaled(t.dgrad.tail, chunks)};
+  return t;
 }
 
 }  // namespace
@@ -107,17 +124,19 @@ BuildContext::BuildContext(const Job& j, const compute::ComputeModel& c, const c
   const bool even = seq_local % overlap_chunks == 0;
   if (even) chunk.seq_len = seq_local / overlap_chunks;
   const llm::LayerKernels ck = llm::layer_kernels(j.model, chunk);
-  for (int b = 0; b < 2; ++b) {
-    const llm::BlockKernels& k = b == 0 ? lk.attn : lk.mlp;
-    BlockTasks& t = blocks[b];
-    t.whole = b == 0 ? lc.attn : lc.mlp;
-    t.fwd = split_parts(k.main_fwd, cm);
-    t.dgrad = split_parts(k.main_dgrad, cm);
-    const llm::BlockKernels& kc = b == 0 ? ck.attn : ck.mlp;
-    t.fwd_chunk = even ? split_parts(kc.main_fwd, cm)
-                       : Parts{scaled(t.fwd.head, overlap_chunks), Cost{}, scaled(t.fwd.tail, overlap_chunks)};
-    t.dgrad_chunk = even ? split_parts(kc.main_dgrad, cm)
-                         : Parts{scaled(t.dgrad.head, overlap_chunks), Cost{}, scaled(t.dgrad.tail, overlap_chunks)};
+  blocks[0] = block_tasks(lc.attn, lk.attn, ck.attn, even, overlap_chunks, cm);
+  blocks[1] = block_tasks(lc.mlp, lk.mlp, ck.mlp, even, overlap_chunks, cm);
+  if (j.model.attention_window) {
+    // Local layers: the same layer with the window on (the window spans the whole sequence, so a
+    // TP-overlap chunk of the tokens keeps it).
+    const int64_t total = j.model.layers + j.model.mtp_layers;
+    local_layers.resize(static_cast<size_t>(total));
+    for (int64_t l = 0; l < total; ++l) local_layers[static_cast<size_t>(l)] = j.model.is_local_layer(l) ? 1 : 0;
+    llm::LayerShape ls = shape, lcs = chunk;
+    ls.window = lcs.window = j.model.attention_window->size;
+    const llm::LayerKernels lkl = llm::layer_kernels(j.model, ls), ckl = llm::layer_kernels(j.model, lcs);
+    const llm::BlockCosts local_whole = llm::layer_costs(j.model, ls, cm).attn;
+    local_attn = block_tasks(local_whole, lkl.attn, ckl.attn, even, overlap_chunks, cm);
   }
   p = j.pp;
   v = j.vp;
@@ -127,9 +146,14 @@ BuildContext::BuildContext(const Job& j, const compute::ComputeModel& c, const c
   // Megatron reduces fp32 main gradients under bf16 (accumulate_allreduce_grads_in_fp32) and
   // 16-bit gradients under fp16.
   grad_elem = j.precision == compute::Precision::kFp16 ? 2 : 4;
-  layer_params = j.model.layer_parameters() / static_cast<double>(j.tp);
+  layer_params = j.model.moe ? j.model.layer_parameters() / static_cast<double>(j.tp) : j.rank_layer_params(0);
   reuses_gathered = schedules::ScheduleRegistry::instance().get(j.schedule, "schedule").reuses_gathered_weights;
   if (j.model.moe) moe = MoeBlock(j, shape, cm, comm, lc, graph);
+  if (j.model.mtp_layers > 0) {
+    lb.mtp_fwd = graph.intern("mtp_embed_proj_fwd");
+    lb.mtp_dgrad = graph.intern("mtp_embed_proj_dgrad");
+    lb.mtp_wgrad = graph.intern("mtp_proj_wgrad");
+  }
 }
 
 int64_t BuildContext::stage_of(int64_t vs) const {

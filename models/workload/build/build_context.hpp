@@ -4,6 +4,7 @@
 // the MoE block. Const while the phases of build_workload run.
 
 #include <cstdint>
+#include <vector>
 
 #include "models/collectives/comm_model.hpp"
 #include "models/compute/compute_model.hpp"
@@ -28,6 +29,8 @@ struct Labels {
   sim::task::LabelId parts_fwd[2][3], parts_dgrad[2][3];
   sim::task::LabelId cp_kv, cp_kv_grad, cp_a2a_in, cp_a2a_out, cp_a2a_grad_out, cp_a2a_grad_in;
   sim::task::LabelId offload_d2h, offload_h2d, grad_d2h, cpu_adam, param_h2d;
+  // Interned only for a model with MTP modules (BuildContext), so other graphs are unchanged.
+  sim::task::LabelId mtp_fwd{}, mtp_dgrad{}, mtp_wgrad{};
   explicit Labels(sim::task::TaskGraph& g);
 };
 
@@ -58,7 +61,9 @@ struct BuildContext {
   Fidelity fidelity;
   Labels lb;
   llm::LayerCosts lc;
-  BlockTasks blocks[2];  // attention, MLP
+  BlockTasks blocks[2];            // attention (of a global layer), MLP
+  BlockTasks local_attn;           // attention of a local (sliding-window) layer, when the model has any
+  std::vector<char> local_layers;  // per layer (MTP layers included): attends through the window
   llm::EdgeCosts ec;
   int64_t p = 1, v = 1, m = 1, vstages = 1;
   int64_t seq_local = 0;      // tokens of a sequence on one CP rank
@@ -70,10 +75,17 @@ struct BuildContext {
   MoeBlock moe;                  // MoE layers' MLP block (every MoE layer has the same shape)
 
   int64_t stage_of(int64_t vs) const;
+  // The costs of block `blk` (0 attention, 1 MLP) of layer `layer`: local and global layers differ
+  // in their attention core only, and each kind is priced once.
+  const BlockTasks& block(int blk, int layer) const {
+    return blk == 0 && !local_layers.empty() && local_layers[static_cast<size_t>(layer)] ? local_attn : blocks[blk];
+  }
   bool moe_layer(int layer) const { return job.model.moe && job.model.is_moe_layer(layer); }
   // Parameters of layer `layer` one rank holds: dense ones split over TP, routed experts over
   // EP x expert-TP.
-  double rank_params(int layer) const { return job.model.moe ? job.rank_layer_params(layer) : layer_params; }
+  double rank_params(int layer) const {
+    return job.model.moe || layer >= job.model.layers ? job.rank_layer_params(layer) : layer_params;
+  }
   double expert_params(int layer) const { return job.expert_layer_params(layer); }
   // The embedding (or LM head) parameters on one TP rank.
   double embedding_params() const;

@@ -134,6 +134,7 @@ double stage_parameters(const BuildContext& c, int64_t s) {
   // The last stage holds the LM head, or with tied embeddings its own copy of the embedding
   // (Megatron's embedding group) unless it is also the first stage.
   if (s == last && (!job.model.tied_embeddings || first != last)) params += emb;
+  if (s == last) params += job.rank_mtp_params();  // MTP modules sit on the last stage
   return params;
 }
 
@@ -147,6 +148,7 @@ double stage_expert_parameters(const BuildContext& c, int64_t s) {
       for (int64_t l = 0; l < job.layers[su(vs)]; ++l)
         experts += c.expert_params(static_cast<int>(job.first_layer(vs) + l));
     }
+  if (s == head_stage(job)) experts += job.expert_mtp_params();
   return experts;
 }
 

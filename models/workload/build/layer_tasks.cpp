@@ -40,7 +40,7 @@ Handle LayerTasks::block_forward(StageEmitter& e, int blk, bool recompute, int m
   const LabelId pre_a = recompute ? lb.re_attn_pre : lb.attn_pre, main_a = recompute ? lb.re_attn_fwd : lb.attn_fwd;
   const LabelId pre_m = recompute ? lb.re_mlp_pre : lb.mlp_pre, main_m = recompute ? lb.re_mlp_fwd : lb.mlp_fwd;
   const Category cat = recompute ? Category::kRecompute : Category::kCompute;
-  const BlockTasks& bt = c_.blocks[blk];
+  const BlockTasks& bt = c_.block(blk, layer);
   const llm::BlockCosts& c = bt.whole;
   const LabelId* parts = lb.parts_fwd[blk];
   Handle h = in;
@@ -83,7 +83,7 @@ Handle LayerTasks::backward(StageEmitter& e, int mb, int layer, const Handle& in
   const Job& job = c_.job;
   Handle h = in;
   for (int blk = 1; blk >= 0; --blk) {
-    const BlockTasks& bt = c_.blocks[blk];
+    const BlockTasks& bt = c_.block(blk, layer);
     const llm::BlockCosts& c = bt.whole;
     // Selective recompute redoes the attention core's forward just before its backward.
     Handle re;
@@ -139,7 +139,7 @@ Handle LayerTasks::sp_dgrad(StageEmitter& e, int blk, int mb, int layer, const H
   // stream (it needs only that), ahead of the reduce-scatter that waits for the GEMMs.
   const Labels& lb = c_.lb;
   const Bytes tp_bytes = c_.lc.tp_comm_bytes;
-  const BlockTasks& bt = c_.blocks[blk];
+  const BlockTasks& bt = c_.block(blk, layer);
   const LabelId* parts = lb.parts_dgrad[blk];
   constexpr Category cat = Category::kCompute;
   Handle agg, rs;
@@ -170,7 +170,7 @@ Handle LayerTasks::sp_dgrad(StageEmitter& e, int blk, int mb, int layer, const H
 
 Handle LayerTasks::dgrad_head_core(StageEmitter& e, int blk, int mb, int layer, const Handle& in, const Handle& wdep,
                                    const Handle& re) const {
-  const BlockTasks& bt = c_.blocks[blk];
+  const BlockTasks& bt = c_.block(blk, layer);
   const LabelId* parts = c_.lb.parts_dgrad[blk];
   Handle head = e.compute(parts[0], bt.dgrad.head, Category::kCompute, mb, layer, {&in, &wdep, &re});
   return blk == 0 && c_.job.cp > 1 ? cp_core(e, bt.dgrad.core, true, parts[1], Category::kCompute, mb, layer, head)
@@ -219,14 +219,12 @@ Handle LayerTasks::then_scatter(StageEmitter& e, LabelId tail_label, LabelId rs_
 
 Bytes LayerTasks::kv_bytes() const {
   const Job& job = c_.job;
-  const int64_t kvd = job.model.kv_heads_or_heads() * job.model.head_dim();
-  return Bytes(job.micro_batch * c_.seq_local * 2 * kvd / job.tp * 2);
+  return Bytes(job.micro_batch * c_.seq_local * job.model.kv_width() / job.tp * 2);
 }
 
 Bytes LayerTasks::qkv_bytes() const {
   const Job& job = c_.job;
-  const int64_t kvd = job.model.kv_heads_or_heads() * job.model.head_dim();
-  return Bytes(job.micro_batch * c_.seq_local * (job.model.hidden + 2 * kvd) / job.tp * 2);
+  return Bytes(job.micro_batch * c_.seq_local * (job.model.hidden + job.model.kv_width()) / job.tp * 2);
 }
 
 Bytes LayerTasks::out_bytes() const {

@@ -195,6 +195,13 @@ class Walk {
   Handle forward(const OpScope& o);
   Handle backward(const OpScope& o);
   Handle weight_grads(const OpScope& o);
+  // DeepSeek-V3's MTP modules on the last chunk (Megatron-Core places them on the last stage),
+  // after the main LM head: each takes the previous hidden state, projects it with the shifted
+  // tokens' embedding, runs its layer and one more LM head + loss. Returns the last loss.
+  Handle mtp_forward(const OpScope& o, const Handle& hidden, const Handle& loss, const Handle& head_gather);
+  // Their backward, last module first, ahead of the main LM head's; returns the gradient that
+  // joins the main hidden state's. The module layers' weight gradients are not deferred to W ops.
+  Handle mtp_backward(const OpScope& o, const Handle& loss, const Handle& head_gather, bool last_b);
 
   const BuildContext& c_;
   const Job& job_;
@@ -230,7 +237,8 @@ Handle Walk::forward(const OpScope& o) {
   e.memory(first.empty() ? h : first, true, o.act);  // activations live from the first forward kernel
   if (o.vs == c_.vstages - 1) {
     const Handle hg = edge_gather(c_, e, mb);
-    h = cs.loss = e.compute(lb_.head_fwd, c_.ec.head_fwd, Category::kCompute, mb, -1, {&h, &hg});
+    const Handle loss = e.compute(lb_.head_fwd, c_.ec.head_fwd, Category::kCompute, mb, -1, {&h, &hg});
+    h = cs.loss = job_.model.mtp_layers > 0 ? mtp_forward(o, h, loss, hg) : loss;
   } else {
     const int64_t to = c_.stage_of(o.vs + 1);
     // The next chunk on this rank (V turn): no transfer.
@@ -265,6 +273,7 @@ Handle Walk::backward(const OpScope& o) {
   }
   if (o.vs == c_.vstages - 1) {
     const Handle hg = edge_gather(c_, e, mb);
+    if (job_.model.mtp_layers > 0) h = mtp_backward(o, h, hg, last_b);
     h = e.compute(lb_.head_dgrad, c_.ec.head_dgrad, Category::kCompute, mb, -1, {&h, &hg});
     Handle hw = e.compute(lb_.head_wgrad, c_.ec.head_wgrad, Category::kCompute, mb, -1, {&h});
     if (last_b) {
@@ -308,6 +317,48 @@ Handle Walk::backward(const OpScope& o) {
   flush_final(o);
   st.shard.held_chunk = c_.reuses_gathered ? o.op.chunk : -1;
   return h;
+}
+
+Handle Walk::mtp_forward(const OpScope& o, const Handle& hidden, const Handle& loss, const Handle& head_gather) {
+  StageEmitter& e = o.st.emit;
+  const int mb = o.mb;
+  Handle x = hidden, last = loss;
+  for (int k = 0; k < job_.model.mtp_layers; ++k) {
+    const int layer = static_cast<int>(job_.model.layers) + k;
+    x = e.compute(lb_.mtp_fwd, c_.ec.mtp_fwd, Category::kCompute, mb, layer, {&x, &last});
+    if (job_.tp > 1)
+      x = e.collective(lb_.tp_ag, GroupKind::kTp, CollectiveOp::kAllGather, c_.lc.tp_comm_bytes, mb, layer, {&x});
+    x = layers_.forward(e, mb, layer, x, Handle{}, false);
+    last = e.compute(lb_.head_fwd, c_.ec.head_fwd, Category::kCompute, mb, -1, {&x, &head_gather});
+  }
+  return last;
+}
+
+Handle Walk::mtp_backward(const OpScope& o, const Handle& loss, const Handle& head_gather, bool last_b) {
+  StageState& st = o.st;
+  StageEmitter& e = st.emit;
+  const int mb = o.mb;
+  Handle g = loss;
+  for (int k = static_cast<int>(job_.model.mtp_layers) - 1; k >= 0; --k) {
+    const int layer = static_cast<int>(job_.model.layers) + k;
+    g = e.compute(lb_.head_dgrad, c_.ec.head_dgrad, Category::kCompute, mb, -1, {&g, &head_gather});
+    st.tail.push_back(e.compute(lb_.head_wgrad, c_.ec.head_wgrad, Category::kCompute, mb, -1, {&g}));
+    Handle wg;
+    g = layers_.backward(e, mb, layer, g, Handle{}, wg, nullptr);
+    gradients_ready(o, layer, wg);
+    if (job_.tp > 1)
+      g = e.collective(lb_.tp_rs_grad, GroupKind::kTp, CollectiveOp::kReduceScatter, c_.lc.tp_comm_bytes, mb, layer,
+                       {&g});
+    g = e.compute(lb_.mtp_dgrad, c_.ec.mtp_dgrad, Category::kCompute, mb, layer, {&g});
+    const Handle pw = e.compute(lb_.mtp_wgrad, c_.ec.mtp_wgrad, Category::kCompute, mb, layer, {&g});
+    if (last_b) {
+      st.buckets.pending.push_back(pw);
+      st.buckets.params += job_.model.mtp_projection_parameters() / static_cast<double>(job_.tp);
+    } else {
+      st.tail.push_back(pw);
+    }
+  }
+  return g;
 }
 
 // W: the deferred weight-gradient GEMMs of every layer of the chunk, last layer first.

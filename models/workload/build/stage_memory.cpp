@@ -30,6 +30,24 @@ int64_t moe_block_extra(const Job& job) {
   return static_cast<int64_t>(routed + router + shared - dense);
 }
 
+// Activation bytes of one micro-batch's MTP modules (mtp_layers of them, on the last virtual
+// stage): each keeps its transformer layer's activations (a MoE block's extra too) and the inputs
+// of its two RMSNorms and of its 2h -> h projection (4 x h per token, on the SP shard).
+int64_t mtp_activation(const Job& job) {
+  const auto& m = job.model;
+  if (m.mtp_layers == 0) return 0;
+  const int64_t seq_local = job.seq_len / job.cp;
+  const std::string kept = job.recompute == Recompute::kFull ? "none" : to_string(job.recompute);
+  const bool fp8_inputs = job.precision == compute::Precision::kFp8 && job.stack.memory.fp8_saved_inputs;
+  int64_t per = memory::layer_activation_bytes(m, job.micro_batch, seq_local, job.tp, job.sp, kept,
+                                               job.attention == Attention::kFlash, fp8_inputs)
+                    .count();
+  if (m.is_moe_layer(m.layers)) per += moe_block_extra(job);
+  const double T = static_cast<double>(job.micro_batch * seq_local) / (job.sp ? static_cast<double>(job.tp) : 1.0);
+  per += static_cast<int64_t>(T * 4.0 * static_cast<double>(m.hidden) * 2.0);
+  return per * m.mtp_layers;
+}
+
 // MoE layers of a chunk that keep their activations (full recompute keeps only the first
 // recompute_layers layers' inputs).
 int64_t moe_layers_in(const Job& job, int64_t vs) {
@@ -93,7 +111,7 @@ memory::StageMemoryInput stage_memory_input(const Job& job, int64_t stage) {
   in.logits_bytes = sm.logits_bytes;
   in.framework = sm.cuda_context + sm.workspaces + sm.nccl_per_communicator * communicators(job);
   in.allocator_fragmentation = sm.allocator_fragmentation;
-  if (job.model.moe) {
+  if (job.model.moe || job.model.mla || job.model.mtp_layers > 0) {
     in.transformer_params = 0;
     int64_t most_moe = 0;
     for (int64_t c = 0; c < job.vp; ++c) {
@@ -102,11 +120,17 @@ memory::StageMemoryInput stage_memory_input(const Job& job, int64_t stage) {
         in.transformer_params += job.rank_layer_params(job.first_layer(vs) + l);
         in.expert_params += job.expert_layer_params(job.first_layer(vs) + l);
       }
-      most_moe = std::max(most_moe, moe_layers_in(job, vs));
+      if (job.model.moe) most_moe = std::max(most_moe, moe_layers_in(job, vs));
     }
-    in.moe_extra_activation = moe_block_extra(job) * most_moe;
+    if (in.last) {
+      in.transformer_params += job.rank_mtp_params();
+      in.expert_params += job.expert_mtp_params();
+    }
+    if (job.model.moe) in.moe_extra_activation = moe_block_extra(job) * most_moe;
     in.expert_dp = job.expert_dp();
   }
+  // The MTP modules' activations belong to the last chunk, which is on the last stage.
+  if (in.last) in.moe_extra_activation += mtp_activation(job);
   return in;
 }
 
@@ -115,7 +139,8 @@ int64_t chunk_activation_bytes(const Job& job, int64_t vs) {
   memory::StageMemoryInput in = stage_memory_input(job, stage);
   in.layers_per_chunk = job.layers[static_cast<size_t>(vs)];
   in.embedding_chunk = vs == 0;
-  if (job.model.moe) in.moe_extra_activation = moe_block_extra(job) * moe_layers_in(job, vs);
+  in.moe_extra_activation = job.model.moe ? moe_block_extra(job) * moe_layers_in(job, vs) : 0;
+  if (vs == job.pp * job.vp - 1) in.moe_extra_activation += mtp_activation(job);
   return memory::stage_memory(in).activation_per_chunk.count();
 }
 

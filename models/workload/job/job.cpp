@@ -413,8 +413,21 @@ double Job::expert_layer_params(int64_t layer) const {
 }
 
 double Job::rank_layer_params(int64_t layer) const {
-  if (!model.moe) return model.layer_parameters() / static_cast<double>(tp);
-  return model.layer_split(layer).non_expert() / static_cast<double>(tp) + expert_layer_params(layer);
+  if (!model.moe && !model.mla && layer < model.layers) return model.layer_parameters() / static_cast<double>(tp);
+  return model.layer_split(layer).non_expert_per_rank(tp) + expert_layer_params(layer);
+}
+
+double Job::rank_mtp_params() const {
+  double p = 0.0;
+  for (int64_t j = 0; j < model.mtp_layers; ++j)
+    p += rank_layer_params(model.layers + j) + model.mtp_projection_parameters() / static_cast<double>(tp);
+  return p;
+}
+
+double Job::expert_mtp_params() const {
+  double p = 0.0;
+  for (int64_t j = 0; j < model.mtp_layers; ++j) p += expert_layer_params(model.layers + j);
+  return p;
 }
 
 int64_t Job::virtual_stage(int64_t stage, int64_t chunk) const {

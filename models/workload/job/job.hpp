@@ -94,8 +94,13 @@ struct Job : JobOptions {
   int64_t expert_dp() const { return dp_cp() * tp / (ep * etp); }
   // Parameters of layer `layer` one rank holds (dense ones over TP, routed experts over ep x etp),
   // and the routed-expert part of them (0 for dense models).
+  // MLA's down-projections are whole on every TP rank. MTP layer j is layer `model.layers + j`.
   double rank_layer_params(int64_t layer) const;
   double expert_layer_params(int64_t layer) const;
+  // The MTP modules' parameters one rank of the last stage holds (their layers, norms and
+  // column-parallel projections), and the routed-expert part of them; 0 without MTP.
+  double rank_mtp_params() const;
+  double expert_mtp_params() const;
   // First layer of virtual stage `vs` (prefix sum of `layers`).
   int64_t first_layer(int64_t vs) const;
   // Virtual stage of chunk `chunk` on pipeline stage `stage`, and the layers a stage holds.

@@ -68,6 +68,17 @@ void model_args(const Job& j, int minor, MegatronCommand& c) {
   if (m.activation == "swiglu") b.flag("--swiglu");
   if (!m.tied_embeddings) b.flag("--untie-embeddings-and-output-weights");
   if (!m.bias) b.flag("--disable-bias-linear");
+  if (m.qk_norm) b.flag("--qk-layernorm");
+  if (m.mla && !legacy(minor)) {  // Megatron-Core 0.8 has no MLA flags
+    const auto& a = *m.mla;
+    b.flag("--multi-latent-attention");
+    if (a.q_lora_rank) b.arg("--q-lora-rank", *a.q_lora_rank);
+    b.arg("--kv-lora-rank", a.kv_lora_rank);
+    b.arg("--qk-head-dim", a.qk_nope_head_dim);
+    b.arg("--qk-pos-emb-head-dim", a.qk_rope_head_dim);
+    b.arg("--v-head-dim", a.v_head_dim);
+  }
+  if (m.mtp_layers > 0 && !legacy(minor)) b.arg("--mtp-num-layers", m.mtp_layers);
   if (!m.dropout) {
     b.arg("--attention-dropout", "0.0");
     b.arg("--hidden-dropout", "0.0");

@@ -274,10 +274,10 @@ TEST(ModelSpec, MoePresetsMatchPublishedTotals) {
     double total, active;     // billions, published
     double active_tolerance;  // relative
   };
-  // DeepSeek-V3's MLA is modelled as 128-head MHA: +18.4M parameters per layer, +1.1B in all,
-  // which moves the 37B active count by +4.5% (+1.5% with MLA's own 187.1M per layer). Qwen3 sets
-  // head_dim 128 (queries wider than hidden), so its counts are exact but for QK-norm's 256
-  // weights per layer.
+  // DeepSeek-V3 has MLA's own 187.1M attention parameters per layer; its 37B active count leaves
+  // out the input embedding (36.6B without it, +1.5% with it). Qwen3 sets head_dim 128 (queries
+  // wider than hidden) and QK-norm. attention_variants_test.cpp holds these to 1% or the published
+  // rounding.
   for (const Row& r :
        {Row{"mixtral-8x7b", 46.7, 12.9, 0.03}, Row{"mixtral-8x22b", 141, 39, 0.03}, Row{"deepseek-v3", 671, 37, 0.05},
         Row{"qwen3-30b-a3b", 30.5, 3.3, 0.02}, Row{"qwen3-235b-a22b", 235, 22, 0.02}}) {

@@ -266,15 +266,19 @@ TEST(MoeKernels, ModelFlopsCountActiveParametersOnly) {
     EXPECT_EQ(moe_forward_model_flops_per_sequence(m, 2048), forward_model_flops_per_sequence(m, 2048)) << name;
   }
   // MoE, no biases: per token 2 x (active parameters but the input embedding and the norms) for the
-  // matmuls, plus 4 s q per layer for attention over all s keys (q = heads x head_dim: h, or 2h
-  // for Qwen3's 128-wide heads).
+  // matmuls, plus 2 s (q + v) per layer for attention over all s keys (q = v = heads x head_dim:
+  // h, or 2h for Qwen3's 128-wide heads; DeepSeek-V3's MLA: 128 x 192 and 128 x 128). The norms
+  // include QK-norm (Qwen3) and MLA's latent norms; the MTP module is left out here.
   for (const char* name : {"mixtral-8x7b", "deepseek-v3", "qwen3-30b-a3b"}) {
-    const ModelSpec m = testing::model(name);
+    ModelSpec m = testing::model(name);
+    m.mtp_layers = 0;
     const double s = 4096, h = static_cast<double>(m.hidden), l = static_cast<double>(m.layers);
-    const double norms = h * (2 * l + 1);
+    double norms = h * (2 * l + 1);
+    if (m.qk_norm) norms += l * 2 * static_cast<double>(m.qk_head_dim());
+    if (m.mla) norms += l * static_cast<double>(m.mla->q_lora_rank.value_or(0) + m.mla->kv_lora_rank);
     const double matmul = 2 * (m.active_parameters() - static_cast<double>(m.vocab) * h - norms);
-    const double q = static_cast<double>(m.q_width());
-    EXPECT_NEAR(moe_forward_model_flops_per_sequence(m, 4096) / (s * (matmul + l * 4 * s * q)), 1.0, 1e-12) << name;
+    const double qv = static_cast<double>(m.q_width() + m.v_width());
+    EXPECT_NEAR(moe_forward_model_flops_per_sequence(m, 4096) / (s * (matmul + l * 2 * s * qv)), 1.0, 1e-12) << name;
     // Far below counting every expert.
     EXPECT_LT(moe_forward_model_flops_per_sequence(m, 4096), 2 * s * m.parameters()) << name;
   }

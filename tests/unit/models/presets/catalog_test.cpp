@@ -25,10 +25,11 @@ TEST(Catalog, ListsEveryBuiltInPresetSorted) {
             (std::vector<std::string>{"a100-sxm-40gb", "a100-sxm-80gb", "b200", "h100-sxm-80gb", "h200-sxm-141gb"}));
   EXPECT_EQ(names("clusters"), (std::vector<std::string>{"dgx-a100", "dgx-h100", "dgx-h200", "vtrain-a100"}));
   const auto models = names("models");
-  EXPECT_EQ(models.size(), 23u);
+  EXPECT_EQ(models.size(), 27u);
   EXPECT_TRUE(std::is_sorted(models.begin(), models.end()));
   for (const char* m : {"gpt3-175b", "llama3.2-1b", "llama3-8b", "llama3-70b", "llama3-405b", "megatron-1t",
-                        "mixtral-8x7b", "mixtral-8x22b", "deepseek-v3", "qwen3-30b-a3b", "qwen3-235b-a22b"})
+                        "mixtral-8x7b", "mixtral-8x22b", "deepseek-v3", "qwen3-30b-a3b", "qwen3-235b-a22b",
+                        "gpt-oss-120b", "gpt-oss-20b", "llama4-scout", "gemma3-27b"})
     EXPECT_NE(std::find(models.begin(), models.end(), m), models.end()) << m;
   for (const auto& p : list("models")) EXPECT_FALSE(p.description.empty()) << p.name;
   EXPECT_TRUE(list("nothing").empty());
