@@ -45,6 +45,12 @@ const Schema<StackFeatures>& features_schema() {
                 "Context-parallel algorithms (empty: no context parallelism).",
                 names(&StackFeatures::cp_algos, {"ring", "ulysses", "hybrid"}))
         .boolean("expert_parallel", &StackFeatures::expert_parallel, std::nullopt, "MoE expert parallelism (ep > 1).")
+        .custom("moe_dispatchers", "list of alltoall|allgather|flex", std::string("[\"alltoall\"]"),
+                "MoE token dispatchers (the job's `moe_dispatcher`).",
+                names(&StackFeatures::moe_dispatchers, {"alltoall", "allgather", "flex"}))
+        .custom("moe_balance", "list of aux_loss|aux_free", std::string("[\"aux_loss\"]"),
+                "MoE router load-balancing methods (the job's `moe_balance`).",
+                names(&StackFeatures::moe_balance, {"aux_loss", "aux_free"}))
         .boolean("tp_comm_overlap", &StackFeatures::tp_comm_overlap, std::nullopt,
                  "TP communication overlapped with GEMMs.")
         .boolean("overlap_param_gather", &StackFeatures::overlap_param_gather, std::nullopt,

@@ -1,5 +1,7 @@
 #include "models/workload/build/moe_block.hpp"
 
+#include "models/workload/job/moe_options.hpp"
+
 namespace trainsim::models::workload::build {
 
 using collectives::CollectiveOp;
@@ -7,14 +9,53 @@ using sim::task::LabelId;
 
 MoeBlock::MoeBlock(const Job& job, const llm::LayerShape& shape, const compute::ComputeModel& cm,
                    sim::task::TaskGraph& g)
-    : ep(job.ep), etp(job.etp) {
+    : ep(job.ep), etp(job.etp), dispatcher(job.moe_dispatcher) {
   const int64_t tokens = job.micro_batch * shape.seq_len / (job.sp ? job.tp : 1);
-  costs = llm::moe_block_costs(job.model, shape, job.ep, job.etp, tokens, cm);
-  const char* names[12] = {"moe_router_fwd",        "moe_shared_experts_fwd",   "ep_dispatch_all_to_all",
+  costs = llm::moe_block_costs(job.model, shape, job.ep, job.etp, tokens, cm, moe_run(job));
+  const char* names[14] = {"moe_router_fwd",        "moe_shared_experts_fwd",   "ep_dispatch_all_to_all",
                            "etp_all_gather",        "moe_experts_fwd",          "etp_reduce_scatter",
                            "ep_combine_all_to_all", "moe_unpermute_fwd",        "moe_unpermute_dgrad",
-                           "moe_experts_dgrad",     "moe_shared_experts_dgrad", "moe_router_dgrad"};
-  for (int i = 0; i < 12; ++i) labels[i] = g.intern(names[i]);
+                           "moe_experts_dgrad",     "moe_shared_experts_dgrad", "moe_router_dgrad",
+                           "ep_all_gather",         "ep_reduce_scatter"};
+  // The all-gather dispatcher's EP collectives only where it runs (the label table stays as it was).
+  const int n = dispatcher == llm::MoeDispatcher::kAllGather ? 14 : 12;
+  for (int i = 0; i < n; ++i) labels[i] = g.intern(names[i]);
+}
+
+// Rows to the experts: the forward dispatch, or the combine's gradient in the backward (under
+// alltoall and flex labelled as the combine they reverse, as before).
+Handle MoeBlock::dispatch(StageEmitter& e, int mb, int layer, const Handle& in, bool forward) const {
+  const LabelId* L = labels;
+  const llm::MoeBlockCosts& moe = costs;
+  Handle x = in;
+  if (dispatcher == llm::MoeDispatcher::kAllGather) {
+    const sim::Bytes ep_bytes = forward ? moe.gather_ep_fwd : moe.gather_ep;
+    const sim::Bytes etp_bytes = forward ? moe.gather_etp_fwd : moe.gather_etp;
+    if (ep > 1) x = e.collective(L[12], GroupKind::kEp, CollectiveOp::kAllGather, ep_bytes, mb, layer, {&x});
+    if (etp > 1) x = e.collective(L[3], GroupKind::kEtp, CollectiveOp::kAllGather, etp_bytes, mb, layer, {&x});
+    return x;
+  }
+  if (ep > 1)
+    x = e.collective(forward ? L[2] : L[6], GroupKind::kEp, CollectiveOp::kAllToAll,
+                     forward ? moe.a2a_dispatch : moe.a2a, mb, layer, {&x});
+  if (etp > 1) x = e.collective(L[3], GroupKind::kEtp, CollectiveOp::kAllGather, moe.etp_rows, mb, layer, {&x});
+  return x;
+}
+
+// The experts' outputs (or input gradients) back to the rows' ranks.
+Handle MoeBlock::combine(StageEmitter& e, int mb, int layer, const Handle& in, bool forward) const {
+  const LabelId* L = labels;
+  const llm::MoeBlockCosts& moe = costs;
+  const bool gather = dispatcher == llm::MoeDispatcher::kAllGather;
+  Handle x = in;
+  if (etp > 1)
+    x = e.collective(L[5], GroupKind::kEtp, CollectiveOp::kReduceScatter, gather ? moe.gather_etp : moe.etp_rows, mb,
+                     layer, {&x});
+  if (ep > 1 && gather)
+    x = e.collective(L[13], GroupKind::kEp, CollectiveOp::kReduceScatter, moe.gather_ep, mb, layer, {&x});
+  if (ep > 1 && !gather)
+    x = e.collective(forward ? L[6] : L[2], GroupKind::kEp, CollectiveOp::kAllToAll, moe.a2a, mb, layer, {&x});
+  return x;
 }
 
 Handle MoeBlock::forward(StageEmitter& e, Category cat, int mb, int layer, const Handle& in, const Handle& wdep,
@@ -25,12 +66,9 @@ Handle MoeBlock::forward(StageEmitter& e, Category cat, int mb, int layer, const
   Handle route = e.compute(L[0], moe.router_fwd, cat, mb, layer, {&pre});
   Handle shared;
   if (moe.shared_fwd.kernels > 0) shared = e.compute(L[1], moe.shared_fwd, cat, mb, layer, {&pre});
-  Handle x = route;
-  if (ep > 1) x = e.collective(L[2], GroupKind::kEp, CollectiveOp::kAllToAll, moe.a2a, mb, layer, {&x});
-  if (etp > 1) x = e.collective(L[3], GroupKind::kEtp, CollectiveOp::kAllGather, moe.etp_rows, mb, layer, {&x});
+  Handle x = dispatch(e, mb, layer, route, true);
   x = e.compute(L[4], moe.experts_fwd, cat, mb, layer, {&x});
-  if (etp > 1) x = e.collective(L[5], GroupKind::kEtp, CollectiveOp::kReduceScatter, moe.etp_rows, mb, layer, {&x});
-  if (ep > 1) x = e.collective(L[6], GroupKind::kEp, CollectiveOp::kAllToAll, moe.a2a, mb, layer, {&x});
+  x = combine(e, mb, layer, x, true);
   return e.compute(L[7], moe.post_fwd, cat, mb, layer, {&x, &shared});
 }
 
@@ -41,13 +79,9 @@ Handle MoeBlock::backward(StageEmitter& e, int mb, int layer, const Handle& in, 
   Handle post = e.compute(L[8], moe.post_dgrad, Category::kCompute, mb, layer, {&in, &wdep});
   Handle shared;
   if (moe.shared_dgrad.kernels > 0) shared = e.compute(L[10], moe.shared_dgrad, Category::kCompute, mb, layer, {&post});
-  Handle x = post;
-  if (ep > 1) x = e.collective(L[6], GroupKind::kEp, CollectiveOp::kAllToAll, moe.a2a, mb, layer, {&x});
-  if (etp > 1) x = e.collective(L[3], GroupKind::kEtp, CollectiveOp::kAllGather, moe.etp_rows, mb, layer, {&x});
+  Handle x = dispatch(e, mb, layer, post, false);
   Handle dgrad = e.compute(L[9], moe.experts_dgrad, Category::kCompute, mb, layer, {&x});
-  x = dgrad;
-  if (etp > 1) x = e.collective(L[5], GroupKind::kEtp, CollectiveOp::kReduceScatter, moe.etp_rows, mb, layer, {&x});
-  if (ep > 1) x = e.collective(L[2], GroupKind::kEp, CollectiveOp::kAllToAll, moe.a2a, mb, layer, {&x});
+  x = combine(e, mb, layer, dgrad, false);
   Handle router = e.compute(L[11], moe.router_dgrad, Category::kCompute, mb, layer, {&x, &shared});
   pend = PendingWgrad{dgrad, router, moe.wgrad};
   return e.compute(pre_label, moe.pre_bwd, Category::kCompute, mb, layer, {&router});

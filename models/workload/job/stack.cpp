@@ -55,6 +55,16 @@ const FeatureCheck kChecks[] = {
      [](const Job& j) { return std::string("context parallelism (cp_algo ") + to_string(j.cp_algo) + ")"; }},
     {"ep", [](const stack::StackFeatures& f, const Job& j) { return j.ep == 1 || f.expert_parallel; },
      [](const Job&) { return std::string("expert parallelism (ep > 1)"); }},
+    {"moe_dispatcher",
+     [](const stack::StackFeatures& f, const Job& j) {
+       return !j.model.moe || stack::allows(f.moe_dispatchers, std::string(to_string(j.moe_dispatcher)));
+     },
+     [](const Job& j) { return std::string("the ") + to_string(j.moe_dispatcher) + " MoE token dispatcher"; }},
+    {"moe_balance",
+     [](const stack::StackFeatures& f, const Job& j) {
+       return !j.model.moe || stack::allows(f.moe_balance, std::string(to_string(j.moe_balance)));
+     },
+     [](const Job& j) { return std::string("MoE load balancing ") + to_string(j.moe_balance); }},
     {"tp_comm_overlap",
      [](const stack::StackFeatures& f, const Job& j) { return !j.tp_comm_overlap || f.tp_comm_overlap; },
      [](const Job&) { return std::string("TP communication overlap"); }},
