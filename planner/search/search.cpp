@@ -8,6 +8,7 @@
 
 #include "planner/search/distributed.hpp"
 #include "planner/search/pareto.hpp"
+#include "planner/search/stack_space.hpp"
 #include "sim/error.hpp"
 #include "sim/log.hpp"
 
