@@ -68,26 +68,67 @@ ComputeModel::ComputeModel(const hardware::GpuSpec& gpu, Precision precision) : 
   peak_ = peak_ * gpu.sustained_clock;
 }
 
+double ComputeModel::tile_efficiency(int64_t tiles, double useful, int64_t tm, int64_t tn) const {
+  const int64_t waves = ceil_div(tiles, gpu_.sms);
+  const double area = static_cast<double>(tm) * static_cast<double>(tn);
+  const double issued = static_cast<double>(waves) * static_cast<double>(gpu_.sms) * area;
+  // Tile padding is always paid; the idle share of the last wave only as far as the library's
+  // scheduling leaves it idle (gemm_wave_quantization: 1 = classic tiling, 0 = stream-K).
+  const double w = gpu_.gemm_wave_quantization;
+  if (w >= 1.0) return useful / issued;
+  const double last = static_cast<double>(tiles) / (static_cast<double>(waves) * static_cast<double>(gpu_.sms));
+  return useful / (static_cast<double>(tiles) * area) * (1.0 - w * (1.0 - last));
+}
+
 double ComputeModel::gemm_shape_efficiency(const GemmShape& s) const {
   double best = 0.0;
   for (const Tile& t : kTiles) {
     const int64_t tiles = ceil_div(s.m, t.tm) * ceil_div(s.n, t.tn) * s.batch;
-    const int64_t waves = ceil_div(tiles, gpu_.sms);
     const double useful = static_cast<double>(s.m) * static_cast<double>(s.n) * static_cast<double>(s.batch);
-    const double issued = static_cast<double>(waves) * static_cast<double>(gpu_.sms) * static_cast<double>(t.tm) *
-                          static_cast<double>(t.tn);
-    // Tile padding is always paid; the idle share of the last wave only as far as the library's
-    // scheduling leaves it idle (gemm_wave_quantization: 1 = classic tiling, 0 = stream-K).
-    const double w = gpu_.gemm_wave_quantization;
-    const double quantized =
-        w >= 1.0 ? useful / issued
-                 : useful / (static_cast<double>(tiles) * static_cast<double>(t.tm) * static_cast<double>(t.tn)) *
-                       (1.0 - w * (1.0 - static_cast<double>(tiles) /
-                                             (static_cast<double>(waves) * static_cast<double>(gpu_.sms))));
-    best = std::max(best, quantized * t.quality);
+    best = std::max(best, tile_efficiency(tiles, useful, t.tm, t.tn) * t.quality);
   }
   const double k_eff = static_cast<double>(s.k) / (static_cast<double>(s.k) + gpu_.gemm_tile_overhead_k);
   return best * k_eff;
+}
+
+double ComputeModel::grouped_shape_efficiency(std::span<const GemmShape> problems) const {
+  double best = 0.0, flops = 0.0, k_weighted = 0.0;
+  for (const Tile& t : kTiles) {
+    int64_t tiles = 0;
+    double useful = 0.0;
+    for (const GemmShape& s : problems) {
+      if (s.m <= 0 || s.n <= 0 || s.k <= 0 || s.batch <= 0) continue;
+      tiles += ceil_div(s.m, t.tm) * ceil_div(s.n, t.tn) * s.batch;
+      useful += static_cast<double>(s.m) * static_cast<double>(s.n) * static_cast<double>(s.batch);
+    }
+    if (tiles == 0) return 1.0;
+    best = std::max(best, tile_efficiency(tiles, useful, t.tm, t.tn) * t.quality);
+  }
+  // Every tile of a problem runs its whole K: the K efficiency weighted by each problem's FLOPs.
+  for (const GemmShape& s : problems) {
+    if (s.m <= 0 || s.n <= 0 || s.k <= 0 || s.batch <= 0) continue;
+    const double f = s.flops().count();
+    flops += f;
+    k_weighted += f * static_cast<double>(s.k) / (static_cast<double>(s.k) + gpu_.gemm_tile_overhead_k);
+  }
+  return best * k_weighted / flops;
+}
+
+sim::Time ComputeModel::grouped_gemm(std::span<const GemmShape> problems) const {
+  const int64_t input_bytes = precision_ == Precision::kFp8 ? 1 : 2;
+  double flops = 0.0;
+  int64_t traffic = 0, cast = 0;
+  for (const GemmShape& s : problems) {
+    if (s.m <= 0 || s.n <= 0 || s.k <= 0 || s.batch <= 0) continue;
+    flops += s.flops().count();
+    traffic += (s.m * s.k + s.k * s.n) * input_bytes * s.batch + s.m * s.n * 2 * s.batch;
+    cast += s.m * s.k * 3 * s.batch;
+  }
+  if (flops <= 0.0) return sim::Time::zero();
+  const sim::Time math = sim::Flops(flops) / (peak_ * (best_efficiency_ * grouped_shape_efficiency(problems)));
+  sim::Time t = std::max(math, sim::Bytes(traffic) / hbm_) + gpu_.kernel_launch;
+  if (precision_ == Precision::kFp8) t += sim::Bytes(cast) / hbm_ + gpu_.kernel_launch;  // as gemm()
+  return t;
 }
 
 sim::Bytes ComputeModel::gemm_traffic(const GemmShape& s) const {

@@ -5,6 +5,7 @@
 // Every kernel pays a launch overhead. Constants come from the GPU preset (with sources).
 
 #include <cstdint>
+#include <span>
 
 #include "models/hardware/gpu_spec.hpp"
 #include "sim/units.hpp"
@@ -38,6 +39,16 @@ class ComputeModel {
   double gemm_shape_efficiency(const GemmShape& s) const;
   // HBM traffic of one GEMM (A and B in the precision's input width, C in bf16): its roofline floor.
   sim::Bytes gemm_traffic(const GemmShape& s) const;
+  // A grouped GEMM: `problems` (one per expert, each with its own m) in one launch, as CUTLASS's
+  // grouped kernels and Transformer Engine's GroupedLinear run MoE experts. Persistent CTAs take
+  // output tiles from every problem in turn, so each problem pays its own tile padding (an expert
+  // with 40 rows fills a third of a 128-row tile) while wave quantization is over the tiles of all
+  // problems together; the roofline floor reads every problem's B (the expert's weights) once
+  // whatever its m, so few rows per expert make the group weight-bandwidth bound. Empty problems
+  // (m = 0) are skipped; one launch; in fp8 one cast kernel for all A operands.
+  sim::Time grouped_gemm(std::span<const GemmShape> problems) const;
+  // Its shape efficiency (as gemm_shape_efficiency: one tile shape for the whole group).
+  double grouped_shape_efficiency(std::span<const GemmShape> problems) const;
   // Streaming kernels moving `bytes` through HBM, issued as `kernels` launches.
   sim::Time memory_bound(sim::Bytes bytes, int kernels = 1) const;
   // Fused (flash) attention kernel executing `flops` (one launch), forward or backward.
@@ -54,6 +65,8 @@ class ComputeModel {
   hardware::GpuSpec gpu_;
   Precision precision_;
   sim::Time matmul(const GemmShape& s, sim::FlopRate peak, double efficiency, int64_t input_bytes) const;
+  // Useful over issued tile area for `tiles` output tiles of one shape covering `useful` elements.
+  double tile_efficiency(int64_t tiles, double useful, int64_t tm, int64_t tn) const;
 
   sim::FlopRate peak_;      // GEMM peak for this precision
   double best_efficiency_;  // best achievable fraction of peak_

@@ -29,7 +29,7 @@ void add_kernels(std::vector<IssueStep>& out, const Cost& c) {
 }  // namespace
 
 std::vector<IssueStep> moe_sync_steps(const MoeBlockCosts& moe, const LayerCosts& next, sim::Time dispatch,
-                                      sim::Time etp_comm, int64_t local_experts) {
+                                      sim::Time combine, sim::Time etp_comm, int64_t local_experts) {
   std::vector<IssueStep> out;
   out.push_back(IssueStep{1, dispatch});
   if (etp_comm > sim::Time::zero()) out.push_back(IssueStep{1, sim::Time::ns(etp_comm.count_ns() / 2)});
@@ -39,7 +39,7 @@ std::vector<IssueStep> moe_sync_steps(const MoeBlockCosts& moe, const LayerCosts
   const int launches = std::max(moe.experts_fwd.kernels, 1);
   out.push_back(IssueStep{gemms + launches - 2, moe.experts_fwd.time});
   if (etp_comm > sim::Time::zero()) out.push_back(IssueStep{1, sim::Time::ns(etp_comm.count_ns() / 2)});
-  out.push_back(IssueStep{1, dispatch});
+  out.push_back(IssueStep{1, combine});
   add_kernels(out, moe.post_fwd);
   add_kernels(out, moe.shared_fwd);
   add_kernels(out, next.attn.pre_fwd);

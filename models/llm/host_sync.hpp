@@ -43,6 +43,6 @@ sim::Time host_sync_stall(const std::vector<IssueStep>& steps, sim::Time per_ker
 // the combine, the unpermute and shared experts, then the next layer's attention block and the MLP
 // norm and router of the next MoE layer.
 std::vector<IssueStep> moe_sync_steps(const MoeBlockCosts& moe, const LayerCosts& next, sim::Time dispatch,
-                                      sim::Time etp_comm, int64_t local_experts);
+                                      sim::Time combine, sim::Time etp_comm, int64_t local_experts);
 
 }  // namespace trainsim::models::llm

@@ -1,6 +1,9 @@
 #include "models/llm/layer_ops.hpp"
 
 #include <algorithm>
+#include <cmath>
+#include <map>
+#include <string>
 
 #include "models/llm/mla.hpp"
 #include "models/llm/moe.hpp"
@@ -91,45 +94,75 @@ double forward_model_flops_per_sequence(const ModelSpec& m, int64_t seq_len) {
   return flops;
 }
 
+Cost grouped_experts_cost(const Kernels& ks, const compute::ComputeModel& cm) {
+  Cost c;
+  std::map<std::string, std::vector<compute::GemmShape>> groups;  // role -> one problem per expert
+  const std::string prefix = "moe.expert";
+  for (const KernelOp& k : ks) {
+    if (k.kind != KernelOp::Kind::kGemm || k.name.rfind(prefix, 0) != 0) {
+      c += kernel_cost(k, cm);
+      continue;
+    }
+    const size_t dot = k.name.find('.', prefix.size());
+    groups[dot == std::string::npos ? k.name : k.name.substr(dot + 1)].push_back(k.gemm);
+    c.flops += k.gemm.flops();
+  }
+  for (const auto& [role, problems] : groups) c += Cost{cm.grouped_gemm(problems), sim::Flops(), 1};
+  return c;
+}
+
 MoeBlockCosts moe_block_costs(const ModelSpec& m, const LayerShape& shape, int64_t ep, int64_t etp, int64_t tokens,
-                              const compute::ComputeModel& cm) {
-  const Routing routing = route_tokens(m, ep, tokens);
+                              const compute::ComputeModel& cm, const MoeRun& run) {
+  const Routing routing = route_tokens(m, ep, tokens, run.balance);
   Routing rows = routing;  // what each expert-TP rank computes after the all-gather
   for (double& t : rows.local_tokens) t *= static_cast<double>(etp);
-  const MoeBlockKernels k = moe_block_kernels(m, shape, ep, etp, rows);
+  const MoeBlockKernels k = moe_block_kernels(m, shape, ep, etp, rows, run);
   // Shared experts run whole on the rank's own tokens: the ranks of an expert-TP group hold
   // different tokens, so their width is not split (etp = 1 for them).
   const MoeBlockKernels whole = moe_block_kernels(m, shape, ep, 1, routing);
   auto c = [&](const Kernels& ks) { return kernels_cost(ks, cm); };
-  // The kernel list has one GEMM per expert and layer (fc1 and fc2, or their gradients); as
-  // grouped GEMMs 2 launches remain.
-  auto grouped = [&](const Kernels& ks) {
-    Cost cost = c(ks);
-    const auto gemms =
-        std::count_if(ks.begin(), ks.end(), [](const KernelOp& op) { return op.kind == KernelOp::Kind::kGemm; });
-    if (gemms > 2) {
-      cost.time = cost.time - cm.gpu().kernel_launch * (gemms - 2);
-      cost.kernels -= static_cast<int>(gemms - 2);
-    }
-    return cost;
-  };
   MoeBlockCosts out;
   out.pre_fwd = c(k.pre_fwd);
   out.router_fwd = c(k.router_fwd);
-  out.experts_fwd = grouped(k.experts_fwd);
+  out.experts_fwd = grouped_experts_cost(k.experts_fwd, cm);
   out.shared_fwd = c(whole.shared_fwd);
   out.post_fwd = c(k.post_fwd);
   out.pre_bwd = c(k.pre_bwd);
   out.post_dgrad = c(k.post_dgrad);
-  out.experts_dgrad = grouped(k.experts_dgrad);
+  out.experts_dgrad = grouped_experts_cost(k.experts_dgrad, cm);
   out.shared_dgrad = c(whole.shared_dgrad);
   out.router_dgrad = c(k.router_dgrad);
-  out.wgrad = grouped(k.experts_wgrad);
+  out.wgrad = grouped_experts_cost(k.experts_wgrad, cm);
   out.wgrad += c(whole.shared_wgrad);
   out.wgrad += c(k.router_wgrad);
+  const double row = static_cast<double>(routing.bytes_per_token.count());
+  const double T = static_cast<double>(routing.tokens);
+  const auto bytes = [](double b) { return sim::Bytes(static_cast<int64_t>(std::ceil(b))); };
+  if (run.dispatcher == MoeDispatcher::kAllGather) {
+    // Hidden rows, plus in the forward the routing: fp32 probabilities and a bool map per expert.
+    const double meta = static_cast<double>(m.moe->experts) * 5.0;
+    const double epd = static_cast<double>(ep), all = static_cast<double>(ep * etp);
+    if (ep > 1) {
+      out.gather_ep = bytes(epd * T * row);
+      out.gather_ep_fwd = bytes(epd * T * (row + meta));
+    }
+    if (etp > 1) {
+      out.gather_etp = bytes(all * T * row);
+      out.gather_etp_fwd = bytes(all * T * (row + meta));
+    }
+    return out;
+  }
   out.a2a = routing.ep > 1 ? k.a2a_bytes : sim::Bytes(0);
-  out.etp_rows = sim::Bytes(static_cast<int64_t>(routing.received_tokens * static_cast<double>(etp) *
-                                                 static_cast<double>(routing.bytes_per_token.count())));
+  out.a2a_dispatch = out.a2a;
+  if (run.dispatcher == MoeDispatcher::kFlex && ep > 1) {
+    // Deduplicated bytes at the bottleneck level; the dispatch also carries each copy's top-k
+    // indices (int64) and weights (fp32).
+    const double f = flex_dedup_factor(m.moe->experts, m.moe->top_k, ep, run.ep_per_node);
+    const double meta = static_cast<double>(m.moe->top_k) * 12.0 / row;
+    out.a2a = bytes(static_cast<double>(k.a2a_bytes.count()) * f);
+    out.a2a_dispatch = bytes(static_cast<double>(k.a2a_bytes.count()) * f * (1.0 + meta));
+  }
+  out.etp_rows = sim::Bytes(static_cast<int64_t>(routing.received_tokens * static_cast<double>(etp) * row));
   return out;
 }
 

@@ -8,6 +8,7 @@
 #include "models/compute/compute_model.hpp"
 #include "models/llm/layer_kernels.hpp"
 #include "models/llm/model_spec.hpp"
+#include "models/llm/moe_dispatch.hpp"
 #include "sim/units.hpp"
 
 namespace trainsim::models::llm {
@@ -61,18 +62,28 @@ struct EdgeCosts {
 EdgeCosts edge_costs(const ModelSpec& m, const LayerShape& s, const compute::ComputeModel& cm);
 
 // A MoE layer's MLP block on one rank, priced the way the workload builder splits tasks around the
-// all-to-alls (moe.hpp: Megatron-Core's all-to-all dispatcher). Routed-expert GEMMs run as grouped
-// GEMMs (--moe-grouped-gemm: one launch per expert layer, each expert its own tiles and waves);
-// shared experts run whole on the rank's own tokens. `tokens` are those the rank routes (its
-// sequence-parallel shard of micro_batch x seq_len / cp).
+// dispatcher's collectives (moe_dispatch.hpp). Routed-expert GEMMs run as grouped GEMMs
+// (--moe-grouped-gemm): the GEMMs of one role (fc1, fc2, their gradients) over the local experts
+// are one ComputeModel::grouped_gemm, each expert with its own rows. Shared experts run whole on
+// the rank's own tokens. `tokens` are those the rank routes (its sequence-parallel shard of
+// micro_batch x seq_len / cp).
 struct MoeBlockCosts {
   Cost pre_fwd, router_fwd, experts_fwd, shared_fwd, post_fwd;
   Cost pre_bwd, post_dgrad, experts_dgrad, shared_dgrad, router_dgrad, wgrad;
-  sim::Bytes a2a;       // buffer of each EP all-to-all (0 when ep = 1)
-  sim::Bytes etp_rows;  // expert-TP all-gather / reduce-scatter of the received rows
+  // alltoall and flex: the per-rank buffer of each EP all-to-all (0 when ep = 1); the forward
+  // dispatch's carries flex's routing metadata too.
+  sim::Bytes a2a, a2a_dispatch;
+  sim::Bytes etp_rows;  // alltoall and flex: expert-TP all-gather / reduce-scatter of the received rows
+  // allgather: output buffers of the token all-gathers (and input buffers of the reduce-scatters)
+  // over EP (ep*T rows) and then over ETP (ep*etp*T rows); the forward gathers also carry the
+  // routing (fp32 probabilities and the bool routing map over all experts).
+  sim::Bytes gather_ep, gather_etp, gather_ep_fwd, gather_etp_fwd;
 };
 MoeBlockCosts moe_block_costs(const ModelSpec& m, const LayerShape& s, int64_t ep, int64_t etp, int64_t tokens,
-                              const compute::ComputeModel& cm);
+                              const compute::ComputeModel& cm, const MoeRun& run = {});
+// The routed experts' kernels with the GEMMs of each role priced as one grouped GEMM (the
+// "moe.expertN." prefix of their names dropped), the other kernels one by one.
+Cost grouped_experts_cost(const Kernels& ks, const compute::ComputeModel& cm);
 
 // Forward FLOPs per sequence of the whole model as Megatron counts model FLOPs: all matmuls,
 // attention scores over the full s x s (no causal halving; a local layer's queries over its window,

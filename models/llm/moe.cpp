@@ -92,8 +92,14 @@ Routing route_tokens(const ModelSpec& m, int64_t ep, int64_t tokens, int64_t byt
   return route_tokens(e.experts, e.top_k, ep, tokens, e.router_skew, e.capacity_factor, m.hidden, bytes_per_element);
 }
 
+Routing route_tokens(const ModelSpec& m, int64_t ep, int64_t tokens, MoeBalance balance) {
+  TRAINSIM_ASSERT(m.moe.has_value(), "route_tokens: model ", m.name, " has no MoE layers");
+  const MoeSpec& e = *m.moe;
+  return route_tokens(e.experts, e.top_k, ep, tokens, routing_skew(e, balance), e.capacity_factor, m.hidden);
+}
+
 MoeBlockKernels moe_block_kernels(const ModelSpec& m, const LayerShape& s, int64_t ep, int64_t etp,
-                                  const Routing& routing) {
+                                  const Routing& routing, const MoeRun& run) {
   TRAINSIM_ASSERT(m.moe.has_value(), "moe_block_kernels: model ", m.name, " has no MoE layers");
   const MoeSpec& e = *m.moe;
   TRAINSIM_ASSERT(routing.experts == e.experts && routing.top_k == e.top_k && routing.ep == ep,
@@ -118,6 +124,15 @@ MoeBlockKernels moe_block_kernels(const ModelSpec& m, const LayerShape& s, int64
   out.router_fwd = {forward_gemm("moe.router", T, E, h),
                     memory_kernel("moe.topk.fwd", Td * Ed * kFp32 * 3 + Td * kd * (kFp32 + 8)),
                     memory_kernel("moe.permute.fwd", rows_out * hd * 2 * kAct)};
+  // Balancing: the auxiliary loss reads the [T, E] routing map (1 byte) and fp32 probabilities and
+  // reduces them per expert (two reductions and the loss itself); expert-bias balancing counts
+  // the routing map per expert.
+  if (run.balance == MoeBalance::kAuxLoss) {
+    out.router_fwd.push_back(memory_kernel("moe.aux_loss.fwd", Td * Ed * (1 + kFp32)));
+    out.router_fwd.push_back(memory_kernel("moe.aux_loss.reduce", Ed * kFp32 * 2));
+  } else {
+    out.router_fwd.push_back(memory_kernel("moe.expert_bias.count", Td * Ed));
+  }
 
   // Routed experts: a grouped GEMM is one GEMM per local expert with its own row count.
   std::vector<int64_t> rows;
@@ -168,6 +183,16 @@ MoeBlockKernels moe_block_kernels(const ModelSpec& m, const LayerShape& s, int64
   out.router_dgrad = {memory_kernel("moe.permute.bwd", (rows_out + Td + shared_rows) * hd * kAct),
                       memory_kernel("moe.topk.bwd", Td * Ed * kFp32 * 3), dgrad_gemm("moe.router", T, E, h)};
   out.router_wgrad = {wgrad_gemm("moe.router", T, E, h)};
+  // The auxiliary loss's gradient, added into the probabilities' gradient (read, read, write).
+  if (run.balance == MoeBalance::kAuxLoss)
+    out.router_dgrad.insert(out.router_dgrad.begin() + 1, memory_kernel("moe.aux_loss.bwd", Td * Ed * kFp32 * 3));
+  // All-gather dispatcher: the expert outputs are scattered into a zeroed buffer of every gathered
+  // token (written whole, then reduce-scattered); backward, the permute's gradient likewise.
+  if (run.dispatcher == MoeDispatcher::kAllGather) {
+    const double gathered = Td * static_cast<double>(ep * etp) * hd * kAct;
+    out.post_fwd.insert(out.post_fwd.begin(), memory_kernel("moe.allgather.unpermute_buffer.fwd", gathered));
+    out.router_dgrad.insert(out.router_dgrad.begin(), memory_kernel("moe.allgather.permute_buffer.bwd", gathered));
+  }
 
   out.a2a_bytes = ep > 1 ? std::max(routing.dispatch_send, routing.dispatch_recv) : sim::Bytes(0);
   return out;

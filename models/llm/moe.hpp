@@ -32,6 +32,7 @@
 
 #include "models/llm/layer_kernels.hpp"
 #include "models/llm/model_spec.hpp"
+#include "models/llm/moe_dispatch.hpp"
 #include "sim/units.hpp"
 
 namespace trainsim::models::llm {
@@ -62,6 +63,8 @@ Routing route_tokens(int64_t experts, int64_t top_k, int64_t ep, int64_t tokens,
                      std::optional<double> capacity_factor, int64_t hidden, int64_t bytes_per_element = 2);
 // The same with the model's experts, top_k, skew and capacity factor.
 Routing route_tokens(const ModelSpec& m, int64_t ep, int64_t tokens, int64_t bytes_per_element = 2);
+// The same with the skew the balancing method leaves (routing_skew, moe_dispatch.hpp).
+Routing route_tokens(const ModelSpec& m, int64_t ep, int64_t tokens, MoeBalance balance);
 
 // A MoE layer's MLP block on one rank, split the way tasks are: the builder puts the dispatch
 // all-to-all between router_fwd and experts_fwd and the combine between experts_fwd and post_fwd
@@ -92,8 +95,14 @@ struct MoeBlockKernels {
 // tensor-parallel group sees the same tokens and holds 1/etp of each expert's width (routed and
 // shared). `s` gives the norm and residual kernels (layer_kernels(m, s).mlp.pre_*).
 // Expert FLOPs per rank: sum_j 2 * (gates + 1) * m_j * h * expert_ffn_hidden / etp (gates = 2 for SwiGLU).
+// `run` adds what the dispatcher and the balancing method launch (moe_dispatch.hpp): under
+// aux_loss the load-balancing loss (Megatron-Core switch_load_balancing_loss_func: tokens per
+// expert from the [T, E] routing map, the fp32 probabilities summed per expert, the product;
+// backward: its gradient added into the [T, E] probabilities' gradient), under aux_free the
+// tokens-per-expert count for the bias update, under allgather the unpermute into (and the
+// permute's gradient out of) a buffer of all ep*etp*T gathered tokens.
 MoeBlockKernels moe_block_kernels(const ModelSpec& m, const LayerShape& s, int64_t ep, int64_t etp,
-                                  const Routing& routing);
+                                  const Routing& routing, const MoeRun& run = {});
 
 // Forward model FLOPs per sequence for MFU, counted as forward_model_flops_per_sequence (layer_ops.hpp)
 // does for dense models, with each MoE layer's MLP counted by its active parameters: the router,

@@ -49,6 +49,12 @@ const Schema<StackFeatures>& features_schema() {
                  "MoE parallel folding: the expert layers' etp x ep x expert-dp grid is independent of the "
                  "attention's tp x cp x dp (ep may exceed dp; etp need not divide tp). Without it ep must "
                  "divide dp and etp divide tp.")
+        .custom("moe_dispatchers", "list of alltoall|allgather|flex", std::string("[\"alltoall\"]"),
+                "MoE token dispatchers (the job's `moe_dispatcher`).",
+                names(&StackFeatures::moe_dispatchers, {"alltoall", "allgather", "flex"}))
+        .custom("moe_balance", "list of aux_loss|aux_free", std::string("[\"aux_loss\"]"),
+                "MoE router load-balancing methods (the job's `moe_balance`).",
+                names(&StackFeatures::moe_balance, {"aux_loss", "aux_free"}))
         .boolean("tp_comm_overlap", &StackFeatures::tp_comm_overlap, std::nullopt,
                  "TP communication overlapped with GEMMs.")
         .boolean("overlap_param_gather", &StackFeatures::overlap_param_gather, std::nullopt,

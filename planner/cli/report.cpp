@@ -82,7 +82,9 @@ void print_report(std::ostream& out, const models::workload::SimulationResult& r
       j.tp_comm_overlap) {
     out << "  also      ";
     if (j.cp > 1) out << " cp " << j.cp << " (" << to_string(j.cp_algo) << ", ulysses " << j.cp_ulysses << ")";
-    if (j.ep > 1) out << " ep " << j.ep << " etp " << j.etp;
+    if (j.ep > 1)
+      out << " ep " << j.ep << " etp " << j.etp << " (dispatcher " << models::workload::to_string(j.moe_dispatcher)
+          << ", balance " << models::workload::to_string(j.moe_balance) << ")";
     if (j.dp_shard < j.dp_cp()) out << " dp_shard " << j.dp_shard;
     if (j.offload_optimizer) out << " offload_optimizer";
     if (j.offload_activations) out << " offload_activations";

@@ -121,6 +121,11 @@ std::vector<std::string> ds_notes(const Job& j) {
                   str(moe.layer_freq) +
                   "): Megatron-DeepSpeed places experts every --expert-interval layers with no dense prefix; check "
                   "which layers it picks.");
+    if (j.moe_dispatcher != models::llm::MoeDispatcher::kAllToAll)
+      n.push_back(std::string("Token dispatcher ") + models::workload::to_string(j.moe_dispatcher) +
+                  ": DeepSpeed-MoE dispatches by one all-to-all over the expert-parallel group.");
+    if (j.moe_balance == models::llm::MoeBalance::kAuxFree)
+      n.push_back("Auxiliary-loss-free balancing: DeepSpeed-MoE's gate balances with its auxiliary loss (l_aux).");
     if (moe.shared_experts > 0)
       n.push_back(
           "Shared experts: DeepSpeed-MoE has no DeepSeek-style shared experts (--mlp-type residual is PR-MoE).");

@@ -212,7 +212,16 @@ void set_parallelism(Py& p, const Job& j, const NemoPrecision& prec) {
                                                  : detail::cp_algorithm(j) == "ulysses" ? "a2a"
                                                                                         : "a2a+p2p"));
   if (m.moe) {
-    p.set("recipe.model.config.moe_token_dispatcher_type", dq("alltoall"));
+    p.set("recipe.model.config.moe_token_dispatcher_type", dq(models::workload::to_string(j.moe_dispatcher)));
+    if (j.moe_dispatcher == models::llm::MoeDispatcher::kFlex)
+      p.set("recipe.model.config.moe_enable_deepep", "True", "DeepEP fused dispatch/combine");
+    if (j.moe_balance == models::llm::MoeBalance::kAuxFree) {
+      p.set("recipe.model.config.moe_router_load_balancing_type", dq("none"), "no auxiliary loss");
+      p.set("recipe.model.config.moe_router_enable_expert_bias", "True", "auxiliary-loss-free balancing");
+      p.set("recipe.model.config.moe_router_score_function", dq("sigmoid"), "expert bias requires it");
+    } else {
+      p.set("recipe.model.config.moe_router_load_balancing_type", dq("aux_loss"));
+    }
     p.set("recipe.model.config.moe_grouped_gemm", py(prec.bf16));
     p.set("recipe.model.config.moe_expert_capacity_factor",
           m.moe->capacity_factor ? detail::fmt_float(*m.moe->capacity_factor) : "None", "None = dropless");

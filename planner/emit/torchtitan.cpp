@@ -160,6 +160,14 @@ std::vector<EmittedFile> emit_torchtitan(const Job& j) {
     notes.push_back("Expert tensor parallelism 1 with tp " + str(j.tp) +
                     ": torchtitan then folds the TP ranks into the expert-parallel group (ep a multiple of cp x tp); "
                     "check expert_parallel_degree against that.");
+  if (m.moe && j.moe_dispatcher != models::llm::MoeDispatcher::kAllToAll)
+    notes.push_back(std::string("Token dispatcher ") + models::workload::to_string(j.moe_dispatcher) +
+                    ": torchtitan v0.1.0 dispatches by all-to-all only (DeepEP came later, "
+                    "parallelism.expert_parallel_comm_backend).");
+  if (m.moe && j.moe_balance == models::llm::MoeBalance::kAuxLoss)
+    notes.push_back(
+        "Load balancing aux_loss: torchtitan's MoE balances with the expert bias (load_balance_coeff, "
+        "auxiliary-loss-free) instead.");
   if (m.moe && it == flavors().end())
     notes.push_back("MoE shape (experts, top-k, capacity) comes from the torchtitan flavor, not from this file.");
 

@@ -14,6 +14,8 @@ std::string describe(const Candidate& c) {
   if (c.cp > 1 && c.cp_algo) s += std::string(" ") + to_string(static_cast<models::workload::CpAlgo>(c.cp_algo - 1));
   if (c.ep > 1) s += " ep" + std::to_string(c.ep);
   if (c.etp != c.tp && c.ep > 1) s += " etp" + std::to_string(c.etp);
+  if (c.ep > 1 && c.moe_dispatcher)
+    s += std::string(" ") + models::workload::to_string(static_cast<models::llm::MoeDispatcher>(c.moe_dispatcher - 1));
   if (c.vp > 1) s += " vp" + std::to_string(c.vp);
   s += " mb" + std::to_string(c.micro_batch);
   if (c.zero > 0) s += " zero" + std::to_string(c.zero);

@@ -26,11 +26,15 @@ struct Candidate {
   // The context-parallel algorithm when the job's stack does not run the job's: CpAlgo + 1; 0
   // keeps the job's (stack_space.hpp).
   uint8_t cp_algo = 0;
+  // The MoE token dispatcher when the planner searches it (ep > 1): MoeDispatcher + 1; 0 keeps the
+  // job's (stack_space.hpp).
+  uint8_t moe_dispatcher = 0;
 
   // A total order used to break ties, so that every run ranks equal estimates the same way.
   auto key() const {
     return std::make_tuple(tp, pp, dp, cp, ep, etp, vp, micro_batch, zero, static_cast<int>(recompute),
-                           static_cast<int>(schedule), sp, uneven, static_cast<int>(cp_algo));
+                           static_cast<int>(schedule), sp, uneven, static_cast<int>(cp_algo),
+                           static_cast<int>(moe_dispatcher));
   }
   friend bool operator==(const Candidate& a, const Candidate& b) { return a.key() == b.key(); }
   friend bool operator<(const Candidate& a, const Candidate& b) { return a.key() < b.key(); }

@@ -9,6 +9,7 @@
 #include "models/workload/build/moe_block.hpp"
 #include "models/workload/build/stage_memory.hpp"
 #include "models/workload/job/expert_layout.hpp"
+#include "models/workload/job/moe_options.hpp"
 #include "planner/search/space.hpp"
 #include "sim/error.hpp"
 
@@ -65,8 +66,9 @@ Estimator::Estimator(const Job& hardware, const JobSpec& base, double headroom)
 
 const Estimator::LayerTimes& Estimator::layer_times() {
   const Job& j = job_;
-  const auto key = std::make_tuple(j.tp, j.cp, j.micro_batch, j.sp, j.ep, j.etp,
-                                   j.recompute == models::workload::Recompute::kSelective);
+  const auto key =
+      std::make_tuple(j.tp, j.cp, j.micro_batch, j.sp, j.ep, j.etp,
+                      j.recompute == models::workload::Recompute::kSelective, static_cast<int>(j.moe_dispatcher));
   if (const auto it = layers_.find(key); it != layers_.end()) return it->second;
   LayerTimes L;
   const auto& m = j.model;
@@ -185,22 +187,34 @@ const Estimator::LayerTimes& Estimator::layer_times() {
   // shared experts run beside them).
   if (m.moe) {
     const int64_t tokens = j.micro_batch * seq_local / (j.sp ? j.tp : 1);
-    const models::llm::MoeBlockCosts mc = models::llm::moe_block_costs(m, shape, j.ep, j.etp, tokens, cm_);
+    const models::llm::MoeBlockCosts mc =
+        models::llm::moe_block_costs(m, shape, j.ep, j.etp, tokens, cm_, models::workload::moe_run(j));
     const models::workload::ExpertLayout folding = models::workload::expert_layout(j);
     const GroupPlacement epg = folding.ep_group(), etg = folding.etp_group();
-    const double a2a = j.ep > 1 ? comm_.collective(CollectiveOp::kAllToAll, mc.a2a, epg).seconds() : 0.0;
-    const double etp = j.etp > 1 ? comm_.collective(CollectiveOp::kAllGather, mc.etp_rows, etg).seconds() +
-                                       comm_.collective(CollectiveOp::kReduceScatter, mc.etp_rows, etg).seconds()
-                                 : 0.0;
-    const double comm = 2.0 * a2a + etp;  // one direction (forward or backward)
+    auto coll = [&](CollectiveOp op, sim::Bytes b, const GroupPlacement& g) {
+      return g.size > 1 ? comm_.collective(op, b, g).seconds() : 0.0;
+    };
+    // The dispatcher's collectives in one direction (moe_block.cpp): the forward's dispatch
+    // carries the routing, so its bytes may differ from the backward's.
+    auto one_way = [&](bool forward) {
+      if (j.moe_dispatcher == models::llm::MoeDispatcher::kAllGather)
+        return coll(CollectiveOp::kAllGather, forward ? mc.gather_ep_fwd : mc.gather_ep, epg) +
+               coll(CollectiveOp::kAllGather, forward ? mc.gather_etp_fwd : mc.gather_etp, etg) +
+               coll(CollectiveOp::kReduceScatter, mc.gather_etp, etg) +
+               coll(CollectiveOp::kReduceScatter, mc.gather_ep, epg);
+      return coll(CollectiveOp::kAllToAll, forward ? mc.a2a_dispatch : mc.a2a, epg) +
+             coll(CollectiveOp::kAllToAll, mc.a2a, epg) + coll(CollectiveOp::kAllGather, mc.etp_rows, etg) +
+             coll(CollectiveOp::kReduceScatter, mc.etp_rows, etg);
+    };
+    const double comm_f = one_way(true), comm_b = one_way(false);
     const double sync = models::workload::build::moe_sync_stall(j, mc, lc, comm_).seconds();
     L.moe_fwd = t(mc.pre_fwd) + t(mc.router_fwd) + t(mc.experts_fwd) + t(mc.post_fwd) + sync +
-                std::max(comm, t(mc.shared_fwd)) + (j.sp && j.tp > 1 ? ag + rs : 0.0);
+                std::max(comm_f, t(mc.shared_fwd)) + (j.sp && j.tp > 1 ? ag + rs : 0.0);
     L.moe_dgrad = t(mc.post_dgrad) + t(mc.experts_dgrad) + t(mc.router_dgrad) + t(mc.pre_bwd) +
-                  std::max(comm, t(mc.shared_dgrad)) + (j.sp && j.tp > 1 ? 2.0 * ag : 0.0);
+                  std::max(comm_b, t(mc.shared_dgrad)) + (j.sp && j.tp > 1 ? 2.0 * ag : 0.0);
     L.moe_wgrad = t(mc.wgrad);
-    L.moe_comm = 2.0 * comm;
-    L.ep = 2.0 * comm;
+    L.moe_comm = comm_f + comm_b;
+    L.ep = comm_f + comm_b;
   }
   L.head_fwd = t(ec.head_fwd);
   L.head_bwd = t(ec.head_dgrad) + t(ec.head_wgrad);

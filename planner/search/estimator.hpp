@@ -91,7 +91,7 @@ class Estimator {
   double capacity_ = 0;
   int32_t return_stage_ = 0;  // worst memory stage of the last memory()
   uint8_t schedule_ = 0;      // the candidate's schedule (registry index)
-  std::map<std::tuple<int64_t, int64_t, int64_t, bool, int64_t, int64_t, bool>, LayerTimes> layers_;
+  std::map<std::tuple<int64_t, int64_t, int64_t, bool, int64_t, int64_t, bool, int>, LayerTimes> layers_;
 };
 
 }  // namespace trainsim::planner::search

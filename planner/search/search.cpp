@@ -8,6 +8,7 @@
 
 #include "planner/search/distributed.hpp"
 #include "planner/search/pareto.hpp"
+#include "planner/search/stack_space.hpp"
 #include "sim/error.hpp"
 #include "sim/log.hpp"
 
@@ -261,6 +262,7 @@ Search start_search(const Job& hw, const JobSpec& base, const Json& given, const
   const SearchSpace space = make_space(base, given, hw, opt.space);
   s.seq = base.seq_len.value_or(hw.model.seq_len);
   s.en = enumerate(space, hw, base.gpus, base.global_batch, s.seq);
+  expand_dispatchers(space, s.en);
   s.res.considered = s.en.considered;
   s.res.stack = hw.stack.name;
   s.res.stack_excluded = space.stack_excluded;

@@ -298,6 +298,7 @@ void apply(const Candidate& c, const Job& hw, JobSpec& spec) {
   spec.schedule = schedule_name(c);
   spec.sp = c.sp;
   if (c.cp_algo) spec.cp_algo = static_cast<models::workload::CpAlgo>(c.cp_algo - 1);
+  if (c.moe_dispatcher) spec.moe_dispatcher = static_cast<models::llm::MoeDispatcher>(c.moe_dispatcher - 1);
   spec.pp_layout =
       c.uneven ? uneven_layout(hw.model.layers, static_cast<int64_t>(c.pp) * c.vp) : std::vector<int64_t>{};
 }

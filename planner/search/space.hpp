@@ -34,9 +34,12 @@ struct SearchSpace {
   bool pinned_dp = false;
   int64_t dp = 0;  // when pinned
   // What the job's software stack allows beyond the lists above (stack_space.hpp):
-  bool uneven = true;             // uneven layer splits (lighter first and last stages)
-  bool folding = true;            // MoE parallel folding (else ep divides dp and etp divides tp)
-  uint8_t cp_algo = 0;            // Candidate::cp_algo of every candidate (0: the job's algorithm)
+  bool uneven = true;   // uneven layer splits (lighter first and last stages)
+  bool folding = true;  // MoE parallel folding (else ep divides dp and etp divides tp)
+  uint8_t cp_algo = 0;  // Candidate::cp_algo of every candidate (0: the job's algorithm)
+  // MoE token dispatchers searched for candidates with ep > 1 (Candidate::moe_dispatcher codes;
+  // empty: the job's), and how expand_dispatchers multiplies them (stack_space.hpp).
+  std::vector<uint8_t> moe_dispatchers;
   int64_t dp_shard = 0;           // > 0: a pinned shard group the stack cannot run as HSDP (zero > 0 needs dp*cp = it)
   int64_t recompute_layers = -1;  // >= 0: a pinned partial recompute the stack cannot run (full needs chunks <= it)
   std::string stack_rule;         // "stack NAME", the prefix of the rules of those two filters

@@ -121,11 +121,41 @@ StackExclusions restrict_to_stack(SearchSpace& s, const JobSpec& spec, const Jso
     s.sp = {false};
     excluded["sp"].push_back("true");
   }
+  // The MoE token dispatcher: the stack's, searched for candidates with ep > 1 (expand_dispatchers).
+  if (hw.model.moe && !pinned("moe_dispatcher"))
+    for (const std::string& d : f.moe_dispatchers)
+      s.moe_dispatchers.push_back(static_cast<uint8_t>(
+          static_cast<uint8_t>(models::workload::read_option<models::llm::MoeDispatcher>(Json(d), "moe_dispatcher")) +
+          1));
   // Pinned options that only some candidates could run on this stack: filtered per candidate.
   if (!f.hybrid_shard && spec.dp_shard) s.dp_shard = *spec.dp_shard;
   if (!f.recompute_layers && spec.recompute_layers) s.recompute_layers = *spec.recompute_layers;
   models::workload::check_stack_features(probe(s, spec, hw));
   return excluded;
+}
+
+void expand_dispatchers(const SearchSpace& space, Enumeration& en) {
+  if (space.moe_dispatchers.size() < 2) {
+    if (space.moe_dispatchers.size() == 1)
+      for (Candidate& c : en.candidates)
+        if (c.ep > 1) c.moe_dispatcher = space.moe_dispatchers.front();
+    return;
+  }
+  std::vector<Candidate> out;
+  out.reserve(en.candidates.size());
+  for (const Candidate& c : en.candidates) {
+    if (c.ep <= 1) {
+      out.push_back(c);
+      continue;
+    }
+    for (const uint8_t d : space.moe_dispatchers) {
+      Candidate x = c;
+      x.moe_dispatcher = d;
+      out.push_back(x);
+    }
+    en.considered += static_cast<int64_t>(space.moe_dispatchers.size()) - 1;
+  }
+  en.candidates = std::move(out);
 }
 
 }  // namespace trainsim::planner::search

@@ -29,4 +29,11 @@ using StackExclusions = std::map<std::string, std::vector<std::string>>;
 StackExclusions restrict_to_stack(SearchSpace& space, const models::workload::JobSpec& spec,
                                   const sim::config::Json& given, const models::workload::Job& hw);
 
+// The MoE token dispatcher as a searched dimension: every candidate with ep > 1 becomes one per
+// dispatcher of `space.moe_dispatchers` (the stack's, unless the job pins `moe_dispatcher`), in
+// place, so the order stays fixed. Without expert parallelism the dispatcher moves nothing, so
+// ep = 1 candidates keep the job's: the space grows by (dispatchers - 1) x the ep > 1 candidates.
+struct Enumeration;
+void expand_dispatchers(const SearchSpace& space, Enumeration& en);
+
 }  // namespace trainsim::planner::search

@@ -2,6 +2,7 @@
 
 #include "models/llm/host_sync.hpp"
 #include "models/workload/job/expert_layout.hpp"
+#include "models/workload/job/moe_options.hpp"
 
 namespace trainsim::models::workload::build {
 
@@ -13,28 +14,75 @@ sim::Time moe_sync_stall(const Job& job, const llm::MoeBlockCosts& costs, const 
   const stack::StackHost& host = job.stack.host;
   if (!host.moe_dispatch_sync || !job.model.moe) return sim::Time::zero();
   const ExpertLayout x = expert_layout(job);
-  const sim::Time a2a =
-      job.ep > 1 ? comm.collective(CollectiveOp::kAllToAll, costs.a2a, x.ep_group()) : sim::Time::zero();
-  const sim::Time etp = job.etp > 1 ? comm.collective(CollectiveOp::kAllGather, costs.etp_rows, x.etp_group()) +
-                                          comm.collective(CollectiveOp::kReduceScatter, costs.etp_rows, x.etp_group())
-                                    : sim::Time::zero();
+  const auto coll = [&](CollectiveOp op, sim::Bytes b, const collectives::GroupPlacement& g) {
+    return g.size > 1 ? comm.collective(op, b, g) : sim::Time::zero();
+  };
+  // The forward's dispatch and combine on the EP group (the all-gather dispatcher gathers every
+  // token and reduce-scatters back; the others exchange by all-to-all).
+  const bool gather = job.moe_dispatcher == llm::MoeDispatcher::kAllGather;
+  const sim::Time dispatch = gather ? coll(CollectiveOp::kAllGather, costs.gather_ep_fwd, x.ep_group())
+                                    : coll(CollectiveOp::kAllToAll, costs.a2a_dispatch, x.ep_group());
+  const sim::Time combine = gather ? coll(CollectiveOp::kReduceScatter, costs.gather_ep, x.ep_group())
+                                   : coll(CollectiveOp::kAllToAll, costs.a2a, x.ep_group());
+  const sim::Bytes etp_bytes = gather ? costs.gather_etp : costs.etp_rows;
+  const sim::Time etp = coll(CollectiveOp::kAllGather, etp_bytes, x.etp_group()) +
+                        coll(CollectiveOp::kReduceScatter, etp_bytes, x.etp_group());
   const int64_t local_experts = job.model.moe->experts / job.ep;
-  return llm::host_sync_stall(llm::moe_sync_steps(costs, next, a2a, etp, local_experts), job.kernel_dispatch,
-                              host.sync_latency);
+  return llm::host_sync_stall(llm::moe_sync_steps(costs, next, dispatch, combine, etp, local_experts),
+                              job.kernel_dispatch, host.sync_latency);
 }
 
 MoeBlock::MoeBlock(const Job& job, const llm::LayerShape& shape, const compute::ComputeModel& cm,
                    const collectives::CommModel& comm, const llm::LayerCosts& next, sim::task::TaskGraph& g)
-    : ep(job.ep), etp(job.etp) {
+    : ep(job.ep), etp(job.etp), dispatcher(job.moe_dispatcher) {
   const int64_t tokens = job.micro_batch * shape.seq_len / (job.sp ? job.tp : 1);
-  costs = llm::moe_block_costs(job.model, shape, job.ep, job.etp, tokens, cm);
+  costs = llm::moe_block_costs(job.model, shape, job.ep, job.etp, tokens, cm, moe_run(job));
   sync_stall = moe_sync_stall(job, costs, next, comm);
-  const char* names[13] = {"moe_router_fwd",        "moe_shared_experts_fwd",   "ep_dispatch_all_to_all",
+  const char* names[14] = {"moe_router_fwd",        "moe_shared_experts_fwd",   "ep_dispatch_all_to_all",
                            "etp_all_gather",        "moe_experts_fwd",          "etp_reduce_scatter",
                            "ep_combine_all_to_all", "moe_unpermute_fwd",        "moe_unpermute_dgrad",
                            "moe_experts_dgrad",     "moe_shared_experts_dgrad", "moe_router_dgrad",
-                           "moe_host_sync"};
-  for (int i = 0; i < 13; ++i) labels[i] = g.intern(names[i]);
+                           "ep_all_gather",         "ep_reduce_scatter"};
+  // The all-gather dispatcher's EP collectives only where it runs (the label table stays as it was).
+  const int n = dispatcher == llm::MoeDispatcher::kAllGather ? 14 : 12;
+  for (int i = 0; i < n; ++i) labels[i] = g.intern(names[i]);
+  if (sync_stall > sim::Time::zero()) labels[14] = g.intern("moe_host_sync");
+}
+
+// Rows to the experts: the forward dispatch, or the combine's gradient in the backward (under
+// alltoall and flex labelled as the combine they reverse, as before).
+Handle MoeBlock::dispatch(StageEmitter& e, int mb, int layer, const Handle& in, bool forward) const {
+  const LabelId* L = labels;
+  const llm::MoeBlockCosts& moe = costs;
+  Handle x = in;
+  if (dispatcher == llm::MoeDispatcher::kAllGather) {
+    const sim::Bytes ep_bytes = forward ? moe.gather_ep_fwd : moe.gather_ep;
+    const sim::Bytes etp_bytes = forward ? moe.gather_etp_fwd : moe.gather_etp;
+    if (ep > 1) x = e.collective(L[12], GroupKind::kEp, CollectiveOp::kAllGather, ep_bytes, mb, layer, {&x});
+    if (etp > 1) x = e.collective(L[3], GroupKind::kEtp, CollectiveOp::kAllGather, etp_bytes, mb, layer, {&x});
+    return x;
+  }
+  if (ep > 1)
+    x = e.collective(forward ? L[2] : L[6], GroupKind::kEp, CollectiveOp::kAllToAll,
+                     forward ? moe.a2a_dispatch : moe.a2a, mb, layer, {&x});
+  if (etp > 1) x = e.collective(L[3], GroupKind::kEtp, CollectiveOp::kAllGather, moe.etp_rows, mb, layer, {&x});
+  return x;
+}
+
+// The experts' outputs (or input gradients) back to the rows' ranks.
+Handle MoeBlock::combine(StageEmitter& e, int mb, int layer, const Handle& in, bool forward) const {
+  const LabelId* L = labels;
+  const llm::MoeBlockCosts& moe = costs;
+  const bool gather = dispatcher == llm::MoeDispatcher::kAllGather;
+  Handle x = in;
+  if (etp > 1)
+    x = e.collective(L[5], GroupKind::kEtp, CollectiveOp::kReduceScatter, gather ? moe.gather_etp : moe.etp_rows, mb,
+                     layer, {&x});
+  if (ep > 1 && gather)
+    x = e.collective(L[13], GroupKind::kEp, CollectiveOp::kReduceScatter, moe.gather_ep, mb, layer, {&x});
+  if (ep > 1 && !gather)
+    x = e.collective(forward ? L[6] : L[2], GroupKind::kEp, CollectiveOp::kAllToAll, moe.a2a, mb, layer, {&x});
+  return x;
 }
 
 Handle MoeBlock::forward(StageEmitter& e, Category cat, int mb, int layer, const Handle& in, const Handle& wdep,
@@ -50,13 +98,11 @@ Handle MoeBlock::forward(StageEmitter& e, Category cat, int mb, int layer, const
     // The host waits for the token counts, then issues the rest of the layer while the GPU waits.
     llm::Cost wait;
     wait.time = sync_stall;
-    x = e.compute(L[12], wait, Category::kHostSync, mb, layer, {&x});
+    x = e.compute(L[14], wait, Category::kHostSync, mb, layer, {&x});
   }
-  if (ep > 1) x = e.collective(L[2], GroupKind::kEp, CollectiveOp::kAllToAll, moe.a2a, mb, layer, {&x});
-  if (etp > 1) x = e.collective(L[3], GroupKind::kEtp, CollectiveOp::kAllGather, moe.etp_rows, mb, layer, {&x});
+  x = dispatch(e, mb, layer, x, true);
   x = e.compute(L[4], moe.experts_fwd, cat, mb, layer, {&x});
-  if (etp > 1) x = e.collective(L[5], GroupKind::kEtp, CollectiveOp::kReduceScatter, moe.etp_rows, mb, layer, {&x});
-  if (ep > 1) x = e.collective(L[6], GroupKind::kEp, CollectiveOp::kAllToAll, moe.a2a, mb, layer, {&x});
+  x = combine(e, mb, layer, x, true);
   return e.compute(L[7], moe.post_fwd, cat, mb, layer, {&x, &shared});
 }
 
@@ -67,13 +113,9 @@ Handle MoeBlock::backward(StageEmitter& e, int mb, int layer, const Handle& in, 
   Handle post = e.compute(L[8], moe.post_dgrad, Category::kCompute, mb, layer, {&in, &wdep});
   Handle shared;
   if (moe.shared_dgrad.kernels > 0) shared = e.compute(L[10], moe.shared_dgrad, Category::kCompute, mb, layer, {&post});
-  Handle x = post;
-  if (ep > 1) x = e.collective(L[6], GroupKind::kEp, CollectiveOp::kAllToAll, moe.a2a, mb, layer, {&x});
-  if (etp > 1) x = e.collective(L[3], GroupKind::kEtp, CollectiveOp::kAllGather, moe.etp_rows, mb, layer, {&x});
+  Handle x = dispatch(e, mb, layer, post, false);
   Handle dgrad = e.compute(L[9], moe.experts_dgrad, Category::kCompute, mb, layer, {&x});
-  x = dgrad;
-  if (etp > 1) x = e.collective(L[5], GroupKind::kEtp, CollectiveOp::kReduceScatter, moe.etp_rows, mb, layer, {&x});
-  if (ep > 1) x = e.collective(L[2], GroupKind::kEp, CollectiveOp::kAllToAll, moe.a2a, mb, layer, {&x});
+  x = combine(e, mb, layer, dgrad, false);
   Handle router = e.compute(L[11], moe.router_dgrad, Category::kCompute, mb, layer, {&x, &shared});
   pend = PendingWgrad{dgrad, router, moe.wgrad};
   return e.compute(pre_label, moe.pre_bwd, Category::kCompute, mb, layer, {&router});

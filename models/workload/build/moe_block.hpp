@@ -1,8 +1,9 @@
 #pragma once
 // A MoE block on one rank: the router and permutation on the rank's tokens (its sequence-parallel
-// shard), the dispatch all-to-all over the EP group, an all-gather of the received rows over the
-// expert-TP group, the local experts, the reverse path, and the shared experts beside it
-// (Megatron-Core's all-to-all token dispatcher).
+// shard), the job's token dispatcher (models/llm/moe_dispatch.hpp), the local experts, the reverse
+// path, and the shared experts beside it. alltoall and flex: the dispatch all-to-all over the EP
+// group (flex: DeepEP's deduplicated bytes), an all-gather of the received rows over the expert-TP
+// group; allgather: all-gathers of every token over EP then ETP, reduce-scatters back.
 
 #include <cstdint>
 
@@ -17,8 +18,9 @@ namespace trainsim::models::workload::build {
 
 struct MoeBlock {
   llm::MoeBlockCosts costs;
-  sim::task::LabelId labels[13] = {};
+  sim::task::LabelId labels[15] = {};
   int64_t ep = 1, etp = 1;
+  llm::MoeDispatcher dispatcher = llm::MoeDispatcher::kAllToAll;
   // GPU time lost to the dispatcher's host synchronization in each forward (llm/host_sync.hpp);
   // zero when the stack's dispatcher does not synchronize or nothing is dispatched.
   sim::Time sync_stall;
@@ -32,6 +34,10 @@ struct MoeBlock {
   // Forward of the block after its norm (`pre_label`); returns its last task.
   Handle forward(StageEmitter& e, Category cat, int mb, int layer, const Handle& in, const Handle& wdep,
                  sim::task::LabelId pre_label) const;
+  // The dispatcher's collectives to the experts (forward, or the backward's reversed combine) and
+  // back; each returns its last task (`in` when there is none).
+  Handle dispatch(StageEmitter& e, int mb, int layer, const Handle& in, bool forward) const;
+  Handle combine(StageEmitter& e, int mb, int layer, const Handle& in, bool forward) const;
   // Backward; returns the block's input gradient and fills the weight-gradient inputs.
   Handle backward(StageEmitter& e, int mb, int layer, const Handle& in, const Handle& wdep,
                   sim::task::LabelId pre_label, PendingWgrad& pend) const;

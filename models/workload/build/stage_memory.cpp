@@ -18,7 +18,7 @@ int64_t moe_block_extra(const Job& job) {
   const double T = static_cast<double>(job.micro_batch * (job.seq_len / job.cp));
   const double t = static_cast<double>(job.tp);
   const double tokens = T / (job.sp ? t : 1.0);
-  const llm::Routing r = llm::route_tokens(m, job.ep, static_cast<int64_t>(tokens));
+  const llm::Routing r = llm::route_tokens(m, job.ep, static_cast<int64_t>(tokens), job.moe_balance);
   const double rows = r.received_tokens * static_cast<double>(job.etp);
   const double fe = static_cast<double>(moe.expert_ffn_hidden) / static_cast<double>(job.etp);
   const double dense = T * (gates + 1.0) * static_cast<double>(m.ffn_hidden) * kAct / t;

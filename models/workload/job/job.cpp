@@ -7,6 +7,7 @@
 #include "models/presets/catalog.hpp"
 #include "models/schedules/schedule.hpp"
 #include "models/workload/job/layout.hpp"
+#include "models/workload/job/moe_options.hpp"
 #include "models/workload/job/stack.hpp"
 
 namespace trainsim::models::workload {
@@ -224,6 +225,7 @@ const sim::config::Schema<JobSpec>& job_schema() {
                 "Every key is also a command-line flag (`micro_batch` is `--micro-batch`).");
     preset_fields(s);
     parallel_fields(s);
+    moe_fields(s);
     memory_fields(s);
     communication_fields(s);
     batch_fields(s);
@@ -598,6 +600,7 @@ Json Job::to_json() const {
            {"seed", seed}};
   // Only when set, so that reports of uncalibrated runs are unchanged.
   if (calibration) out["calibration"] = calibration->name;
+  if (model.moe) add_moe_json(*this, out);
   out["stack"] = stack.name;
   return out;
 }

@@ -12,6 +12,7 @@
 #include "models/hardware/cluster_spec.hpp"
 #include "models/hardware/gpu_spec.hpp"
 #include "models/llm/model_spec.hpp"
+#include "models/llm/moe_dispatch.hpp"
 #include "models/schedules/schedule.hpp"
 #include "models/stack/stack_spec.hpp"
 #include "models/workload/job/options.hpp"
@@ -28,6 +29,8 @@ struct JobOptions {
   int64_t cp = 1;
   CpAlgo cp_algo = CpAlgo::kRing;
   int64_t ep = 1;
+  llm::MoeDispatcher moe_dispatcher = llm::MoeDispatcher::kAllToAll;  // moe_options.hpp
+  llm::MoeBalance moe_balance = llm::MoeBalance::kAuxLoss;
   int64_t zero = 0;
   OptimizerStates optimizer_states = OptimizerStates::kFp32;
   bool reshard_after_forward = true;

@@ -1,5 +1,6 @@
 #pragma once
-// The closed-set options of a job (`network`, `attention`, `recompute`, `cp_algo`, `precision`):
+// The closed-set options of a job (`network`, `attention`, `recompute`, `cp_algo`, `precision`,
+// `moe_dispatcher`, `moe_balance`):
 // parsed once by the job schema into enums, spelled in JSON, reports and messages by their names
 // below (in enum order); the defaults are the job schema's.
 
@@ -14,6 +15,10 @@
 namespace trainsim::models::compute {
 enum class Precision : uint8_t;  // compute_model.hpp
 }  // namespace trainsim::models::compute
+namespace trainsim::models::llm {
+enum class MoeDispatcher : uint8_t;  // moe_dispatch.hpp
+enum class MoeBalance : uint8_t;
+}  // namespace trainsim::models::llm
 
 namespace trainsim::models::workload {
 
@@ -53,6 +58,14 @@ struct OptionNames<OptimizerStates> {
   static constexpr std::array<const char*, 2> kNames{"fp32", "bf16"};
 };
 template <>
+struct OptionNames<llm::MoeDispatcher> {
+  static constexpr std::array<const char*, 3> kNames{"alltoall", "allgather", "flex"};
+};
+template <>
+struct OptionNames<llm::MoeBalance> {
+  static constexpr std::array<const char*, 2> kNames{"aux_loss", "aux_free"};
+};
+template <>
 struct OptionNames<compute::Precision> {
   static constexpr std::array<const char*, 3> kNames{"bf16", "fp16", "fp8"};
 };
@@ -86,6 +99,8 @@ inline const char* to_string(Attention v) { return option_name(v); }
 inline const char* to_string(Recompute v) { return option_name(v); }
 inline const char* to_string(CpAlgo v) { return option_name(v); }
 inline const char* to_string(OptimizerStates v) { return option_name(v); }
+inline const char* to_string(llm::MoeDispatcher v) { return option_name(v); }
+inline const char* to_string(llm::MoeBalance v) { return option_name(v); }
 
 // JSON as the name (nlohmann would otherwise write an enum as its number).
 inline void to_json(sim::config::Json& j, Network v) { j = to_string(v); }

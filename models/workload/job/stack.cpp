@@ -67,6 +67,16 @@ const FeatureCheck kChecks[] = {
          what += "etp " + std::to_string(j.etp) + " not dividing tp " + std::to_string(j.tp);
        return what + ")";
      }},
+    {"moe_dispatcher",
+     [](const stack::StackFeatures& f, const Job& j) {
+       return !j.model.moe || stack::allows(f.moe_dispatchers, std::string(to_string(j.moe_dispatcher)));
+     },
+     [](const Job& j) { return std::string("the ") + to_string(j.moe_dispatcher) + " MoE token dispatcher"; }},
+    {"moe_balance",
+     [](const stack::StackFeatures& f, const Job& j) {
+       return !j.model.moe || stack::allows(f.moe_balance, std::string(to_string(j.moe_balance)));
+     },
+     [](const Job& j) { return std::string("MoE load balancing ") + to_string(j.moe_balance); }},
     {"tp_comm_overlap",
      [](const stack::StackFeatures& f, const Job& j) { return !j.tp_comm_overlap || f.tp_comm_overlap; },
      [](const Job&) { return std::string("TP communication overlap"); }},

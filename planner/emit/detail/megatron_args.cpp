@@ -50,6 +50,33 @@ std::string moe_layer_freq(const Job& j) {
   return "(" + out + ")";
 }
 
+// The token dispatcher and the router's load balancing (models/llm/moe_dispatch.hpp). flex needs
+// DeepEP (Megatron-Core 0.12; --moe-flex-dispatcher-backend came later, 0.15 spells it
+// --moe-enable-deepep); expert-bias balancing 0.11, with the sigmoid score function it requires.
+void moe_dispatch_args(const Job& j, int minor, ShellArgGroup& b, MegatronCommand& c) {
+  using models::llm::MoeBalance;
+  using models::llm::MoeDispatcher;
+  const bool flex = j.moe_dispatcher == MoeDispatcher::kFlex;
+  if (flex && minor < 12) {
+    b.arg("--moe-token-dispatcher-type", "alltoall");
+    c.notes.push_back("Token dispatcher flex (DeepEP): Megatron-Core 0." + str(minor) +
+                      " has no flex dispatcher (0.12); alltoall is written, which moves more bytes.");
+  } else {
+    b.arg("--moe-token-dispatcher-type", models::workload::to_string(j.moe_dispatcher));
+    if (flex) b.flag("--moe-enable-deepep", "DeepEP fused dispatch/combine");
+  }
+  if (j.moe_balance == MoeBalance::kAuxFree && minor >= 11) {
+    b.arg("--moe-router-load-balancing-type", "none", "no auxiliary loss");
+    b.flag("--moe-router-enable-expert-bias", "DeepSeek-V3 auxiliary-loss-free balancing");
+    b.arg("--moe-router-score-function", "sigmoid", "expert bias requires it");
+    return;
+  }
+  if (j.moe_balance == MoeBalance::kAuxFree)
+    c.notes.push_back("Auxiliary-loss-free balancing: Megatron-Core 0." + str(minor) +
+                      " has no --moe-router-enable-expert-bias (0.11); the auxiliary loss is written.");
+  b.arg("--moe-router-load-balancing-type", "aux_loss");
+}
+
 void model_args(const Job& j, int minor, MegatronCommand& c) {
   const auto& m = j.model;
   ShellArgGroup b{"MODEL_ARGS", "Model shape: " + m.name, {}};
@@ -96,7 +123,7 @@ void model_args(const Job& j, int minor, MegatronCommand& c) {
       if (!freq.empty()) b.arg("--moe-layer-freq", shell_word(freq), "1 = MoE layer, 0 = dense MLP");
     }
     if (moe.capacity_factor) b.arg("--moe-expert-capacity-factor", fmt_float(*moe.capacity_factor));
-    b.arg("--moe-token-dispatcher-type", "alltoall");
+    moe_dispatch_args(j, minor, b, c);
     if (j.precision != Precision::kFp16) b.flag("--moe-grouped-gemm");
   }
   c.groups.push_back(std::move(b));
@@ -265,7 +292,7 @@ void batch_args(const Job& j, MegatronCommand& c) {
   c.groups.push_back(std::move(b));
 }
 
-void placeholder_args(const Job& j, MegatronCommand& c) {
+void placeholder_args(const Job& j, int minor, MegatronCommand& c) {
   ShellArgGroup data{
       "DATA_ARGS", "Data and tokenizer (placeholder: mock data; use --data-path and your tokenizer)", {}};
   data.flag("--mock-data");
@@ -284,7 +311,9 @@ void placeholder_args(const Job& j, MegatronCommand& c) {
   opt.arg("--adam-beta1", "0.9");
   opt.arg("--adam-beta2", "0.95");
   opt.arg("--init-method-std", "0.02");
-  if (j.model.moe) opt.arg("--moe-aux-loss-coeff", "1e-2");
+  // The auxiliary loss's weight, unless expert-bias balancing replaces the loss (moe_dispatch_args).
+  if (j.model.moe && (j.moe_balance == models::llm::MoeBalance::kAuxLoss || minor < 11))
+    opt.arg("--moe-aux-loss-coeff", "1e-2");
   opt.arg("--log-interval", "10");
   opt.arg("--eval-interval", "1000");
   opt.arg("--eval-iters", "10");
@@ -454,7 +483,7 @@ MegatronCommand megatron_command(const Job& j, int mcore_minor) {
   precision_args(j, mcore_minor, c);
   memory_args(j, mcore_minor, c);
   overlap_args(j, c);
-  placeholder_args(j, c);
+  placeholder_args(j, mcore_minor, c);
   notes(j, mcore_minor, c);
   return c;
 }

@@ -168,5 +168,52 @@ TEST(ComputeModel, PrecisionNames) {
   EXPECT_EQ(activation_bytes(Precision::kFp8), 2);  // fp8 training keeps bf16 activations
 }
 
+// ---- grouped GEMMs (MoE experts) ----
+
+TEST(ComputeModel, GroupedGemmOfOneProblemIsThatGemm) {
+  const ComputeModel cm(toy(), Precision::kBf16);
+  for (const GemmShape s : {GemmShape{1000, 3000, 2000}, GemmShape{40, 4096, 4096}, GemmShape{8192, 256, 64}}) {
+    const GemmShape one[] = {s};
+    EXPECT_EQ(cm.grouped_gemm(one), cm.gemm(s));
+    EXPECT_DOUBLE_EQ(cm.grouped_shape_efficiency(one), cm.gemm_shape_efficiency(s));
+  }
+}
+
+TEST(ComputeModel, GroupedGemmQuantizesWavesOverAllProblems) {
+  // 8 experts of 256 x 256 output. Alone, an expert's best tiling (16 tiles of 64x64) fills 16 of
+  // the 100 SMs: 0.16 x 0.577. Grouped, 64 tiles of 64x128 fill 64 SMs in one wave: 0.64 x 0.707
+  // (64x64 would need two waves: 128 tiles), so the group runs far faster than 8 GEMMs in a row.
+  const ComputeModel cm(toy(), Precision::kBf16);
+  const GemmShape e{256, 256, 4096};
+  const std::vector<GemmShape> group(8, e);
+  EXPECT_NEAR(cm.gemm_shape_efficiency(e), 0.16 * kQ64 * k_eff(4096), 1e-12);
+  EXPECT_NEAR(cm.grouped_shape_efficiency(group), 0.64 * kQ64x128 * k_eff(4096), 1e-12);
+  EXPECT_LT(cm.grouped_gemm(group), cm.gemm(e) * 4);
+  // Empty experts cost nothing; no rows at all costs nothing.
+  std::vector<GemmShape> with_empty = group;
+  with_empty.push_back(GemmShape{0, 256, 4096});
+  EXPECT_EQ(cm.grouped_gemm(with_empty), cm.grouped_gemm(group));
+  EXPECT_EQ(cm.grouped_gemm(std::vector<GemmShape>{GemmShape{0, 256, 4096}}), sim::Time::zero());
+}
+
+TEST(ComputeModel, GroupedGemmTimePerTokenRisesAsTokensPerExpertFall) {
+  // Mixtral-shaped fc1 (n = 2 x 14336, k = 4096) over 8 local experts on an H100, from 8192 rows
+  // per expert down to 8: tile padding, the last wave and finally the weights (8 x 235 MB read
+  // once whatever the rows) make each token dearer.
+  const ComputeModel cm(testing::gpu("h100-sxm-80gb"), Precision::kBf16);
+  double previous = 0.0;
+  for (const int64_t m : {8192, 2048, 512, 128, 32, 8}) {
+    const std::vector<GemmShape> group(8, GemmShape{m, 28672, 4096});
+    const double per_token = cm.grouped_gemm(group).seconds() / static_cast<double>(8 * m);
+    EXPECT_GT(per_token, previous) << m << " rows per expert";
+    previous = per_token;
+  }
+  // At 8 rows the group is bound by reading the weights: bytes over achievable HBM bandwidth.
+  const std::vector<GemmShape> tiny(8, GemmShape{8, 28672, 4096});
+  const sim::Time weights =
+      cm.gemm_traffic(GemmShape{8, 28672, 4096}) * 8 / (cm.gpu().hbm_bandwidth * cm.gpu().hbm_efficiency);
+  EXPECT_NEAR(cm.grouped_gemm(tiny).seconds(), (weights + cm.gpu().kernel_launch).seconds(), 1e-8);
+}
+
 }  // namespace
 }  // namespace trainsim::models::compute

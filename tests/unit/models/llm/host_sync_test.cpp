@@ -29,7 +29,8 @@ TEST(HostSync, GroupedExpertsWaitForEveryExpertsHostWork) {
   moe.experts_fwd.kernels = 3;
   const LayerCosts next;
   const auto stall = [&](int64_t experts) {
-    return host_sync_stall(moe_sync_steps(moe, next, Time::us(50), Time::zero(), experts), Time::us(10), Time::us(20));
+    return host_sync_stall(moe_sync_steps(moe, next, Time::us(50), Time::us(50), Time::zero(), experts), Time::us(10),
+                           Time::us(20));
   };
   EXPECT_EQ(stall(1), Time::us(30));  // the host is ahead by the time the dispatch ends
   EXPECT_GT(stall(16), stall(4));

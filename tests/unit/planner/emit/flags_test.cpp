@@ -123,6 +123,8 @@ std::vector<std::pair<std::string, Json>> job_matrix() {
       {"mixtral", mixtral},
       {"mixtral etp 1 zb-h1 full", with(mixtral, Json{{"etp", 1}, {"schedule", "zb-h1"}, {"recompute", "full"}})},
       {"mixtral capacity 1.25", with(mixtral, Json{{"model", mixtral_with_capacity()}})},
+      {"mixtral allgather", with(mixtral, Json{{"moe_dispatcher", "allgather"}})},
+      {"mixtral flex aux_free", with(mixtral, Json{{"moe_dispatcher", "flex"}, {"moe_balance", "aux_free"}})},
       {"qwen3", Json{{"model", "qwen3-30b-a3b"},
                      {"cluster", "dgx-h100"},
                      {"gpus", 16},

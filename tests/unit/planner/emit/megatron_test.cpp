@@ -230,6 +230,25 @@ TEST(MegatronEmitter, MixtureOfExperts) {
   EXPECT_EQ(flag_value(ds, "--moe-shared-expert-intermediate-size"), "2048");
 }
 
+TEST(MegatronEmitter, MoeDispatcherAndBalancing) {
+  const Json mixtral = {
+      {"model", "mixtral-8x7b"}, {"cluster", "dgx-h100"}, {"gpus", 64}, {"tp", 2}, {"pp", 4}, {"ep", 8},
+      {"global_batch", 256}};
+  const std::string a = args(mixtral);
+  EXPECT_EQ(flag_value(a, "--moe-router-load-balancing-type"), "aux_loss");
+  EXPECT_EQ(flag_value(a, "--moe-aux-loss-coeff"), "1e-2");
+  EXPECT_FALSE(has_flag(a, "--moe-enable-deepep"));
+  const std::string g = args(with(mixtral, Json{{"moe_dispatcher", "allgather"}}));
+  EXPECT_EQ(flag_value(g, "--moe-token-dispatcher-type"), "allgather");
+  const std::string f = args(with(mixtral, Json{{"moe_dispatcher", "flex"}, {"moe_balance", "aux_free"}}));
+  EXPECT_EQ(flag_value(f, "--moe-token-dispatcher-type"), "flex");
+  EXPECT_TRUE(has_flag(f, "--moe-enable-deepep"));
+  EXPECT_EQ(flag_value(f, "--moe-router-load-balancing-type"), "none");
+  EXPECT_TRUE(has_flag(f, "--moe-router-enable-expert-bias"));
+  EXPECT_EQ(flag_value(f, "--moe-router-score-function"), "sigmoid");
+  EXPECT_FALSE(has_flag(f, "--moe-aux-loss-coeff"));
+}
+
 TEST(MegatronEmitter, RecomputePrecisionAndSchedules) {
   const std::string full = args(with(testing::llama70b(), Json{{"recompute", "full"}}));
   EXPECT_EQ(flag_value(full, "--recompute-method"), "uniform");

@@ -180,6 +180,43 @@ TEST(StackSpace, PinnedShardGroupWithoutHybridShardingKeepsFullShardingOnly) {
 }
 
 // The whole search on three restricted stacks: every plan it returns runs on the stack.
+// The MoE token dispatcher is searched among the stack's, only where it moves tokens (ep > 1).
+TEST(StackSpace, DispatchersOfTheStackForExpertParallelCandidates) {
+  using models::llm::MoeDispatcher;
+  auto dispatchers = [](const Fixture& f, bool ep) {
+    std::set<int> out;
+    for (const Candidate& c : f.e.candidates)
+      if ((c.ep > 1) == ep) out.insert(c.moe_dispatcher);
+    return out;
+  };
+  for (const auto& [stack, expected] : std::vector<std::pair<std::string, std::set<int>>>{
+           {"megatron-core-2025", {1, 2, 3}}, {"megatron-core-2024", {1, 2}}, {"deepspeed", {1}}}) {
+    Fixture f = fixture(on(kMoe, stack));
+    const size_t before = f.e.candidates.size();
+    int64_t with_ep = 0;
+    for (const Candidate& c : f.e.candidates) with_ep += c.ep > 1 ? 1 : 0;
+    expand_dispatchers(f.space, f.e);
+    EXPECT_EQ(dispatchers(f, true), expected) << stack;
+    EXPECT_EQ(dispatchers(f, false), std::set<int>{0}) << stack;  // ep = 1 keeps the job's
+    EXPECT_EQ(f.e.candidates.size(), before + static_cast<size_t>(with_ep) * (expected.size() - 1)) << stack;
+    for (const Candidate& c : f.e.candidates) {
+      JobSpec spec = f.spec;
+      apply(c, f.hw, spec);
+      if (c.moe_dispatcher) {
+        EXPECT_EQ(spec.moe_dispatcher, static_cast<MoeDispatcher>(c.moe_dispatcher - 1));
+      }
+    }
+  }
+  // Pinned: only the job's.
+  Fixture pinned = fixture(with_key(kMoe, "moe_dispatcher", "allgather"));
+  const size_t n = pinned.e.candidates.size();
+  expand_dispatchers(pinned.space, pinned.e);
+  EXPECT_EQ(pinned.e.candidates.size(), n);
+  EXPECT_EQ(dispatchers(pinned, true), std::set<int>{0});
+  // A dispatcher the stack cannot run is refused before anything is enumerated.
+  EXPECT_THROW(fixture(on(with_key(kMoe, "moe_dispatcher", "flex"), "megatron-core-2024")), ConfigError);
+}
+
 TEST(StackSearch, EveryPlanPassesTheStackCheck) {
   const Json small{{"model", "llama3-8b"}, {"cluster", "dgx-h100"}, {"gpus", 32},
                    {"global_batch", 128},  {"seq_len", 4096},       {"network", "analytic"}};

@@ -38,6 +38,7 @@ MODEL_ARGS=(
   --moe-router-topk 2
   --moe-ffn-hidden-size 14336
   --moe-token-dispatcher-type alltoall
+  --moe-router-load-balancing-type aux_loss
   --moe-grouped-gemm
 )
 

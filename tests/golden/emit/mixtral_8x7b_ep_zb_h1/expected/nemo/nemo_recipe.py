@@ -39,6 +39,7 @@ def trainsim_recipe(name: str = "trainsim_plan", log_dir: str = "/checkpoints/tr
     strategy.expert_model_parallel_size = 8
     strategy.expert_tensor_parallel_size = 2
     recipe.model.config.moe_token_dispatcher_type = "alltoall"
+    recipe.model.config.moe_router_load_balancing_type = "aux_loss"
     recipe.model.config.moe_grouped_gemm = True
     recipe.model.config.moe_expert_capacity_factor = None  # None = dropless
 
