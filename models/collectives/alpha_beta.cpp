@@ -56,14 +56,25 @@ sim::Time AlphaBetaModel::tree(CollectiveOp op, sim::Bytes bytes, const GroupPla
   return lat + bytes.scaled(2.0) / ring_bus_bandwidth(g);
 }
 
+sim::Time AlphaBetaModel::all_to_all(sim::Bytes bytes, const GroupPlacement& g) const {
+  const auto n = static_cast<double>(g.size), q = static_cast<double>(std::min(g.per_node, g.size));
+  const sim::Time intra = bytes.scaled((q - 1.0) / n) / (c_.nvlink_bandwidth * c_.nvlink_efficiency);
+  if (g.nodes() <= 1) return c_.collective_launch + c_.nvlink_latency + intra;
+  // All GPUs of a node send at once (the group's copies run beside it): each has its NIC share.
+  const sim::Time inter = bytes.scaled((n - q) / n) / (c_.nic_bandwidth * (c_.nic_efficiency * nic_share()));
+  return c_.collective_launch + c_.nic_latency + std::max(intra, inter);
+}
+
 sim::Time AlphaBetaModel::collective(CollectiveOp op, sim::Bytes bytes, const GroupPlacement& g) const {
   if (g.size <= 1 || bytes.count() == 0) return sim::Time::zero();
+  if (op == CollectiveOp::kAllToAll) return all_to_all(bytes, g);
   const sim::Time r = ring(op, bytes, g);
   if (op == CollectiveOp::kAllReduce && g.nodes() > 1) return std::min(r, tree(op, bytes, g));
   return r;
 }
 
 std::string AlphaBetaModel::algorithm(CollectiveOp op, sim::Bytes bytes, const GroupPlacement& g) const {
+  if (op == CollectiveOp::kAllToAll) return "all_to_all_direct";
   if (op == CollectiveOp::kAllReduce && g.nodes() > 1 && tree(op, bytes, g) < ring(op, bytes, g)) return "tree";
   return "ring";
 }

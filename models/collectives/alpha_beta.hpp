@@ -3,6 +3,9 @@
 // binary tree). Inside a node ranks talk over NVLink/NVSwitch; across nodes each rank of a group
 // in a node drives its own NIC rail (8 NICs per DGX node), so a group with g ranks per node gets
 // g NICs of bandwidth between nodes. The slower of the two segments bounds a ring's bus bandwidth.
+// An all-to-all is no ring: every rank sends its blocks straight to their owners at once, the
+// (q-1)/n of its buffer for its own node over NVLink and the (n-q)/n for the other nodes through
+// its own NIC share, whichever takes longer (q = ranks per node).
 
 #include "models/collectives/comm_model.hpp"
 #include "models/hardware/cluster_spec.hpp"
@@ -27,6 +30,7 @@ class AlphaBetaModel final : public CommModel {
   double nic_share() const;
   sim::Time ring(CollectiveOp op, sim::Bytes bytes, const GroupPlacement& g) const;
   sim::Time tree(CollectiveOp op, sim::Bytes bytes, const GroupPlacement& g) const;
+  sim::Time all_to_all(sim::Bytes bytes, const GroupPlacement& g) const;
   hardware::ClusterSpec c_;
 };
 

@@ -11,6 +11,22 @@ namespace {
 
 double bytes_per_s(sim::Bandwidth b) { return b.bytes_per_second(); }
 
+TEST(AlphaBeta, AllToAllAcrossNodesIsBoundByEachGpusNic) {
+  // 16 H100s on 2 DGX nodes: each rank sends half its buffer to the other node through its own
+  // NIC (a ring model would spread it over the node's 8 NICs: 8 times too fast).
+  const auto c = testing::cluster("dgx-h100");
+  const AlphaBetaModel m(c);
+  const sim::Bytes s(int64_t{1} << 30);
+  const double nic = bytes_per_s(c.nic_bandwidth) * c.nic_efficiency;
+  const double expected = c.collective_launch.seconds() + c.nic_latency.seconds() + 0.5 * std::pow(2.0, 30) / nic;
+  EXPECT_NEAR(m.collective(CollectiveOp::kAllToAll, s, GroupPlacement{16, 8}).seconds(), expected, 2e-9);
+  EXPECT_EQ(m.algorithm(CollectiveOp::kAllToAll, s, GroupPlacement{16, 8}), "all_to_all_direct");
+  // Inside a node: 7/8 of the buffer over NVLink.
+  const double nvl = bytes_per_s(c.nvlink_bandwidth) * c.nvlink_efficiency;
+  EXPECT_NEAR(m.collective(CollectiveOp::kAllToAll, s, GroupPlacement{8, 8}).seconds(),
+              c.collective_launch.seconds() + c.nvlink_latency.seconds() + 7.0 / 8 * std::pow(2.0, 30) / nvl, 2e-9);
+}
+
 TEST(AlphaBeta, RingAllReduceInsideANode) {
   const auto c = testing::cluster("dgx-a100");
   const AlphaBetaModel m(c);
