@@ -58,7 +58,8 @@ void preset_fields(JobSchema& s) {
               });
 }
 
-// pp_layout: a list of layer counts, or the same as text "a,b,..." (as the command line gives it).
+// pp_layout: a list of layer counts, or the same as text "a,b,..." (as the command line gives it),
+// where "bxk" stands for k entries of b (the way reports print layouts: 7,8x14,7).
 void read_pp_layout(JobSpec& j, const Json& v, const std::string& p) {
   j.pp_layout.clear();
   if (v.is_null()) return;
@@ -71,11 +72,21 @@ void read_pp_layout(JobSpec& j, const Json& v, const std::string& p) {
     while (start <= text.size()) {
       const size_t comma = std::min(text.find(',', start), text.size());
       const std::string item = text.substr(start, comma - start);
+      // "8x14": 14 virtual stages of 8 layers each, as reports print layouts.
+      const size_t x = item.find('x');
       char* end = nullptr;
-      const long long n = std::strtoll(item.c_str(), &end, 10);
-      if (item.empty() || *end != '\0')
-        throw ConfigError(p, "\"" + text + "\" is not a comma-separated list of layer counts", "write it like 7,8,8,7");
-      items.push_back(Json(n));
+      const long long n = std::strtoll(item.substr(0, x).c_str(), &end, 10);
+      bool ok = !item.empty() && x != 0 && *end == '\0';
+      long long repeat = 1;
+      if (ok && x != std::string::npos) {
+        const std::string times = item.substr(x + 1);
+        repeat = std::strtoll(times.c_str(), &end, 10);
+        ok = !times.empty() && *end == '\0' && repeat >= 1 && repeat <= 65536;
+      }
+      if (!ok)
+        throw ConfigError(p, "\"" + text + "\" is not a comma-separated list of layer counts",
+                          "write it like 7,8,8,7 or 7,8x2,7");
+      for (long long r = 0; r < repeat; ++r) items.push_back(Json(n));
       start = comma + 1;
     }
   } else {
@@ -115,8 +126,9 @@ void parallel_fields(JobSchema& s) {
                         "consecutive ranks, independent of the attention tp (parallel folding).")
       .custom("pp_layout", "list of integers or \"a,b,...\"", std::string("null"),
               "Transformer layers of each pipeline stage (pp*vp entries, virtual stages in model order, "
-              "summing to the model's layers), e.g. 7,8,8,7 to lighten the stages that also hold the "
-              "embedding and the LM head; null = an even split, or, when the layers do not divide, the split the "
+              "summing to the model's layers; `bxk` is k entries of b, as reports print it, and 0 leaves a "
+              "chunk only the embedding or the LM head and MTP), e.g. 7,8,8,7 or 7,8x2,7 to lighten the "
+              "stages that also hold the embedding and the LM head; null = an even split, or, when the layers do not divide, the split the "
               "planner uses: lighter first and last stages (Megatron's account-for-embedding/loss split, e.g. "
               "7,8,...,8,7 for 126 layers over 16 stages).",
               read_pp_layout);

@@ -108,6 +108,19 @@ TEST(Job, InlineObjectsAndFiles) {
             "model: unknown model preset \"llama3-9b\" (did you mean \"llama3-8b\"?)");
 }
 
+TEST(Job, PipelineLayoutTakesTheReportsShorthand) {
+  // "bxk" is k virtual stages of b layers, as reports print layouts; 0 leaves a chunk only the
+  // LM head (and MTP). llama3-8b has 32 layers.
+  const Job a = testing::job(with(base(), Json{{"pp_layout", "7,9x2,7"}}));
+  EXPECT_EQ(a.layers, (std::vector<int64_t>{7, 9, 9, 7}));
+  const Job b = testing::job(with(base(), Json{{"pp_layout", "11x2,10,0"}}));
+  EXPECT_EQ(b.layers, (std::vector<int64_t>{11, 11, 10, 0}));
+  EXPECT_NE(error_of(with(base(), Json{{"pp_layout", "8x,8,8,8"}})).find("is not a comma-separated list"),
+            std::string::npos);
+  EXPECT_NE(error_of(with(base(), Json{{"pp_layout", "8x0,8,8,8,8"}})).find("is not a comma-separated list"),
+            std::string::npos);
+}
+
 TEST(Job, DivisibilityErrorsNameTheFieldAndTheFix) {
   EXPECT_EQ(error_of(with(base(), Json{{"tp", 3}})),
             "tp: heads (32) must be divisible by tp (3) (choose --tp among the divisors of 32: 1, 2, 4, 8, 16, 32)");
