@@ -128,7 +128,8 @@ void parallel_fields(JobSchema& s) {
               "Transformer layers of each pipeline stage (pp*vp entries, virtual stages in model order, "
               "summing to the model's layers; `bxk` is k entries of b, as reports print it, and 0 leaves a "
               "chunk only the embedding or the LM head and MTP), e.g. 7,8,8,7 or 7,8x2,7 to lighten the "
-              "stages that also hold the embedding and the LM head; null = an even split, or, when the layers do not divide, the split the "
+              "stages that also hold the embedding and the LM head; null = an even split, or, when the layers do not "
+              "divide, the split the "
               "planner uses: lighter first and last stages (Megatron's account-for-embedding/loss split, e.g. "
               "7,8,...,8,7 for 126 layers over 16 stages).",
               read_pp_layout);
