@@ -21,14 +21,14 @@ void Engine::step() {
 
 uint64_t Engine::run() {
   const uint64_t before = executed_;
-  while (!stop_ && queue_.has_next()) step();
+  while (!stop_ && queue_.has_next() && !limit_reached()) step();
   stop_ = false;
   return executed_ - before;
 }
 
 uint64_t Engine::run_until(Time limit) {
   const uint64_t before = executed_;
-  while (!stop_ && queue_.has_next() && queue_.next_time() <= limit) step();
+  while (!stop_ && queue_.has_next() && queue_.next_time() <= limit && !limit_reached()) step();
   stop_ = false;
   return executed_ - before;
 }

@@ -39,6 +39,10 @@ class Engine {
   // Makes the running run() / run_until() return after the current event, leaving the queue as
   // it is (ns-3's Simulator::Stop): a simulated failure that ends the job at this instant.
   void stop() { stop_ = true; }
+  // A work budget (0: none): run() and run_until() return once this many events have run in all,
+  // and limit_reached() says so. Deterministic, unlike a wall-clock deadline.
+  void set_event_limit(uint64_t events) { limit_ = events; }
+  bool limit_reached() const { return limit_ != 0 && executed_ >= limit_; }
 
   Rng& rng(uint64_t stream);
   EngineSignals& signals() { return signals_; }
@@ -52,6 +56,7 @@ class Engine {
   std::map<uint64_t, Rng> rngs_;
   EngineSignals signals_;
   uint64_t executed_ = 0;
+  uint64_t limit_ = 0;
   bool stop_ = false;
 };
 

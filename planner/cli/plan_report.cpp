@@ -177,6 +177,7 @@ void print_plan_json(std::ostream& out, const search::SearchResult& r, const Job
          {"memory_limit_bytes", capacity},
          {"objective", o.objective},
          {"simulated_flow", r.simulated_flow},
+         {"flow_over_budget", r.flow_over_budget},
          {"elapsed_s", total_s},
          {"rejected", r.rejected},
          {"stack", r.stack},
@@ -234,6 +235,8 @@ void print_search_summary(std::ostream& out, const search::SearchResult& r, cons
       << fmt("%.0f", o.headroom * 100) << "% of " << fmt("%.0f", gib(static_cast<double>(hw.gpu.memory.count())))
       << " GiB)\n  the best " << r.simulated << " re-simulated (discrete-event, analytic network)";
   if (r.simulated_flow > 0) out << ", the best " << r.simulated_flow << " of those again on the flow network";
+  if (r.flow_over_budget > 0)
+    out << " (" << r.flow_over_budget << " more over the flow network's work budget kept their analytic time)";
   out << "\n";
   // What removed the most configurations.
   std::vector<std::pair<int64_t, std::string>> rej;

@@ -24,6 +24,12 @@ double now_s() { return std::chrono::duration<double>(std::chrono::steady_clock:
 
 // Largest all-to-all group re-simulated on the flow network (see the flow re-rank below).
 constexpr int64_t kMaxFlowAllToAll = 64;
+// Work budgets of the flow re-ranking, in engine events (deterministic, unlike wall time; about
+// 2-3 M events per second on one core): a plan whose flow simulation needs more than
+// kFlowEventsPerPlan keeps its analytic time, and no new round starts past kFlowEventsTotal. A
+// 64-GPU GPT-3 plan with TP 16 over two nodes needs 31 M events (13 s) on the flow network
+// because its TP rings cross the NICs; the analytic network prices them in 16 K.
+constexpr uint64_t kFlowEventsPerPlan = 2'000'000, kFlowEventsTotal = 12'000'000;
 
 // Runs f(0..threads-1) on `threads` threads and rethrows the first failure (lowest thread index).
 // Under MPI a failure on one rank would leave the others waiting in a collective: it aborts the
@@ -154,7 +160,9 @@ std::string rule_of_field(const std::string& path) { return "resolve: " + path; 
 // The simulated numbers of one re-ranked plan.
 struct Simulated {
   bool fits = false;
+  bool over_budget = false;  // the flow re-simulation's work budget ran out (kFlowEventsPerPlan)
   double iteration_s = 0, tokens_per_s = 0, mfu = 0, tflops = 0, peak = 0;
+  uint64_t events = 0;    // engine events the simulation ran
   std::string breakdown;  // JSON text
 };
 
@@ -164,6 +172,8 @@ std::string serialize(const std::vector<std::pair<int64_t, Simulated>>& v) {
   for (const auto& [i, s] : v) {
     put(out, i);
     put(out, s.fits);
+    put(out, s.over_budget);
+    put(out, s.events);
     put(out, s.iteration_s);
     put(out, s.tokens_per_s);
     put(out, s.mfu);
@@ -181,6 +191,8 @@ void deserialize(const std::string& in, std::map<int64_t, Simulated>& out) {
     const auto i = take<int64_t>(in, pos);
     Simulated s;
     s.fits = take<bool>(in, pos);
+    s.over_budget = take<bool>(in, pos);
+    s.events = take<uint64_t>(in, pos);
     s.iteration_s = take<double>(in, pos);
     s.tokens_per_s = take<double>(in, pos);
     s.mfu = take<double>(in, pos);
@@ -194,7 +206,8 @@ void deserialize(const std::string& in, std::map<int64_t, Simulated>& out) {
 // Simulates `plans` (each on `network`) over all ranks and threads; every rank gets every result,
 // in the order of `plans`.
 std::vector<Simulated> simulate_all(const Job& hw, const JobSpec& base, const std::vector<Candidate>& plans,
-                                    models::workload::Network network, int threads, double capacity) {
+                                    models::workload::Network network, int threads, double capacity,
+                                    uint64_t event_limit = 0) {
   const Distributed& dist = Distributed::instance();
   const size_t ranks = static_cast<size_t>(dist.size()), me = static_cast<size_t>(dist.rank());
   std::vector<std::vector<std::pair<int64_t, Simulated>>> sims(static_cast<size_t>(threads));
@@ -202,8 +215,12 @@ std::vector<Simulated> simulate_all(const Job& hw, const JobSpec& base, const st
     for (size_t k = me + ranks * static_cast<size_t>(t); k < plans.size(); k += ranks * static_cast<size_t>(threads)) {
       Job job = plan_job(hw, base, plans[k]);
       job.network = network;
-      const models::workload::SimulationResult r = models::workload::simulate(job);
+      models::workload::SimulateOptions opts;
+      opts.event_limit = event_limit;
+      const models::workload::SimulationResult r = models::workload::simulate(job, opts);
       Simulated s;
+      s.over_budget = r.over_budget;
+      s.events = r.events;
       s.peak = static_cast<double>(r.peak_memory().count());
       // The simulator's own fit check uses all usable memory; the plan must also keep the headroom.
       s.fits = r.fits && r.simulated && s.peak <= capacity;
@@ -461,13 +478,15 @@ void rerank_analytic(Search& s) {
 void rerank_flow(Search& s) {
   std::vector<Plan>& sim_plans = s.sim_plans;
   const size_t want = static_cast<size_t>(s.opt.rerank_flow), budget = 3 * want;
+  std::vector<Candidate> over;  // plans whose flow simulation ran out of its work budget
   auto flow_ok = [&](const Plan& p) {
     const Candidate& c = p.candidate;
     const int64_t a2a = std::max<int64_t>(s.hw.model.moe ? c.ep : 1, c.cp);  // EP and (at most) the Ulysses group
-    return a2a <= kMaxFlowAllToAll;
+    return a2a <= kMaxFlowAllToAll && std::find(over.begin(), over.end(), c) == over.end();
   };
   size_t done = 0;
-  while (done < budget) {
+  uint64_t spent = 0;  // engine events of every flow simulation so far
+  while (done < budget && spent < kFlowEventsTotal) {
     // The best `want` plans the flow network can take; those without a flow time yet.
     std::vector<size_t> todo;
     size_t eligible = 0;
@@ -481,8 +500,12 @@ void rerank_flow(Search& s) {
     std::vector<Candidate> round;
     for (const size_t k : todo) round.push_back(sim_plans[k].candidate);
     const std::vector<Simulated> flow =
-        simulate_all(s.hw, s.base, round, models::workload::Network::kFlow, s.threads, s.capacity);
+        simulate_all(s.hw, s.base, round, models::workload::Network::kFlow, s.threads, s.capacity, kFlowEventsPerPlan);
     done += todo.size();
+    for (size_t r = 0; r < round.size(); ++r) {
+      spent += flow[r].events;
+      if (flow[r].over_budget) over.push_back(round[r]);
+    }
     if (s.dist.root())
       for (size_t r = 0; r < round.size(); ++r)
         TRAINSIM_LOG_DEBUG(kPlanner, "re-rank on the flow network: ", describe(round[r]), ": analytic ",
@@ -496,12 +519,17 @@ void rerank_flow(Search& s) {
         continue;
       }
       const Simulated& f = flow[static_cast<size_t>(it - todo.begin())];
+      if (f.over_budget) {  // keeps its analytic time
+        next.push_back(std::move(sim_plans[k]));
+        continue;
+      }
       if (f.fits) next.push_back(to_plan(s, Entry{sim_plans[k].candidate, sim_plans[k].estimate, 0.0}, &f, "flow"));
     }
     sim_plans = std::move(next);
     std::sort(sim_plans.begin(), sim_plans.end(), by_time);
   }
-  s.res.simulated_flow = static_cast<int64_t>(done);
+  s.res.simulated_flow = static_cast<int64_t>(done - over.size());
+  s.res.flow_over_budget = static_cast<int64_t>(over.size());
 }
 
 // The reported plans (simulated first, then estimated) and the memory front.

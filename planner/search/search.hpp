@@ -58,6 +58,7 @@ struct SearchResult {
   double estimate_s = 0, simulate_s = 0;    // wall time of each phase (rank 0)
   int64_t simulated = 0;                    // plans re-simulated on the analytic network
   int64_t simulated_flow = 0;               // of which also on the flow network
+  int64_t flow_over_budget = 0;             // flow re-simulations stopped by their work budget (analytic time kept)
   std::vector<Plan> plans;                  // best first: flow-simulated by score, analytic-simulated, then estimates
   std::vector<Plan> memory_front;           // estimated time vs peak memory Pareto front, fastest first
   std::string stack;                        // the software stack searched (its features bound the space)

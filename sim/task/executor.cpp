@@ -34,6 +34,7 @@ Time TaskExecutor::run() {
   // Logged here rather than in Engine::run, whose event loop stays exactly as the compiler had it.
   TRAINSIM_LOG_DEBUG(kEngine, "run: ", events, " events, ", done_, " of ", n, " tasks done, clock ",
                      engine_.now().count_ns(), " ns", stopped_ ? " (stopped by a failure)" : "");
+  if (engine_.limit_reached() && done_ != n) stopped_ = true;  // out of its work budget, not stuck
   if (done_ != n && !stopped_) {
     std::string stuck;
     int listed = 0;

@@ -35,6 +35,7 @@ void run_workload(const Workload& w, const Job& job, const RunOptions& options,
                   const std::function<void(const RunView&)>& inspect) {
   if (!options.faults.empty()) check_faults(job, options.faults);
   sim::Engine engine(static_cast<uint64_t>(job.seed));
+  engine.set_event_limit(options.event_limit);
   if (prepare) prepare(engine);
   if (options.before_run) options.before_run(engine, w);
   sim::task::TaskExecutor exec(engine, w.graph);
@@ -65,7 +66,8 @@ void run_workload(const Workload& w, const Job& job, const RunOptions& options,
     injector->arm();
   }
   const sim::Time end = exec.run();
-  RunView view{w, engine, exec, end, std::nullopt, std::nullopt};
+  RunView view{
+      w, engine, exec, end, std::nullopt, std::nullopt, engine.limit_reached() && exec.completed() < w.graph.size()};
   if (network) view.network = network_stats(*network);
   if (injector) view.faults = injector->report();
   if (inspect) inspect(view);

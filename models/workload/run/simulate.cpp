@@ -93,6 +93,11 @@ SimulationResult simulate(const Job& job, const SimulateOptions& options) {
   run_workload(
       w, job, options, [&](sim::Engine& engine) { timeline.emplace(engine, w.memory_events, w.ranks.size()); },
       [&](const RunView& run) {
+        if (run.over_budget) {
+          res.over_budget = true;
+          res.events = run.engine.events_executed();
+          return;
+        }
         res.iteration = run.end;
         res.network = run.network;
         res.faults = run.faults;

@@ -81,6 +81,21 @@ TEST(EngineTest, RunUntilRunsEventsScheduledDuringTheRunUpToTheLimit) {
   EXPECT_EQ(ran, (std::vector<int64_t>{15, 25}));
 }
 
+TEST(EngineTest, AnEventLimitStopsTheRunAndSaysSo) {
+  Engine e(1);
+  int ran = 0;
+  for (int i = 0; i < 10; ++i) e.schedule_at(Time::ns(i), [&] { ++ran; });
+  e.set_event_limit(4);
+  EXPECT_EQ(e.run(), 4u);
+  EXPECT_EQ(ran, 4);
+  EXPECT_TRUE(e.limit_reached());
+  EXPECT_EQ(e.run(), 0u);  // the budget is for the whole engine
+  Engine free(1);
+  free.schedule_at(Time::ns(1), [] {});
+  EXPECT_EQ(free.run(), 1u);
+  EXPECT_FALSE(free.limit_reached());
+}
+
 TEST(EngineTest, SchedulingInThePastIsAnInternalError) {
   Engine engine;
   engine.schedule_at(20_ns, [] {});

@@ -216,6 +216,21 @@ TEST(Simulate, AllToAllFastModeAgreesWithEveryFlow) {
   }
 }
 
+TEST(Simulate, AnEventBudgetStopsTheRunWithoutAResult) {
+  const Job job = testing::job(small());
+  const SimulationResult whole = simulate(job);
+  ASSERT_TRUE(whole.simulated);
+  SimulateOptions tight;
+  tight.event_limit = whole.events / 2;
+  const SimulationResult cut = simulate(job, tight);
+  EXPECT_TRUE(cut.over_budget);
+  EXPECT_FALSE(cut.simulated);
+  EXPECT_EQ(cut.events, whole.events / 2);
+  SimulateOptions enough;
+  enough.event_limit = whole.events;
+  EXPECT_EQ(simulate(job, enough).iteration, whole.iteration);
+}
+
 // A degraded cable (a fault in the cluster's network) slows the collectives that cross it.
 TEST(Simulate, ADegradedLinkSlowsTheIteration) {
   Json cluster = Json::parse(R"({"name": "rail", "gpu": "h100-sxm-80gb", "gpus_per_node": 8,
