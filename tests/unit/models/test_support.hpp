@@ -19,6 +19,9 @@ hardware::ClusterSpec cluster(const std::string& preset);
 workload::Job job(const sim::config::Json& j);
 // A GPT-style model object (GeLU, LayerNorm, learned positions, biases, dropout).
 sim::config::Json gpt(int64_t layers, int64_t hidden, int64_t heads, int64_t vocab, int64_t seq);
+// DeepSeek-V3's features in miniature (4 layers, h 1024): MLA, a dense layer then MoE layers of
+// 8 experts top-2 with a shared expert, and `mtp_layers` MTP modules.
+sim::config::Json mini_deepseek(int64_t seq, int64_t mtp_layers);
 // `base` with the keys of `extra` set over it.
 sim::config::Json with(sim::config::Json base, const sim::config::Json& extra);
 // An inline H100 cluster whose network is (almost) free: 10^6 TB/s links, zero latencies and

@@ -11,32 +11,8 @@ namespace {
 using sim::config::Json;
 using testing::with;
 
-// A DeepSeek-V3-shaped miniature: MLA, one dense layer then MoE layers with a shared expert, and
-// one MTP module.
-Json mini_deepseek(int64_t mtp_layers) {
-  return Json{
-      {"name", "mini-deepseek"},
-      {"layers", 4},
-      {"hidden", 1024},
-      {"heads", 16},
-      {"ffn_hidden", 2816},
-      {"vocab", 32000},
-      {"seq_len", 2048},
-      {"activation", "swiglu"},
-      {"norm", "rmsnorm"},
-      {"position", "rope"},
-      {"bias", false},
-      {"dropout", false},
-      {"mla",
-       {{"q_lora_rank", 384},
-        {"kv_lora_rank", 256},
-        {"qk_nope_head_dim", 64},
-        {"qk_rope_head_dim", 32},
-        {"v_head_dim", 64}}},
-      {"moe",
-       {{"experts", 8}, {"top_k", 2}, {"expert_ffn_hidden", 512}, {"shared_experts", 1}, {"first_dense_layers", 1}}},
-      {"mtp_layers", mtp_layers}};
-}
+// A DeepSeek-V3-shaped miniature at 2K tokens (test_support).
+Json mini_deepseek(int64_t mtp_layers) { return testing::mini_deepseek(2048, mtp_layers); }
 
 Json job(const Json& model, const Json& extra = Json::object()) {
   return with(Json{{"model", model},

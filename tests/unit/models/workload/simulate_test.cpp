@@ -39,32 +39,8 @@ Json small(const Json& extra = Json::object()) {
               extra);
 }
 
-// DeepSeek-V3's features in miniature: MLA, a dense layer then MoE layers with a shared expert,
-// one MTP module.
-Json mini_mla_mtp() {
-  return Json{
-      {"name", "mini-mla-mtp"},
-      {"layers", 4},
-      {"hidden", 1024},
-      {"heads", 16},
-      {"ffn_hidden", 2816},
-      {"vocab", 32000},
-      {"seq_len", 1024},
-      {"activation", "swiglu"},
-      {"norm", "rmsnorm"},
-      {"position", "rope"},
-      {"bias", false},
-      {"dropout", false},
-      {"mla",
-       {{"q_lora_rank", 384},
-        {"kv_lora_rank", 256},
-        {"qk_nope_head_dim", 64},
-        {"qk_rope_head_dim", 32},
-        {"v_head_dim", 64}}},
-      {"moe",
-       {{"experts", 8}, {"top_k", 2}, {"expert_ffn_hidden", 512}, {"shared_experts", 1}, {"first_dense_layers", 1}}},
-      {"mtp_layers", 1}};
-}
+// DeepSeek-V3's features in miniature at 1K tokens, one MTP module (test_support).
+Json mini_mla_mtp() { return testing::mini_deepseek(1024, 1); }
 
 std::vector<Json> configurations() {
   return {
