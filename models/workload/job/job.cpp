@@ -58,45 +58,6 @@ void preset_fields(JobSchema& s) {
               });
 }
 
-// pp_layout: a list of layer counts, or the same as text "a,b,..." (as the command line gives it),
-// where "bxk" stands for k entries of b (the way reports print layouts: 7,8x14,7).
-void read_pp_layout(JobSpec& j, const Json& v, const std::string& p) {
-  j.pp_layout.clear();
-  if (v.is_null()) return;
-  std::vector<Json> items;
-  if (v.is_array()) {
-    for (const auto& e : v) items.push_back(e);
-  } else if (v.is_string() || v.is_number_integer()) {
-    std::string text = v.is_string() ? v.get<std::string>() : std::to_string(v.get<int64_t>());
-    size_t start = 0;
-    while (start <= text.size()) {
-      const size_t comma = std::min(text.find(',', start), text.size());
-      const std::string item = text.substr(start, comma - start);
-      // "8x14": 14 virtual stages of 8 layers each, as reports print layouts.
-      const size_t x = item.find('x');
-      char* end = nullptr;
-      const long long n = std::strtoll(item.substr(0, x).c_str(), &end, 10);
-      bool ok = !item.empty() && x != 0 && *end == '\0';
-      long long repeat = 1;
-      if (ok && x != std::string::npos) {
-        const std::string times = item.substr(x + 1);
-        repeat = std::strtoll(times.c_str(), &end, 10);
-        ok = !times.empty() && *end == '\0' && repeat >= 1 && repeat <= 65536;
-      }
-      if (!ok)
-        throw ConfigError(p, "\"" + text + "\" is not a comma-separated list of layer counts",
-                          "write it like 7,8,8,7 or 7,8x2,7");
-      for (long long r = 0; r < repeat; ++r) items.push_back(Json(n));
-      start = comma + 1;
-    }
-  } else {
-    throw ConfigError(p, "expected a list of layer counts, got " + sim::config::json_type_name(v),
-                      "write it like [7, 8, 8, 7] or \"7,8,8,7\"");
-  }
-  for (size_t i = 0; i < items.size(); ++i)
-    j.pp_layout.push_back(sim::config::read_int(items[i], p + "[" + std::to_string(i) + "]", 0, kMaxInt));
-}
-
 // The parallel configuration: the size of every dimension and the pipeline layout.
 void parallel_fields(JobSchema& s) {
   s.integer("gpus", &JobSpec::gpus, 1, kMaxInt, std::nullopt, "Total GPUs.")
@@ -132,7 +93,7 @@ void parallel_fields(JobSchema& s) {
               "divide, the split the "
               "planner uses: lighter first and last stages (Megatron's account-for-embedding/loss split, e.g. "
               "7,8,...,8,7 for 126 layers over 16 stages).",
-              read_pp_layout);
+              [](JobSpec& j, const Json& v, const std::string& p) { j.pp_layout = read_pp_layout(v, p); });
 }
 
 // Memory: ZeRO sharding, recomputation and offloading.

@@ -6,12 +6,20 @@
 // simulate, reliability, ui and the planner all use this split; --pp-layout overrides it.
 
 #include <cstdint>
+#include <string>
 #include <vector>
+
+#include "sim/config/schema.hpp"
 
 namespace trainsim::models::workload {
 
 // Layers per virtual stage (first and last lighter), or empty when `layers` divides evenly over
 // `vstages` or no such split leaves every stage a layer.
 std::vector<int64_t> uneven_layout(int64_t layers, int64_t vstages);
+
+// The job's `pp_layout` at `path`: a list of layer counts, or the same as text "a,b,bxk,..."
+// (`bxk`: k entries of b, as reports print layouts); null gives an empty list. ConfigError names
+// the field otherwise.
+std::vector<int64_t> read_pp_layout(const sim::config::Json& v, const std::string& path);
 
 }  // namespace trainsim::models::workload
