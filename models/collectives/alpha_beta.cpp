@@ -8,7 +8,15 @@
 
 namespace trainsim::models::collectives {
 
-AlphaBetaModel::AlphaBetaModel(const hardware::ClusterSpec& cluster) : c_(cluster) {}
+AlphaBetaModel::AlphaBetaModel(const hardware::ClusterSpec& cluster, NcclOverrides overrides)
+    : c_(cluster), overrides_(overrides), nvls_(hardware::nvls_capable(cluster)) {}
+
+std::optional<NcclChoice> AlphaBetaModel::nccl_choice(CollectiveOp op, sim::Bytes bytes, const GroupPlacement& g,
+                                                      std::optional<NcclAlgorithm> only) const {
+  if (g.size <= 1 || op == CollectiveOp::kAllToAll || op == CollectiveOp::kSendRecv) return std::nullopt;
+  const NcclSystem s = nccl_system(c_, g.size, std::min(g.per_node, g.size), nvls_, overrides_.channels);
+  return nccl_choose(op, bytes, s, overrides_.protocol, only);
+}
 
 sim::Bandwidth AlphaBetaModel::ring_bus_bandwidth(const GroupPlacement& g) const {
   const sim::Bandwidth nvlink = c_.nvlink_bandwidth * c_.nvlink_efficiency;
@@ -68,6 +76,8 @@ sim::Time AlphaBetaModel::all_to_all(sim::Bytes bytes, const GroupPlacement& g) 
 sim::Time AlphaBetaModel::collective(CollectiveOp op, sim::Bytes bytes, const GroupPlacement& g) const {
   if (g.size <= 1 || bytes.count() == 0) return sim::Time::zero();
   if (op == CollectiveOp::kAllToAll) return all_to_all(bytes, g);
+  if (const auto choice = nccl_choice(op, bytes, g))
+    return c_.collective_launch + sim::Time::from_seconds_ceil(choice->time_us * 1e-6);
   const sim::Time r = ring(op, bytes, g);
   if (op == CollectiveOp::kAllReduce && g.nodes() > 1) return std::min(r, tree(op, bytes, g));
   return r;
@@ -75,6 +85,9 @@ sim::Time AlphaBetaModel::collective(CollectiveOp op, sim::Bytes bytes, const Gr
 
 std::string AlphaBetaModel::algorithm(CollectiveOp op, sim::Bytes bytes, const GroupPlacement& g) const {
   if (op == CollectiveOp::kAllToAll) return "all_to_all_direct";
+  if (const auto choice = nccl_choice(op, bytes, g))
+    return std::string(to_string(choice->algorithm)) + "/" + to_string(choice->protocol) + " x" +
+           std::to_string(choice->channels);
   if (op == CollectiveOp::kAllReduce && g.nodes() > 1 && tree(op, bytes, g) < ring(op, bytes, g)) return "tree";
   return "ring";
 }

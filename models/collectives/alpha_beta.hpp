@@ -6,15 +6,21 @@
 // An all-to-all is no ring: every rank sends its blocks straight to their owners at once, the
 // (q-1)/n of its buffer for its own node over NVLink and the (n-q)/n for the other nodes through
 // its own NIC share, whichever takes longer (q = ranks per node).
+// All-reduce, all-gather, reduce-scatter, broadcast and reduce take NCCL's choice and time
+// (nccl_tuning.hpp: algorithm x protocol x channels, calibrated per cluster) plus the cluster's
+// collective_launch.
+
+#include <optional>
 
 #include "models/collectives/comm_model.hpp"
+#include "models/collectives/nccl_tuning.hpp"
 #include "models/hardware/cluster_spec.hpp"
 
 namespace trainsim::models::collectives {
 
 class AlphaBetaModel final : public CommModel {
  public:
-  explicit AlphaBetaModel(const hardware::ClusterSpec& cluster);
+  explicit AlphaBetaModel(const hardware::ClusterSpec& cluster, NcclOverrides overrides = {});
   sim::Time collective(CollectiveOp op, sim::Bytes bytes, const GroupPlacement& g) const override;
   sim::Time p2p(sim::Bytes bytes, bool cross_node) const override;
   std::string algorithm(CollectiveOp op, sim::Bytes bytes, const GroupPlacement& g) const override;
@@ -22,6 +28,10 @@ class AlphaBetaModel final : public CommModel {
   // One algorithm forced (tree: all-reduce across nodes only).
   sim::Time ring_time(CollectiveOp op, sim::Bytes bytes, const GroupPlacement& g) const { return ring(op, bytes, g); }
   sim::Time tree_time(CollectiveOp op, sim::Bytes bytes, const GroupPlacement& g) const { return tree(op, bytes, g); }
+  // NCCL's choice for the op on this group (nullopt: all-to-all, send/recv, one rank, or nothing
+  // NCCL runs under the overrides).
+  std::optional<NcclChoice> nccl_choice(CollectiveOp op, sim::Bytes bytes, const GroupPlacement& g,
+                                        std::optional<NcclAlgorithm> only = std::nullopt) const;
   // Bus bandwidth of a ring over the group (per rank, per direction).
   sim::Bandwidth ring_bus_bandwidth(const GroupPlacement& g) const;
 
@@ -32,6 +42,8 @@ class AlphaBetaModel final : public CommModel {
   sim::Time tree(CollectiveOp op, sim::Bytes bytes, const GroupPlacement& g) const;
   sim::Time all_to_all(sim::Bytes bytes, const GroupPlacement& g) const;
   hardware::ClusterSpec c_;
+  NcclOverrides overrides_;
+  bool nvls_ = false;
 };
 
 }  // namespace trainsim::models::collectives

@@ -41,6 +41,10 @@ const sim::config::Schema<ClusterSpec>& cluster_schema() {
               "Latency of one ring step across nodes.")
         .unit("collective_launch", &ClusterSpec::collective_launch, &sim::config::read_time, "duration", std::nullopt,
               "Fixed cost of one NCCL collective call (launch and synchronisation).")
+        .custom("nccl", "object", std::string("{}"),
+                "NCCL's tuning model here: {\"architecture\": volta|ampere|hopper|blackwell, \"ll\"|\"ll128\"|"
+                "\"simple\"|\"nvls\": {\"latency\": scale, \"bandwidth\": scale}} (docs/network.md, Protocols).",
+                [](ClusterSpec& c, const Json& j, const std::string& p) { c.nccl = parse_nccl_calibration(j, p); })
         .unit("host_link_bandwidth", &ClusterSpec::host_link_bandwidth, &sim::config::read_bandwidth, "bandwidth",
               std::string("24GBps"),
               "Achievable GPU <-> host copy rate per GPU and direction (pinned memory over PCIe), for CPU offload. "
@@ -80,7 +84,17 @@ Json network_spec(const ClusterSpec& c) {
               {"nvlink_bandwidth", nvl},     {"nvlink_latency", nvl_lat},
               {"nic_bandwidth", nic},        {"link_latency", nic_lat},
               {"servers_per_unit", 32},      {"spines", 8},
-              {"oversubscription", 1.0}};
+              {"oversubscription", 1.0},     {"sharp", nvls_capable(c)}};
+}
+
+bool nvls_capable(const ClusterSpec& c) {
+  if (c.network.is_null()) return c.nccl.architecture == "hopper" || c.nccl.architecture == "blackwell";
+  const auto flag = [](const Json& j) {
+    const auto it = j.find("sharp");
+    return it != j.end() && it->is_boolean() && it->get<bool>();
+  };
+  const auto intra = c.network.find("intra");
+  return flag(c.network) || (intra != c.network.end() && intra->is_object() && flag(*intra));
 }
 
 int64_t network_gpus(const ClusterSpec& c, int64_t gpus) {

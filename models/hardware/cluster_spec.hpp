@@ -6,6 +6,7 @@
 #include <map>
 #include <string>
 
+#include "models/hardware/nccl_calibration.hpp"
 #include "sim/config/schema.hpp"
 #include "sim/units.hpp"
 
@@ -26,6 +27,7 @@ struct ClusterSpec {
   double nic_efficiency = 0.9;           // achievable fraction of NIC line rate
   sim::Time nic_latency;                 // per ring step across nodes (NIC + switches)
   sim::Time collective_launch;           // fixed cost of one NCCL collective (launch + sync)
+  NcclCalibration nccl;                  // NCCL's generation and protocol scales (nccl_calibration.hpp)
   sim::Bandwidth host_link_bandwidth;    // achievable GPU <-> host copy rate, per GPU per direction (PCIe)
   sim::Bandwidth host_memory_bandwidth;  // achievable host DRAM bandwidth, per GPU's share (CPU optimizer)
   sim::config::Json network;             // {"builder": ..., ...} for topology/; null = derived (see network_spec)
@@ -42,5 +44,9 @@ sim::config::Json network_spec(const ClusterSpec& c);
 // (a job on 2 of 8 GPUs runs inside one server); exactly `gpus` for a network the cluster spells
 // out, which must hold them.
 int64_t network_gpus(const ClusterSpec& c, int64_t gpus);
+// Whether the servers' NVSwitches reduce in the network (NVLink SHARP, NCCL's NVLS): the derived
+// fabric has it from the Hopper generation on (nccl.architecture); a spelled-out network says so
+// with "sharp" (at the top or in "intra").
+bool nvls_capable(const ClusterSpec& c);
 
 }  // namespace trainsim::models::hardware
