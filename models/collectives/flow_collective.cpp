@@ -25,11 +25,57 @@ std::vector<std::vector<int32_t>> ring_channel_orders(CollectiveOp op, const Gro
   return orders;
 }
 
+namespace {
+
+// NCCL's choice for `spec` on `group`: restricted to the named plan's algorithm, or (auto) the
+// fastest whose plan can run the group.
+std::optional<NcclChoice> choose_for(const CollectiveSpec& spec, const Group& group, const std::string& algorithm,
+                                     const NcclContext& nccl, const NcclSystem& s) {
+  const auto& registry = AlgorithmRegistry::instance();
+  if (algorithm != "auto") {
+    const auto a = nccl_algorithm_of(algorithm, group);
+    if (!a) return std::nullopt;
+    return nccl_choose(spec.op, spec.bytes, s, nccl.overrides.protocol, a);
+  }
+  unsigned excluded = 0;
+  for (int tries = 0; tries < kNcclAlgorithms; ++tries) {
+    auto choice = nccl_choose(spec.op, spec.bytes, s, nccl.overrides.protocol, std::nullopt, excluded);
+    if (!choice) return choice;
+    const AlgorithmInfo& info = registry.get(plan_algorithm(choice->algorithm), "algorithm");
+    if (info.supports(spec.op) && info.why_not(spec, group, {}).empty()) return choice;
+    excluded |= 1u << static_cast<int>(choice->algorithm);
+  }
+  return std::nullopt;
+}
+
+}  // namespace
+
+std::string ChannelPlan::label() const {
+  std::string out = algorithm;
+  if (orders.size() > 1) out += " x" + std::to_string(orders.size());
+  if (!nccl) return out;
+  std::string head = to_string(nccl->algorithm);
+  head += "/";
+  head += to_string(nccl->protocol);
+  head += " x" + std::to_string(nccl->channels);
+  return head + " (" + out + ")";
+}
+
 ChannelPlan plan_channels(const CollectiveSpec& spec, const Group& group, const std::vector<int32_t>& gpus,
-                          const std::string& algorithm) {
+                          const std::string& algorithm, const NcclContext& nccl) {
   const auto& registry = AlgorithmRegistry::instance();
   const AlgorithmInfo* chosen = nullptr;
-  if (algorithm != "auto") {
+  ChannelPlan out;
+  std::optional<NcclSystem> system;
+  if (nccl.cluster != nullptr && group.size > 1) {
+    const int32_t per_node = group.ranks_per_node() > 0 ? group.ranks_per_node()
+                                                        : (group.size + group.node_count() - 1) / group.node_count();
+    system = nccl_system(*nccl.cluster, group.size, per_node, group.nvls_capable, nccl.overrides.channels);
+    out.nccl = choose_for(spec, group, algorithm, nccl, *system);
+    if (out.nccl && algorithm == "auto") chosen = &registry.get(plan_algorithm(out.nccl->algorithm), "algorithm");
+  }
+  if (chosen != nullptr) {
+  } else if (algorithm != "auto") {
     chosen = &registry.get(algorithm, "algorithm");
   } else {
     for (const std::string& name : {choose_algorithm(spec.op, spec.bytes, group), std::string("ring"),
@@ -43,12 +89,24 @@ ChannelPlan plan_channels(const CollectiveSpec& spec, const Group& group, const 
     TRAINSIM_ASSERT(chosen != nullptr, "no collective algorithm runs ", to_string(spec.op), " on ", gpus.size(),
                     " GPUs");
   }
-  ChannelPlan out;
   out.algorithm = chosen->name;
-  if (chosen->name == "ring") out.orders = ring_channel_orders(spec.op, group, gpus);
+  if (out.nccl) {
+    out.cost = transfer_cost(*out.nccl, spec.op, *system, *nccl.cluster, group);
+    out.base = sim::Time::from_seconds_ceil(
+        nccl_steps(spec.op, out.nccl->algorithm, out.nccl->protocol, *system).base_us * 1e-6);
+  }
+  AlgorithmParams params;
+  // NVLS across servers runs NCCL's NVLS-tree: a tree between the servers' switches.
+  if (out.nccl && out.nccl->algorithm == NcclAlgorithm::kNvlsTree &&
+      detail::cross_node_check(group, "double_binary_tree").empty())
+    params.inter_node = "double_binary_tree";
+  // Rings and node-level trees run one channel per GPU of a server, each entering and leaving
+  // the servers through different GPUs (and so NICs), as NCCL's channels do.
+  if (chosen->name == "ring" || chosen->name == "double_binary_tree")
+    out.orders = ring_channel_orders(spec.op, group, gpus);
   if (out.orders.empty()) {
     out.orders.push_back(gpus);
-    out.plan = chosen->plan(spec, group);
+    out.plan = chosen->plan(spec, group, params);
   } else {
     const auto channels = static_cast<int64_t>(out.orders.size());
     out.plan = chosen->plan(
@@ -58,11 +116,12 @@ ChannelPlan plan_channels(const CollectiveSpec& spec, const Group& group, const 
 }
 
 FlowCollectiveResult run_flow_collective(const topology::Router& router, int32_t gpus, CollectiveOp op,
-                                         sim::Bytes bytes, const std::string& algorithm, sim::Time launch) {
+                                         sim::Bytes bytes, const std::string& algorithm, sim::Time launch,
+                                         const NcclContext& nccl) {
   const topology::Topology& t = router.topology();
   std::vector<int32_t> all(static_cast<size_t>(gpus));
   for (int32_t g = 0; g < gpus; ++g) all[static_cast<size_t>(g)] = g;
-  const ChannelPlan cp = plan_channels(CollectiveSpec{op, bytes, 0}, group_on(t, all), all, algorithm);
+  const ChannelPlan cp = plan_channels(CollectiveSpec{op, bytes, 0}, group_on(t, all), all, algorithm, nccl);
   ExecOptions options;
   if (cp.algorithm != "ring") {
     // NCCL's Simple protocol moves a 4 MiB buffer (NCCL_BUFFSIZE default) in NCCL_STEPS = 8 slots:
@@ -77,11 +136,14 @@ FlowCollectiveResult run_flow_collective(const topology::Router& router, int32_t
   sim::Time end;
   size_t running = cp.orders.size();
   for (const auto& order : cp.orders)
-    exec.run(cp.plan, order, launch, [&] {
-      if (--running == 0) end = engine.now();
-    });
+    exec.run(
+        cp.plan, order, launch + cp.base,
+        [&] {
+          if (--running == 0) end = engine.now();
+        },
+        {}, 1.0, {}, cp.cost);
   engine.run();
-  return {end, cp.orders.size() > 1 ? cp.algorithm + " x" + std::to_string(cp.orders.size()) : cp.algorithm};
+  return {end, cp.label()};
 }
 
 }  // namespace trainsim::models::collectives

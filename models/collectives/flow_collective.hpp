@@ -6,13 +6,23 @@
 #include <vector>
 
 #include "models/collectives/collective.hpp"
+#include "models/collectives/flow_executor.hpp"
+#include "models/collectives/nccl_tuning.hpp"
+#include "models/hardware/cluster_spec.hpp"
 #include "topology/routing.hpp"
 
 namespace trainsim::models::collectives {
 
 struct FlowCollectiveResult {
   sim::Time time;         // launch to the last byte
-  std::string algorithm;  // the algorithm that ran
+  std::string algorithm;  // the algorithm that ran (with NCCL: "Ring/LL128 x12 (ring x8)")
+};
+
+// NCCL's view of a collective on the flow network: the cluster whose NCCL model chooses the
+// algorithm and protocol (nccl_tuning.hpp), and the user's overrides.
+struct NcclContext {
+  const hardware::ClusterSpec* cluster = nullptr;
+  NcclOverrides overrides;
 };
 
 // NCCL's ring channels across servers: one per GPU of a server, each ring with the server-local
@@ -28,19 +38,33 @@ struct ChannelPlan {
   std::string algorithm;
   CollectivePlan plan;
   std::vector<std::vector<int32_t>> orders;
+  std::optional<NcclChoice> nccl;  // NCCL's choice, when planned with a context
+  TransferCost cost;               // how the chosen protocol uses the wire
+  sim::Time base;                  // NCCL's base latency, before the first byte
+  std::string label() const;       // "ring", "ring x8", "Ring/LL128 x12 (ring x8)"
 };
 // Plans `spec` over `gpus` (described by `group`) with `algorithm`, or with "auto": NCCL's choice
 // for the size and group, falling back to the ring, the direct exchange or send/recv when the
 // choice cannot run this group shape. A ring runs as ring_channel_orders' channels, each on its
 // share of the buffer rounded up (no byte left out).
+// With an NCCL context, "auto" is NCCL's choice (nccl_choose, leaving out algorithms whose plan
+// cannot run this group) and a named algorithm takes NCCL's best protocol for it; the plan then
+// carries the protocol's wire factor and latencies (flow_protocol.cpp).
 ChannelPlan plan_channels(const CollectiveSpec& spec, const Group& group, const std::vector<int32_t>& gpus,
-                          const std::string& algorithm = "auto");
+                          const std::string& algorithm = "auto", const NcclContext& nccl = {});
 
 // Runs `op` of `bytes` per rank over GPUs 0..gpus-1 of the router's topology with `algorithm` (a
 // registered name, or "auto" for choose_algorithm; an automatic choice that cannot run this
 // group falls back as plan_channels does), after `launch`. Plans other than rings are pipelined in
 // 512 KiB slices (at most 64), as NCCL streams chunks through a tree.
 FlowCollectiveResult run_flow_collective(const topology::Router& router, int32_t gpus, CollectiveOp op,
-                                         sim::Bytes bytes, const std::string& algorithm, sim::Time launch);
+                                         sim::Bytes bytes, const std::string& algorithm, sim::Time launch,
+                                         const NcclContext& nccl = {});
+
+// The NCCL algorithm a registered plan runs as (nullopt: NCCL has no table entry for it).
+std::optional<NcclAlgorithm> nccl_algorithm_of(const std::string& plan, const Group& group);
+// How NCCL's choice runs on the flow network (flow_protocol.cpp).
+TransferCost transfer_cost(const NcclChoice& choice, CollectiveOp op, const NcclSystem& s,
+                           const hardware::ClusterSpec& cluster, const Group& group);
 
 }  // namespace trainsim::models::collectives

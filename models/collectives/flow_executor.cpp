@@ -238,12 +238,14 @@ const FlowExecutor::Routes& FlowExecutor::routes(int32_t src, int32_t dst, uint3
   scratch_.clear();
   router_->routes(static_cast<uint32_t>(src), static_cast<uint32_t>(dst), flow_id(src, dst), scratch_);
   ++stats_.routes_computed;
+  const bool cross_node = t.server_of(static_cast<size_t>(src)) != t.server_of(static_cast<size_t>(dst));
   for (const topology::Route& r : scratch_) {
     SharedRoute sr;
     sr.links = r.links;
     sr.usage.assign(r.links.size(), 1.0);
     for (const auto l : r.links) sr.latency += t.link(l).latency;
     sr.fraction = r.fraction;
+    sr.cross_node = cross_node;
     out.push_back(std::move(sr));
   }
   const Copies& cp = *copies_of_id_[copies];
@@ -306,7 +308,7 @@ const FlowExecutor::Routes& FlowExecutor::routes(int32_t src, int32_t dst, uint3
 
 void FlowExecutor::run(const CollectivePlan& plan, const std::vector<int32_t>& gpus, sim::Time launch,
                        std::function<void()> done, const std::vector<int32_t>& offsets, double weight,
-                       RankRotation rotation) {
+                       RankRotation rotation, TransferCost cost) {
   uint32_t id;
   if (!free_runs_.empty()) {
     id = free_runs_.back();
@@ -319,6 +321,7 @@ void FlowExecutor::run(const CollectivePlan& plan, const std::vector<int32_t>& g
   Compiled& c = compile(plan);
   r.plan = &c;
   r.weight = weight;
+  r.cost = cost;
   r.done = std::move(done);
   ++stats_.collectives;
   const auto& bound = bind(c, gpus, copies_id(offsets, rotation, gpus));
@@ -327,11 +330,14 @@ void FlowExecutor::run(const CollectivePlan& plan, const std::vector<int32_t>& g
   r.copies_id = bound.first.first;
   // Slices: as many as the largest transfer needs at slice_bytes each, within max_slices.
   r.slices = 1;
-  if (options_.slice_bytes.count() > 0) {
+  const bool own = cost.slice_bytes.count() > 0;
+  const sim::Bytes slice = own ? cost.slice_bytes : options_.slice_bytes;
+  if (slice.count() > 0) {
     int64_t largest = 0;
     for (const auto& it : c.items) largest = std::max(largest, it.bytes.count());
-    const int64_t want = (largest + options_.slice_bytes.count() - 1) / options_.slice_bytes.count();
-    r.slices = static_cast<int32_t>(std::clamp<int64_t>(want, 1, std::max(1, options_.max_slices)));
+    const int64_t want = (largest + slice.count() - 1) / slice.count();
+    const int64_t cap = own ? 64 : std::max(1, options_.max_slices);
+    r.slices = static_cast<int32_t>(std::clamp<int64_t>(want, 1, cap));
   }
   const size_t items = c.items.size();
   const auto slices = static_cast<size_t>(r.slices);
@@ -391,6 +397,7 @@ void FlowExecutor::rotated_routes(const Compiled& c, const std::vector<int32_t>&
     for (const topology::Route& r : scratch_) {
       SharedRoute sr;
       sr.links = r.links;
+      sr.cross_node = t.server_of(static_cast<size_t>(src)) != t.server_of(static_cast<size_t>(dst));
       for (const auto l : r.links) {
         sr.latency += t.link(l).latency;
         sr.usage.push_back(images[l] / reps[l]);
@@ -442,12 +449,14 @@ void FlowExecutor::start_slice(uint32_t run, uint32_t index) {
   const Compiled::Item& it = r.plan->items[item];
   // Slice sizes differ by at most one byte, larger ones first (as detail::split_bytes cuts).
   const int64_t base = it.bytes.count() / r.slices, extra = it.bytes.count() % r.slices;
-  const sim::Bytes bytes(base + (static_cast<int64_t>(slice) < extra ? 1 : 0));
+  const sim::Bytes payload(base + (static_cast<int64_t>(slice) < extra ? 1 : 0));
+  const sim::Bytes bytes = r.cost.wire_factor == 1.0 ? payload : payload.scaled(r.cost.wire_factor);
   ++stats_.transfers;
   // The route's latency, paid by slice 0 only. What it waited in its connection's queue after its
   // data was there counts towards it (the previous transfer's bytes were in flight meanwhile).
-  const auto latency = [&](sim::Time route) {
+  const auto latency = [&](sim::Time route, bool cross_node) {
     if (slice != 0) return sim::Time::zero();
+    if (r.cost.protocol_latency) route = cross_node ? r.cost.step_inter : r.cost.step_intra;
     const sim::Time full = route * it.merged, waited = engine_.now() - r.ready[index];
     return waited >= full ? sim::Time::zero() : full - waited;
   };
@@ -463,7 +472,7 @@ void FlowExecutor::start_slice(uint32_t run, uint32_t index) {
     r.flows_left[index] = 1;
     ++stats_.flows;
     net_.start_shared(bytes, std::span<const sim::flow::LinkId>(&link, 1), std::span<const double>(&one, 1),
-                      latency(net_.latency(link)), on_arrival, r.weight);
+                      latency(net_.latency(link), false), on_arrival, r.weight);
     return;
   }
   const Routes& rs = *(*r.routes)[item];
@@ -477,7 +486,7 @@ void FlowExecutor::start_slice(uint32_t run, uint32_t index) {
   for (uint32_t k = 0; k < rs.size(); ++k) {
     const SharedRoute& sr = rs[k];
     const sim::flow::FlowId id = net_.start_shared(rs.size() == 1 ? bytes : bytes.scaled(sr.fraction), sr.links,
-                                                   sr.usage, latency(sr.latency), on_arrival, r.weight);
+                                                   sr.usage, latency(sr.latency, sr.cross_node), on_arrival, r.weight);
     const uint32_t slot = sim::flow::FlowNetwork::slot_of(id);
     if (slot >= tracked_.size()) tracked_.resize(slot + 1);
     tracked_[slot] = Tracked{id, run, item, k};

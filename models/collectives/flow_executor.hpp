@@ -87,6 +87,20 @@ struct ExecOptions {
   int32_t max_steps = 0;
 };
 
+// How a run's transfers use the wire under the NCCL protocol that runs them (flow_protocol.hpp
+// derives it from NCCL's choice): each transfer puts wire_factor x its bytes on its links (the
+// protocol's flags and, for the engine-bound LL protocols, the time its threads take beyond the
+// wire, as bytes), and with protocol_latency its first slice waits the protocol's per-step
+// latency (inside a server or across servers) instead of the route's wire latency.
+// slice_bytes (> 0) pipelines the run's transfers in slices of that many payload bytes (at most
+// 64), as the protocol's buffer steps do, overriding ExecOptions::slice_bytes.
+struct TransferCost {
+  double wire_factor = 1.0;
+  bool protocol_latency = false;
+  sim::Time step_intra, step_inter;
+  sim::Bytes slice_bytes;
+};
+
 struct FlowExecutorStats {
   uint64_t collectives = 0;
   uint64_t transfers = 0;  // transfer slices started
@@ -109,7 +123,8 @@ class FlowExecutor {
   // With `rotation`, `plan` holds only the transfers out of rank 0 of an all-to-all and stands for
   // all of them (see "Rank rotations").
   void run(const CollectivePlan& plan, const std::vector<int32_t>& gpus, sim::Time launch, std::function<void()> done,
-           const std::vector<int32_t>& offsets = {}, double weight = 1.0, RankRotation rotation = {});
+           const std::vector<int32_t>& offsets = {}, double weight = 1.0, RankRotation rotation = {},
+           TransferCost cost = {});
   // Appends every link a run of `plan` over `gpus` with `offsets` would put a flow on (the same
   // routes run() uses, computed and cached now); links may repeat.
   void links_of(const CollectivePlan& plan, const std::vector<int32_t>& gpus, const std::vector<int32_t>& offsets,
@@ -129,6 +144,7 @@ class FlowExecutor {
     std::vector<double> usage;
     sim::Time latency;
     double fraction = 1.0;
+    bool cross_node = false;  // its endpoints are on different servers
   };
   using Routes = std::vector<SharedRoute>;
   // A plan flattened for dependency-driven execution (cached per plan).
@@ -156,6 +172,7 @@ class FlowExecutor {
     std::vector<sim::Time> ready;  // per item x slice: when its data was there (last data dependency)
     size_t pending = 0;            // item slices not yet arrived
     double weight = 1.0;
+    TransferCost cost;
     std::function<void()> done;
   };
 

@@ -36,6 +36,8 @@ NetworkCommRunner::NetworkCommRunner(const Job& job, const Workload& w, Fidelity
   offsets_.resize(2 * w.groups.size());
   memo_.resize(w.comms.size());
   rotations_.resize(w.comms.size());
+  costs_.resize(w.comms.size());
+  bases_.resize(w.comms.size());
   in_flight_.assign(w.groups.size(), 0);
   group_starts_.assign(w.groups.size(), 0);
   // A static fault that cuts the job in two: it stops before it starts (simulate.cpp), so no
@@ -62,7 +64,11 @@ const col::CollectivePlan& NetworkCommRunner::plan(uint32_t comm) {
   if (plans_[comm]) return *plans_[comm];
   const CommInfo& c = w_.comms[comm];
   const std::vector<int32_t>& gpus = w_.groups[c.group];
-  col::ChannelPlan cp = col::plan_channels(col::CollectiveSpec{c.op, c.bytes, 0}, col::group_on(*topo_, gpus), gpus);
+  // NCCL's algorithm, protocol and channels for this size and group (nccl_tuning.hpp).
+  col::ChannelPlan cp = col::plan_channels(col::CollectiveSpec{c.op, c.bytes, 0}, col::group_on(*topo_, gpus), gpus,
+                                           "auto", col::NcclContext{&job_.cluster, {}});
+  costs_[comm] = cp.cost;
+  bases_[comm] = cp.base;
   algorithms_[comm] = std::move(cp.algorithm);
   orders_[comm] = std::move(cp.orders);
   if (symmetric_a2a_ && fidelity_ == Fidelity::kRepresentative && algorithms_[comm] == "all_to_all_direct" &&
@@ -147,7 +153,6 @@ void NetworkCommRunner::start(sim::task::TaskIndex i, const sim::task::Task& t, 
     return;
   }
   const CommInfo& c = w_.comms[comm];
-  const sim::Time launch = job_.cluster.collective_launch + c.extra;
   Memo& m = memo_[comm];
   const bool alone = in_flight_[c.group] == 0;
   if (!alone && m.private_links) ++memo_overlaps;
@@ -163,6 +168,7 @@ void NetworkCommRunner::start(sim::task::TaskIndex i, const sim::task::Task& t, 
   const sim::Time started = engine_.now();
   const bool record = m.private_links && alone;
   const col::CollectivePlan& p = plan(comm);
+  const sim::Time launch = job_.cluster.collective_launch + c.extra + bases_[comm];
   const auto& orders = orders_[comm];
   // Data-parallel traffic (gradient reduction, parameter gathers) may yield to latency-critical
   // collectives on shared links.
@@ -171,7 +177,7 @@ void NetworkCommRunner::start(sim::task::TaskIndex i, const sim::task::Task& t, 
     exec_->run(
         p, orders[0], launch,
         [this, comm, i, &exec, started, ticket, record] { finish(comm, i, exec, started, ticket, record); },
-        offsets(comm), weight, rotations_[comm]);
+        offsets(comm), weight, rotations_[comm], costs_[comm]);
     return;
   }
   auto left = std::make_shared<size_t>(orders.size());
@@ -181,7 +187,7 @@ void NetworkCommRunner::start(sim::task::TaskIndex i, const sim::task::Task& t, 
         [this, comm, i, &exec, started, ticket, record, left] {
           if (--*left == 0) finish(comm, i, exec, started, ticket, record);
         },
-        offsets(comm), weight);
+        offsets(comm), weight, {}, costs_[comm]);
 }
 
 void NetworkCommRunner::fail_link(const Fault& f) {

@@ -95,12 +95,15 @@ Expect closed_form(const std::string& algorithm, CollectiveOp op, const Group& g
         e.steps = static_cast<size_t>(n - 1);
       }
     } else if (algorithm == "double_binary_tree") {
-      // 2 ceil(log2 p) steps; every tree edge carries N/2 up and N/2 down in each of the two trees:
-      // 2(p-1) x N in all, at most 2N from one rank.
+      // Trees over servers with chains of g ranks inside them (over ranks when the servers hold
+      // different numbers): 2(g-1) + 2 ceil(log2 m) steps; every edge carries N/2 up and N/2 down
+      // in each of the two trees: 2(p-1) x N in all, at most 2.5N from one rank (a tree's head
+      // sends up, to two children and down its chain, and up its chain in the other tree; 2N
+      // with one rank per server).
       e.exact = false;
       e.total += 2 * (n - 1) * nc;
-      e.max_rank += 2 * nc;
-      e.steps = static_cast<size_t>(2 * log2_ceil(n));
+      e.max_rank += g >= 2 ? 5 * nc / 2 : 2 * nc;
+      e.steps = g >= 1 ? static_cast<size_t>(2 * (g - 1) + 2 * log2_ceil(m)) : static_cast<size_t>(2 * log2_ceil(n));
     } else if (algorithm == "halving_doubling") {
       const auto p2 = static_cast<int32_t>(std::bit_floor(static_cast<uint32_t>(n)));
       const int32_t extra = n - p2, lg = std::countr_zero(static_cast<uint32_t>(p2));

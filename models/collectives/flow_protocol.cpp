@@ -1,0 +1,71 @@
+// NCCL's protocols on the flow network. The flow network moves a plan's bytes over links whose
+// capacity is what the Simple protocol achieves (the cluster's measured NVLink and NIC
+// efficiencies), so a protocol that reaches less, per NCCL's calibrated table, puts more bytes
+// on the wire: wire_factor = the plan's idle-network bandwidth / the table's bandwidth (at least
+// 1; LL's flags alone double its bytes). LL and LL128 are limited by the GPU threads that poll
+// their flags rather than by the link, so under contention this charges them link capacity they
+// do not use; they run latency-bound sizes, where it matters little. Per-step latencies come
+// from the same table (nccl_steps).
+#include <algorithm>
+
+#include "models/collectives/flow_collective.hpp"
+
+namespace trainsim::models::collectives {
+
+std::optional<NcclAlgorithm> nccl_algorithm_of(const std::string& plan, const Group& group) {
+  if (plan == "ring") return NcclAlgorithm::kRing;
+  if (plan == "double_binary_tree") return NcclAlgorithm::kTree;
+  if (plan == "nvls") return group.node_count() > 1 ? NcclAlgorithm::kNvlsTree : NcclAlgorithm::kNvls;
+  if (plan == "halving_doubling") return NcclAlgorithm::kPat;
+  return std::nullopt;
+}
+
+TransferCost transfer_cost(const NcclChoice& choice, CollectiveOp op, const NcclSystem& s,
+                           const hardware::ClusterSpec& c, const Group& group) {
+  const NcclEntry e = nccl_entry(op, choice.algorithm, choice.protocol, s);
+  const NcclSteps steps = nccl_steps(op, choice.algorithm, choice.protocol, s);
+  TransferCost cost;
+  cost.protocol_latency = true;
+  cost.step_intra = sim::Time::from_seconds_ceil(steps.intra_us * 1e-6);
+  cost.step_inter = sim::Time::from_seconds_ceil(steps.inter_us * 1e-6);
+  // Trees, PAT and NVLS stream their buffer through each hop: Simple in its buffer steps (NCCL_STEPS
+  // = 8 slots of a 4 MiB connection buffer, init.cc DEFAULT_BUFFSIZE: 512 KiB), LL and LL128 line
+  // by line as each lands (one pass of a channel's threads: LL 512 threads x 8 bytes of data = 4 KiB,
+  // LL128 640 threads x 120 bytes = 75 KiB; device.h). A ring gains only latency from slicing and
+  // runs unsliced.
+  if (choice.algorithm != NcclAlgorithm::kRing) {
+    static constexpr int64_t kSlice[kProtocols] = {4 * 1024, 640 * 120, 512 * 1024};
+    cost.slice_bytes = sim::Bytes(kSlice[static_cast<int>(choice.protocol)]);
+  }
+  if (e.bandwidth_GBps <= 0.0) return cost;
+  const double n = group.size;
+  const double nvlink = c.nvlink_bandwidth.gbyte_per_second() * c.nvlink_efficiency;
+  const bool nvls = choice.algorithm == NcclAlgorithm::kNvls || choice.algorithm == NcclAlgorithm::kNvlsTree;
+  double idle;  // the plan's algorithm bandwidth on an idle flow network, GB/s
+  if (choice.algorithm != NcclAlgorithm::kRing && !nvls) {
+    // Trees and PAT: their plans run Simple at link speed; another protocol moves its bytes at
+    // the table's ratio to Simple for the same algorithm.
+    const NcclEntry simple = nccl_entry(op, choice.algorithm, Protocol::kSimple, s);
+    const double ratio = simple.bandwidth_GBps > 0.0 ? simple.bandwidth_GBps / e.bandwidth_GBps : 1.0;
+    cost.wire_factor = std::max(1.0 / payload_efficiency(choice.protocol), ratio);
+    return cost;
+  }
+  if (nvls && group.node_count() == 1) {
+    // Each rank sends its buffer into the switch and receives the result (all-gather: the
+    // other ranks' blocks) at NVLink speed.
+    idle = op == CollectiveOp::kAllGather ? nvlink * n / (n - 1.0) : nvlink;
+  } else {
+    // A ring: its bus bandwidth over the slower of NVLink and the NIC share.
+    const int32_t per_node = std::max(1, group.ranks_per_node());
+    double bus = nvlink;
+    if (group.node_count() > 1) {
+      const double share = std::min(1.0, static_cast<double>(c.nics_per_node) / static_cast<double>(c.gpus_per_node));
+      bus = std::min(bus, c.nic_bandwidth.gbyte_per_second() * c.nic_efficiency * share * per_node);
+    }
+    idle = bus / bus_bandwidth_factor(op, group.size);
+  }
+  cost.wire_factor = std::max(1.0 / payload_efficiency(choice.protocol), idle / e.bandwidth_GBps);
+  return cost;
+}
+
+}  // namespace trainsim::models::collectives
