@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "models/collectives/collective.hpp"
+#include "models/collectives/nccl_tuning.hpp"
 #include "models/hardware/cluster_spec.hpp"
 #include "sim/units.hpp"
 
@@ -28,11 +29,13 @@ struct Sweep {
 
 // `algo`: a registered algorithm ("tree" is the double binary tree) or "auto". Throws
 // ConfigError at --algo when the algorithm does not implement `op` or cannot run on these GPUs.
+// `nccl` pins NCCL's protocol and channels (ConfigError at --protocol when the algorithm does not
+// run it).
 Sweep flow_sweep(const hardware::ClusterSpec& cluster, int64_t gpus, CollectiveOp op,
-                 const std::vector<sim::Bytes>& sizes, const std::string& algo);
+                 const std::vector<sim::Bytes>& sizes, const std::string& algo, const NcclOverrides& nccl = {});
 
 // `algo`: auto (the model's own choice per size), ring or tree (all-reduce across nodes only).
 Sweep analytic_sweep(const hardware::ClusterSpec& cluster, int64_t gpus, CollectiveOp op,
-                     const std::vector<sim::Bytes>& sizes, const std::string& algo);
+                     const std::vector<sim::Bytes>& sizes, const std::string& algo, const NcclOverrides& nccl = {});
 
 }  // namespace trainsim::models::collectives

@@ -162,15 +162,16 @@ Args parse_args(int argc, const char* const* argv) {
     } else if (arg == "--link-csv") {
       next_value(false);
       a.link_csv = value;
-    } else if (arg == "--op" || arg == "--sizes" || arg == "--algo" || arg == "--dot" || arg == "--measurements" ||
-               arg == "--save" || arg == "--calibration-out" || arg == "--reps" || arg == "--top" ||
-               arg == "--objective" || arg == "--tokens" || arg == "--price-per-gpu-hour" || arg == "--emit" ||
-               arg == "--out" || arg == "--plot" || arg == "--threads" || arg == "--rerank" || arg == "--headroom" ||
-               arg == "--max-micro-batch" || arg == "--max-vp" || arg == "--rerank-flow" || arg == "--iterations" ||
-               arg == "--runs" || arg == "--days" || arg == "--checkpoint" || arg == "--checkpoint-interval" ||
-               arg == "--spares" || arg == "--failures" || arg == "--failure-scale" || arg == "--storage-write" ||
-               arg == "--storage-read" || arg == "--chakra" || arg == "--export-chakra" || arg == "--recorded-gpu" ||
-               arg == "--screenshot" || arg == "--size" || arg == "--regions") {
+    } else if (arg == "--op" || arg == "--sizes" || arg == "--algo" || arg == "--protocol" || arg == "--channels" ||
+               arg == "--dot" || arg == "--measurements" || arg == "--save" || arg == "--calibration-out" ||
+               arg == "--reps" || arg == "--top" || arg == "--objective" || arg == "--tokens" ||
+               arg == "--price-per-gpu-hour" || arg == "--emit" || arg == "--out" || arg == "--plot" ||
+               arg == "--threads" || arg == "--rerank" || arg == "--headroom" || arg == "--max-micro-batch" ||
+               arg == "--max-vp" || arg == "--rerank-flow" || arg == "--iterations" || arg == "--runs" ||
+               arg == "--days" || arg == "--checkpoint" || arg == "--checkpoint-interval" || arg == "--spares" ||
+               arg == "--failures" || arg == "--failure-scale" || arg == "--storage-write" || arg == "--storage-read" ||
+               arg == "--chakra" || arg == "--export-chakra" || arg == "--recorded-gpu" || arg == "--screenshot" ||
+               arg == "--size" || arg == "--regions") {
       next_value(false);
       a.command_options[arg.substr(2)] = value;
     } else if (arg == "--rank") {  // kineto export: the rank whose timeline is written

@@ -1,5 +1,6 @@
 #include "planner/cli/commands.hpp"
 
+#include <charconv>
 #include <fstream>
 #include <memory>
 #include <sstream>
@@ -238,7 +239,7 @@ int run_collective(const Args& args, std::ostream& out) {
   for (auto it = args.job_flags.begin(); it != args.job_flags.end(); ++it)
     if (it.key() != "cluster" && it.key() != "gpus" && it.key() != "network")
       throw ConfigError(flag_name(it.key()), "does not apply to `trainsim collective`",
-                        "use --cluster, --gpus, --op, --sizes, --algo, --network, --json");
+                        "use --cluster, --gpus, --op, --sizes, --algo, --protocol, --channels, --network, --json");
   const auto cluster = models::hardware::parse_cluster(
       models::presets::resolve("clusters", args.job_flags["cluster"].get<std::string>(), "--cluster"), "--cluster");
   const int64_t gpus = sim::config::read_int(args.job_flags["gpus"], "--gpus", 2, cluster.max_gpus);
@@ -249,10 +250,23 @@ int run_collective(const Args& args, std::ostream& out) {
   if (op == models::collectives::CollectiveOp::kSendRecv && gpus != 2)
     throw ConfigError("--gpus", "send_recv runs between 2 GPUs", "pass --gpus 2");
   namespace col = models::collectives;
-  const col::Sweep sweep = flow ? col::flow_sweep(cluster, gpus, op, sizes, option(args, "algo", "auto"))
-                                : col::analytic_sweep(cluster, gpus, op, sizes,
-                                                      sim::config::read_enum(Json(option(args, "algo", "auto")),
-                                                                             "--algo", {"auto", "ring", "tree"}));
+  col::NcclOverrides nccl;
+  if (const std::string p = option(args, "protocol", "auto"); p != "auto")
+    nccl.protocol = col::parse_protocol(p, "--protocol");
+  if (args.command_options.count("channels")) {
+    const std::string text = option(args, "channels", "");
+    int64_t v = 0;
+    const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), v);
+    if (ec != std::errc() || end != text.data() + text.size() || v < 1 || v > 64)
+      throw ConfigError("--channels", "must be an integer from 1 to 64, got \"" + text + "\"",
+                        "NCCL runs 1 to 64 channels (MAXCHANNELS)");
+    nccl.channels = static_cast<int32_t>(v);
+  }
+  const col::Sweep sweep =
+      flow ? col::flow_sweep(cluster, gpus, op, sizes, option(args, "algo", "auto"), nccl)
+           : col::analytic_sweep(
+                 cluster, gpus, op, sizes,
+                 sim::config::read_enum(Json(option(args, "algo", "auto")), "--algo", {"auto", "ring", "tree"}), nccl);
   if (!args.json) {
     out << "# trainsim collective: " << col::to_string(op) << " on " << gpus << " GPUs of " << cluster.name << " (";
     if (flow)
@@ -359,6 +373,8 @@ void print_help(std::ostream& out) {
          "  trainsim collective --cluster C --gpus N [--op all_reduce|all_gather|reduce_scatter|all_to_all|\n"
          "                    broadcast|reduce|send_recv] [--sizes 32K:8G]\n"
          "                    [--algo auto|ring|tree|nvls|hierarchical|halving_doubling|...]\n"
+         "                    [--protocol auto|ll|ll128|simple] [--channels 1..64]   NCCL_PROTO, "
+         "NCCL_MIN/MAX_NCHANNELS\n"
          "                    [--network flow|analytic] [--json]\n"
          "  trainsim topology --cluster C --gpus N [--dot FILE.dot] [--json]\n"
          "  trainsim validate [JOB.json] (job flags) [--reps N] [--save MEASURED.json]\n"

@@ -57,6 +57,8 @@ void check_command_options(const trainsim::planner::cli::Args& args) {
       {"op", coll, "drop it, or run `trainsim collective`"},
       {"sizes", coll, "drop it, or run `trainsim collective`"},
       {"algo", coll, "drop it, or run `trainsim collective`"},
+      {"protocol", coll, "drop it, or run `trainsim collective`"},
+      {"channels", coll, "drop it, or run `trainsim collective`"},
       {"dot", topo, "drop it, or run `trainsim topology`"},
       {"measurements", val, "drop it, or run `trainsim validate`"},
       {"save", val, "drop it, or run `trainsim validate`"},
