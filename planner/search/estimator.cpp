@@ -110,9 +110,14 @@ const Estimator::LayerTimes& Estimator::layer_times() {
       if (k.kind == models::llm::KernelOp::Kind::kGemm) gemm += nc * models::llm::kernel_cost(k, cm_).time.seconds();
     return std::make_pair(other + gemm, gemm);
   };
-  // Collective `c` split into n chunks, each hidden behind 1/n of `gemm` but the first / last.
-  auto overlapped = [&](double c, double gemm) {
-    return c / nc + std::max(0.0, c * (nc - 1.0) / nc - gemm * (nc - 1.0) / nc);
+  // A collective split into n chunks of `chunk` seconds each (each pays its own launch and
+  // latency), each hidden behind 1/n of `gemm` but the first / last.
+  const sim::Bytes chunk_bytes(lc.tp_comm_bytes.count() / std::max<int64_t>(chunks, 1));
+  auto chunk_of = [&](CollectiveOp op) { return j.tp > 1 ? comm_.collective(op, chunk_bytes, tpg).seconds() : 0.0; };
+  const double ag_chunk = chunks > 1 ? chunk_of(CollectiveOp::kAllGather) : ag;
+  const double rs_chunk = chunks > 1 ? chunk_of(CollectiveOp::kReduceScatter) : rs;
+  auto overlapped = [&](double chunk, double gemm) {
+    return chunk + std::max(0.0, chunk * (nc - 1.0) - gemm * (nc - 1.0) / nc);
   };
   const bool selective = j.recompute == models::workload::Recompute::kSelective;
   for (int b = 0; b < 2; ++b) {
@@ -129,9 +134,9 @@ const Estimator::LayerTimes& Estimator::layer_times() {
         const auto [d_all, d_gemm] = chunked(wb.main_dgrad, cb.main_dgrad);
         fwd = t(c.pre_fwd) + f_all;
         dgrad = d_all + t(c.pre_bwd) + (selective ? t(c.selective_recompute) : 0.0);
-        fwd_comm = overlapped(ag, f_gemm / 2.0) + overlapped(rs, f_gemm / 2.0);
-        exposed = overlapped(ag, d_gemm / 2.0) + std::max(0.0, ag - d_all);
-        hidden = overlapped(rs, d_gemm / 2.0);
+        fwd_comm = overlapped(ag_chunk, f_gemm / 2.0) + overlapped(rs_chunk, f_gemm / 2.0);
+        exposed = overlapped(ag_chunk, d_gemm / 2.0) + std::max(0.0, ag - d_all);
+        hidden = overlapped(rs_chunk, d_gemm / 2.0);
       } else if (j.sp) {
         fwd_comm = ag + rs;
         // Gradient all-gather before the input-gradient GEMMs; the input all-gather for the weight
@@ -496,8 +501,12 @@ void Estimator::grad_reduction(Pass& s) {
   double dp_total = 0, dp_last = 0;
   auto bucketed = [&](double bytes, CollectiveOp op, const GroupPlacement& g, int64_t replicas_div) {
     if (g.size <= 1 || bytes <= 0) return;
-    const double bucket = std::max(1.0, static_cast<double>(j.bucket_size.count()));
-    const double nb = std::max(1.0, std::ceil(bytes / bucket));
+    // Buckets hold whole layers and close once they reach the bucket size (build/sharding.cpp):
+    // ceil(bucket / layer) layers each.
+    const double layers = std::max<double>(1.0, static_cast<double>(j.stage_layers(0)));
+    const double layer = bytes / layers;
+    const double bucket = std::ceil(std::max(1.0, static_cast<double>(j.bucket_size.count())) / layer) * layer;
+    const double nb = std::max(1.0, std::ceil(bytes / bucket - 1e-9));
     double one = comm_.collective(op, sim::Bytes(static_cast<int64_t>(bytes / nb)), g).seconds();
     if (replicas_div > 0)
       one += comm_
