@@ -1,14 +1,17 @@
 // nccl-tests all_reduce_perf on one 8x A100 NVSwitch node (stas00/ml-engineering, in
-// ../shared/data/collectives_dev.json, ids mle_a100_8gpu_allreduce_*): bus bandwidth per
-// message size, compared with `trainsim collective` on the dgx-a100 preset.
+// ../shared/data/collectives_dev.json, ids mle_a100_8gpu_allreduce_*) and on one 8x H200 node
+// (../shared/data/collectives_dev_h200.json): bus bandwidth per message size, compared with
+// `trainsim collective` on the dgx-a100 and dgx-h200 presets.
 //
-// Target (network issue): busbw within 10% for messages >= 1 MB and within 25% below.
-// Two predictions: the analytic hierarchical alpha-beta ring of the foundation issue, and the
-// flow-level network (the automatic algorithm choice run as flows on the derived NVSwitch
-// topology, as `trainsim collective` does). Both use one latency per step and the large-message
-// bus bandwidth from the same curve's plateau; neither models NCCL's protocol switch (LL / LL128 /
-// Simple) or its channel count ramp, so mid-size messages come out too fast. The bounds below pin
-// today's errors.
+// Target (issue 21): A100 busbw median error <= 8% from 1 MB up and <= 12% below; H200 median
+// <= 10% across the curve. Two predictions each: the analytic model (NCCL's tuning model,
+// nccl_tuning.hpp, choosing algorithm x protocol x channels) and the flow network (the same
+// choice run as flows with the protocol's wire factor and step latencies). The presets' `nccl`
+// scales are fitted to these same curves (their sources say how), so these rows check the fit and
+// the plumbing; the held-out curves are what judges it.
+//
+// Before issue 21 (one latency per step, one bandwidth, no protocols): A100 < 1 MB median 16.1%,
+// >= 1 MB median 25.5% (max 98%); no H200 test.
 #include <gtest/gtest.h>
 
 #include "accuracy_common.hpp"
@@ -21,47 +24,116 @@
 namespace trainsim::accuracy {
 namespace {
 
-TEST(NcclTests, AllReduce8xA100BusBandwidth) {
-  const auto data = load_shared("collectives_dev.json");
-  if (!data) GTEST_SKIP() << "../shared/data/collectives_dev.json not present";
-  const auto cluster =
-      models::hardware::parse_cluster(models::presets::find("clusters", "dgx-a100", "cluster"), "cluster");
-  const models::collectives::AlphaBetaModel model(cluster);
-  const models::collectives::GroupPlacement group{8, 8};
+namespace col = models::collectives;
+
+struct Curve {
+  std::vector<Row> analytic, flow;
+};
+
+// Every record of `file` whose id starts with `prefix` and has a size, run on `gpus` GPUs of
+// `preset` with `algorithm` ("auto" or a registered plan; on the analytic model "ring" pins NCCL's
+// ring).
+Curve run_curve(const std::string& file, const std::string& prefix, const std::string& preset, col::CollectiveOp op,
+                const std::string& algorithm, int32_t gpus_filter = 0) {
+  Curve out;
+  const auto data = load_shared(file);
+  if (!data) return out;
+  const auto cluster = models::hardware::parse_cluster(models::presets::find("clusters", preset, "cluster"), "cluster");
   const auto spec = models::hardware::network_spec(cluster);
   const topology::Topology topo = topology::build_topology(spec, 8, "cluster.network");
   const topology::Router router(topo, topology::routing_params(spec, topo, "cluster.network"));
-  std::vector<Row> small, large, flow_small, flow_large;
+  const col::AlphaBetaModel model(cluster);
   for (const auto& rec : *data) {
-    if (rec.at("id").get<std::string>().rfind("mle_a100_8gpu_allreduce_", 0) != 0) continue;
+    const std::string id = rec.at("id").get<std::string>();
+    if (id.rfind(prefix, 0) != 0 || !rec.at("size_bytes").is_number() || !rec.at("busbw_GBps").is_number()) continue;
+    // A prefix ending in '_' names a curve: the rest of the id is the size.
+    if (prefix.back() == '_' && id.find_first_not_of("0123456789", prefix.size()) != std::string::npos) continue;
+    const auto n = rec.at("gpus").get<int32_t>();
+    if (gpus_filter > 0 && n != gpus_filter) continue;
     const sim::Bytes size(rec.at("size_bytes").get<int64_t>());
-    const double t = model.collective(models::collectives::CollectiveOp::kAllReduce, size, group).seconds();
+    const double factor = col::bus_bandwidth_factor(op, n);
+    const col::GroupPlacement g{n, n};
     Row row;
-    row.id = rec.at("id").get<std::string>();
-    row.config = cat(size.count(), " B");
+    row.id = id;
     row.measured = rec.at("busbw_GBps").get<double>();
-    row.predicted = static_cast<double>(size.count()) / t / 1e9 * 2.0 * 7.0 / 8.0;
-    (size.count() >= (1 << 20) ? large : small).push_back(row);
-    const auto f = models::collectives::run_flow_collective(router, 8, models::collectives::CollectiveOp::kAllReduce,
-                                                            size, "auto", cluster.collective_launch);
-    row.config = cat(size.count(), " B ", f.algorithm);
-    row.predicted = static_cast<double>(size.count()) / f.time.seconds() / 1e9 * 2.0 * 7.0 / 8.0;
-    (size.count() >= (1 << 20) ? flow_large : flow_small).push_back(row);
+    double t = model.collective(op, size, g).seconds();
+    std::string label = model.algorithm(op, size, g);
+    if (algorithm == "ring") {
+      const auto c = model.nccl_choice(op, size, g, col::NcclAlgorithm::kRing);
+      t = cluster.collective_launch.seconds() + c->time_us * 1e-6;
+      label = std::string("Ring/") + col::to_string(c->protocol);
+    }
+    row.config = cat(n, " GPUs ", size.count(), " B ", label);
+    row.predicted = static_cast<double>(size.count()) / t / 1e9 * factor;
+    out.analytic.push_back(row);
+    const auto f = col::run_flow_collective(router, n, op, size, algorithm, cluster.collective_launch,
+                                            col::NcclContext{&cluster, {}});
+    row.config = cat(n, " GPUs ", size.count(), " B ", f.algorithm);
+    row.predicted = static_cast<double>(size.count()) / f.time.seconds() / 1e9 * factor;
+    out.flow.push_back(row);
   }
-  ASSERT_EQ(small.size() + large.size(), 20u);
-  print_table("nccl-tests all_reduce 8x A100, messages < 1 MB (busbw GB/s)", small, "GB/s");
-  print_table("nccl-tests all_reduce 8x A100, messages >= 1 MB (busbw GB/s)", large, "GB/s");
-  // Observed 2026-11-22: < 1 MB median 16%, max 69%; >= 1 MB median 25.5%, max 98% (1-64 MB,
-  // where NCCL is still ramping up); >= 512 MB within 4%. Targets not met (see header).
-  EXPECT_LE(stats(small).median_abs, 0.17);
-  EXPECT_LE(stats(large).median_abs, 0.26);
-  print_table("nccl-tests all_reduce 8x A100 on the flow network, messages < 1 MB (busbw GB/s)", flow_small, "GB/s");
-  print_table("nccl-tests all_reduce 8x A100 on the flow network, messages >= 1 MB (busbw GB/s)", flow_large, "GB/s");
-  // Observed 2026-11-22 on the flow network (auto choice = ring inside a server, as NCCL): < 1 MB
-  // median 16.1%, >= 1 MB median 25.5%, the same as the analytic ring (same physics on an idle
-  // NVSwitch); >= 512 MB within 4%. Targets not met: NCCL protocols and channel ramp are missing.
-  EXPECT_LE(stats(flow_small).median_abs, 0.17);
-  EXPECT_LE(stats(flow_large).median_abs, 0.26);
+  return out;
+}
+
+std::pair<std::vector<Row>, std::vector<Row>> split_at_1mb(const std::vector<Row>& rows) {
+  std::pair<std::vector<Row>, std::vector<Row>> out;
+  for (const Row& r : rows) {
+    const int64_t size = std::stoll(r.config.substr(r.config.find("GPUs ") + 5));
+    (size >= (1 << 20) ? out.second : out.first).push_back(r);
+  }
+  return out;
+}
+
+TEST(NcclTests, AllReduce8xA100BusBandwidth) {
+  const Curve c =
+      run_curve("collectives_dev.json", "mle_a100_8gpu_allreduce_", "dgx-a100", col::CollectiveOp::kAllReduce, "auto");
+  if (c.analytic.empty()) GTEST_SKIP() << "../shared/data/collectives_dev.json not present";
+  ASSERT_EQ(c.analytic.size(), 20u);
+  const auto [small, large] = split_at_1mb(c.analytic);
+  const auto [flow_small, flow_large] = split_at_1mb(c.flow);
+  print_table("nccl-tests all_reduce 8x A100, messages < 1 MB (busbw GB/s, analytic)", small, "GB/s");
+  print_table("nccl-tests all_reduce 8x A100, messages >= 1 MB (busbw GB/s, analytic)", large, "GB/s");
+  print_table("nccl-tests all_reduce 8x A100 on the flow network, < 1 MB (busbw GB/s)", flow_small, "GB/s");
+  print_table("nccl-tests all_reduce 8x A100 on the flow network, >= 1 MB (busbw GB/s)", flow_large, "GB/s");
+  // Targets: <= 12% below 1 MB, <= 8% from 1 MB. Observed 2026-11-27: analytic 0.4% / 0.4%
+  // (max 24.4% at 8 MiB, where the measured curve dips), flow 0.4% / 0.5%: met.
+  EXPECT_LE(stats(small).median_abs, 0.12);
+  EXPECT_LE(stats(large).median_abs, 0.08);
+  EXPECT_LE(stats(flow_small).median_abs, 0.12);
+  EXPECT_LE(stats(flow_large).median_abs, 0.08);
+}
+
+TEST(NcclTests, H200CurvesBusBandwidth) {
+  // The all-reduce curve (NCCL's default: ring LL up to 1 MiB, NVLS from 2 MiB per the record),
+  // the 8 GiB points on 4-8 GPUs with NVLS on (default) and off (ring), and the 16 GiB ring
+  // all-gather and reduce-scatter.
+  std::vector<Row> analytic, flow;
+  const auto add = [&](const Curve& c) {
+    analytic.insert(analytic.end(), c.analytic.begin(), c.analytic.end());
+    flow.insert(flow.end(), c.flow.begin(), c.flow.end());
+  };
+  const std::string file = "collectives_dev_h200.json";
+  add(run_curve(file, "mle_h200_8gpu_allreduce_", "dgx-h200", col::CollectiveOp::kAllReduce, "auto"));
+  if (analytic.empty()) GTEST_SKIP() << "../shared/data/collectives_dev_h200.json not present";
+  for (int32_t n = 4; n <= 8; ++n) {
+    add(run_curve(file, cat("mle_h200_", n, "gpu_allreduce_8GiB_default"), "dgx-h200", col::CollectiveOp::kAllReduce,
+                  "auto", n));
+    add(run_curve(file, cat("mle_h200_", n, "gpu_allreduce_8GiB_nvls_off"), "dgx-h200", col::CollectiveOp::kAllReduce,
+                  "ring", n));
+  }
+  add(run_curve(file, "mle_h200_8gpu_all_reduce_16GiB_nvls", "dgx-h200", col::CollectiveOp::kAllReduce, "auto"));
+  add(run_curve(file, "mle_h200_8gpu_all_reduce_16GiB_ring", "dgx-h200", col::CollectiveOp::kAllReduce, "ring"));
+  add(run_curve(file, "mle_h200_8gpu_allreduce_16GiB_torch_ring", "dgx-h200", col::CollectiveOp::kAllReduce, "ring"));
+  add(run_curve(file, "mle_h200_8gpu_all_gather_16GiB_ring", "dgx-h200", col::CollectiveOp::kAllGather, "ring"));
+  add(run_curve(file, "mle_h200_8gpu_reduce_scatter_16GiB_ring", "dgx-h200", col::CollectiveOp::kReduceScatter,
+                "ring"));
+  print_table("nccl-tests 8x H200 (busbw GB/s, analytic)", analytic, "GB/s");
+  print_table("nccl-tests 8x H200 on the flow network (busbw GB/s)", flow, "GB/s");
+  // Target: median <= 10% across the curve. Observed 2026-11-27 over 35 points: analytic 1.6%,
+  // flow 1.3% (max 22.7%: NVLS at 16-32 MiB, whose slow ramp the model's latency + bandwidth
+  // form does not follow): met.
+  EXPECT_LE(stats(analytic).median_abs, 0.10);
+  EXPECT_LE(stats(flow).median_abs, 0.10);
 }
 
 // Multi-node all-reduce bus bandwidth against the per-NIC figures in collectives_dev.json (large
@@ -90,7 +162,8 @@ TEST(NcclTests, MultiNodeAllReducePerNicFigures) {
     const topology::Router router(topo, topology::routing_params(spec, topo, "cluster.network"));
     const sim::Bytes size(int64_t{4} << 30);
     const auto f = models::collectives::run_flow_collective(router, 16, models::collectives::CollectiveOp::kAllReduce,
-                                                            size, "auto", cluster.collective_launch);
+                                                            size, "auto", cluster.collective_launch,
+                                                            models::collectives::NcclContext{&cluster, {}});
     Row row;
     row.id = id;
     row.config = cat(preset, " 16 GPUs 4 GiB ", f.algorithm);
@@ -99,8 +172,9 @@ TEST(NcclTests, MultiNodeAllReducePerNicFigures) {
     rows.push_back(row);
   }
   print_table("nccl-tests all_reduce across 2 nodes on the flow network (busbw GB/s)", rows, "GB/s");
-  // Observed 2026-11-22: +11.6%, +5.5%, -0.1%.
-  EXPECT_LE(stats(rows).max_abs, 0.13);
+  // Observed 2026-11-22: +11.6%, +5.5%, -0.1%. 2026-11-27 with NCCL's choice and protocols:
+  // see the printed table (max 9.2%).
+  EXPECT_LE(stats(rows).max_abs, 0.10);
 }
 
 }  // namespace
