@@ -57,9 +57,13 @@ ChannelPlan plan_channels(const CollectiveSpec& spec, const Group& group, const 
 // registered name, or "auto" for choose_algorithm; an automatic choice that cannot run this
 // group falls back as plan_channels does), after `launch`. Plans other than rings are pipelined in
 // 512 KiB slices (at most 64), as NCCL streams chunks through a tree.
+// Fast mode (`full` false): NCCL's ring channels across servers are images of channel 0 under
+// the rotations inside each server (RankRotation::local_only), so channel 0 runs alone and each
+// of its transfers counts its images on the links they share, as symmetric copies do; `full`
+// runs every channel's flows. Trees run every channel.
 FlowCollectiveResult run_flow_collective(const topology::Router& router, int32_t gpus, CollectiveOp op,
                                          sim::Bytes bytes, const std::string& algorithm, sim::Time launch,
-                                         const NcclContext& nccl = {});
+                                         const NcclContext& nccl = {}, bool full = false);
 
 // The NCCL algorithm a registered plan runs as (nullopt: NCCL has no table entry for it).
 std::optional<NcclAlgorithm> nccl_algorithm_of(const std::string& plan, const Group& group);

@@ -199,14 +199,14 @@ bool FlowExecutor::build(const CollectivePlan& plan, size_t m, Compiled& c) cons
 }
 
 int64_t FlowExecutor::Copies::image(size_t j, int32_t gpu) const {
-  const size_t rotations = static_cast<size_t>(rotation.nodes * rotation.per_node);
+  const size_t rotations = static_cast<size_t>(rotation.images());
   const size_t t = j / rotations, r = j % rotations;
   int64_t g = gpu;
   if (r != 0) {
     const auto it = std::lower_bound(members.begin(), members.end(), gpu);
     const auto rank = static_cast<int32_t>(it - members.begin());
     const int32_t q = rotation.per_node, m = rotation.nodes;
-    const int32_t a = static_cast<int32_t>(r) / q, b = static_cast<int32_t>(r) % q;
+    const int32_t a = rotation.local_only ? 0 : static_cast<int32_t>(r) / q, b = static_cast<int32_t>(r) % q;
     g = members[static_cast<size_t>(((rank / q + a) % m) * q + (rank % q + b) % q)];
   }
   return g + (offsets.empty() ? 0 : offsets[t]);
@@ -414,7 +414,10 @@ FlowExecutor::bind(Compiled& c, const std::vector<int32_t>& gpus, uint32_t copie
   // Every item's routes for this communicator and its copies, computed on its first run.
   auto bit = c.bound.find({copies, gpus});
   if (bit == c.bound.end()) {
-    if (!copies_of_id_[copies]->rotation.none()) rotated_routes(c, gpus, copies);
+    // Rotations across servers (the all-to-all) share load between different transfers of the
+    // plan; rotations inside servers (a ring's channels) count as copies of each transfer.
+    const RankRotation& rot = copies_of_id_[copies]->rotation;
+    if (!rot.none() && !rot.local_only) rotated_routes(c, gpus, copies);
     std::vector<const Routes*> bound(c.items.size(), nullptr);
     for (size_t i = 0; i < c.items.size(); ++i) {
       const Compiled::Item& it = c.items[i];

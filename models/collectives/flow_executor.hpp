@@ -67,9 +67,15 @@ void add_topology_links(const topology::Topology& t, sim::flow::FlowNetwork& net
 Group group_on(const topology::Topology& t, const std::vector<int32_t>& gpus);
 
 // See "Rank rotations": the group's ranks as `nodes` servers x `per_node` ranks (1 x 1: none).
+// With local_only, the images are the per_node rotations inside every server ((k, i) -> (k, i + b)):
+// the channels of a ring or tree that NCCL runs one per local GPU, each entering and leaving the
+// servers through its own GPU, are images of channel 0 under them; each transfer then counts
+// its own images on its links, as symmetric copies do (no load sharing between transfers).
 struct RankRotation {
   int32_t nodes = 1, per_node = 1;
-  bool none() const { return nodes * per_node <= 1; }
+  bool local_only = false;
+  int32_t images() const { return (local_only ? 1 : nodes) * per_node; }
+  bool none() const { return images() <= 1; }
   friend auto operator<=>(const RankRotation&, const RankRotation&) = default;
 };
 
@@ -186,9 +192,7 @@ class FlowExecutor {
     RankRotation rotation;
     std::vector<int32_t> members;  // the group's GPUs (only with a rotation)
     friend auto operator<=>(const Copies&, const Copies&) = default;
-    size_t count() const {
-      return std::max<size_t>(offsets.size(), 1) * static_cast<size_t>(rotation.nodes * rotation.per_node);
-    }
+    size_t count() const { return std::max<size_t>(offsets.size(), 1) * static_cast<size_t>(rotation.images()); }
     // GPU `gpu` of the group in copy j (j = 0: itself).
     int64_t image(size_t j, int32_t gpu) const;
   };

@@ -23,12 +23,12 @@ constexpr int kLL = 0, kLL128 = 1, kSimple = 2;
 constexpr int kHwNvlink = 0, kHwNet = 2;
 
 // tuning.cc ncclTunerConstantsDefaults (microseconds; [algorithm][protocol] = LL, LL128, Simple).
-constexpr double kBaseLat[kNcclAlgorithms][kProtocols] = {{6.8, 14.0, 8.4}, {6.6, 14.0, 8.4}, {0, 0, 0}, {0, 0, 0},
-                                                          {0, 0, 0},        {0, 0, 0},         {8.0, 8.0, 8.0}};
+constexpr double kBaseLat[kNcclAlgorithms][kProtocols] = {{6.8, 14.0, 8.4}, {6.6, 14.0, 8.4}, {0, 0, 0},      {0, 0, 0},
+                                                          {0, 0, 0},        {0, 0, 0},        {8.0, 8.0, 8.0}};
 constexpr double kHwLat[3][kNcclAlgorithms][kProtocols] = {
-    {{0.6, 1.25, 4.0}, {0.6, 1.9, 3.4}, {0, 0, 3.7}, {0, 0, 2.8}, {0, 0, 25}, {0, 0, 25}, {0, 0, 4.0}},    // NVLink
-    {{1.0, 1.9, 4.0}, {1.0, 2.5, 5.7}, {0, 0, 3.7}, {0, 0, 2.8}, {0, 0, 0}, {0, 0, 0}, {0, 0, 4.0}},       // PCI
-    {{5.0, 8.5, 14}, {2.7, 4.0, 14.0}, {0, 0, 31}, {0, 0, 30}, {0, 0, 18}, {0, 0, 20.9}, {0, 0, 14}}};    // network
+    {{0.6, 1.25, 4.0}, {0.6, 1.9, 3.4}, {0, 0, 3.7}, {0, 0, 2.8}, {0, 0, 25}, {0, 0, 25}, {0, 0, 4.0}},  // NVLink
+    {{1.0, 1.9, 4.0}, {1.0, 2.5, 5.7}, {0, 0, 3.7}, {0, 0, 2.8}, {0, 0, 0}, {0, 0, 0}, {0, 0, 4.0}},     // PCI
+    {{5.0, 8.5, 14}, {2.7, 4.0, 14.0}, {0, 0, 31}, {0, 0, 30}, {0, 0, 18}, {0, 0, 20.9}, {0, 0, 14}}};   // network
 // [generation or CPU][N1, N2, N4+ nodes], GB/s.
 constexpr double kLlMaxBw[4][3] = {{39.0, 39.0, 20.4}, {87.7, 22.5, 19.0}, {141.0, 45.0, 35.0}, {282.0, 90.0, 70.0}};
 constexpr double kPerChRingLL128[4][3] = {{20, 20, 20}, {20, 20, 20}, {36.7, 36.7, 36.7}, {40, 40, 40}};
@@ -100,13 +100,11 @@ Protocol parse_protocol(const std::string& text, const std::string& path) {
   return v == "ll" ? Protocol::kLL : v == "ll128" ? Protocol::kLL128 : Protocol::kSimple;
 }
 
-double payload_efficiency(Protocol p) {
-  return p == Protocol::kLL ? 0.5 : p == Protocol::kLL128 ? 120.0 / 128.0 : 1.0;
-}
+double payload_efficiency(Protocol p) { return p == Protocol::kLL ? 0.5 : p == Protocol::kLL128 ? 120.0 / 128.0 : 1.0; }
 
 const char* to_string(NcclAlgorithm a) {
-  static constexpr const char* kNames[kNcclAlgorithms] = {"Tree", "Ring",     "CollNetDirect", "CollNetChain",
-                                                          "NVLS", "NVLSTree", "PAT"};
+  static constexpr const char* kNames[kNcclAlgorithms] = {"Tree",     "Ring", "CollNetDirect", "CollNetChain", "NVLS",
+                                                          "NVLSTree", "PAT"};
   return kNames[static_cast<int>(a)];
 }
 
@@ -211,7 +209,8 @@ NcclEntry nccl_entry(CollectiveOp op, NcclAlgorithm algorithm, Protocol protocol
   if (a == kRing && p == kLL128) bus = std::min(bus * 0.92, channels * kPerChRingLL128[g][index2]);
   if (a == kTree && ar) bus = std::min(bus * 0.92, channels * kPerChTree[g][index2]);
   if (a == kTree && p == kLL) bus = std::min(bus / 3.8, kLlMaxBw[index1][index2]);
-  if (a == kTree && p == kLL128) bus = std::min(bus * (m == 1 ? 7.0 / 9.0 : 120.0 / 128.0), channels * kPerChTreeLL128[g][index2]);
+  if (a == kTree && p == kLL128)
+    bus = std::min(bus * (m == 1 ? 7.0 / 9.0 : 120.0 / 128.0), channels * kPerChTreeLL128[g][index2]);
   if (a == kPat) bus *= 0.75;
   if (a == kCollNetDirect && ag_rs) bus = ppn * std::min(s.bw_intra, s.bw_inter * 0.9);
   if (a == kCollNetDirect && !ag_rs) {
@@ -309,7 +308,8 @@ std::optional<NcclChoice> nccl_choose(CollectiveOp op, sim::Bytes bytes, const N
   const int p = static_cast<int>(best->protocol);
   const bool nvls_algo = best->algorithm == NcclAlgorithm::kNvls || best->algorithm == NcclAlgorithm::kNvlsTree;
   int64_t nc = nvls_algo ? kNvlsRunChannels[s.arch] : s.channels;
-  int64_t nt = best->algorithm == NcclAlgorithm::kRing || best->algorithm == NcclAlgorithm::kTree ? kMaxThreads[p] : 640;
+  int64_t nt =
+      best->algorithm == NcclAlgorithm::kRing || best->algorithm == NcclAlgorithm::kTree ? kMaxThreads[p] : 640;
   int64_t threshold = kThreadThreshold[p];
   if (best->algorithm == NcclAlgorithm::kRing && best->protocol == Protocol::kLL) threshold *= s.ranks;
   const int64_t b = bytes.count();

@@ -41,12 +41,12 @@ std::string plan_algorithm(NcclAlgorithm a);
 struct NcclSystem {
   int arch = 2;  // 0 volta, 1 ampere, 2 hopper, 3 blackwell
   int32_t ranks = 1, nodes = 1;
-  int32_t channels = 1;          // ring and tree channels
-  double bw_intra = 0.0;         // GB/s per channel inside a server
-  double bw_inter = 0.0;         // GB/s per channel across servers (bw_intra on one server)
-  int32_t nvls_channels = 0;     // 0: no NVLink SHARP
-  double nvls_bw = 0.0;          // GB/s per NVLS channel
-  bool collnet = false;          // SHARP in the network fabric (CollNet)
+  int32_t channels = 1;       // ring and tree channels
+  double bw_intra = 0.0;      // GB/s per channel inside a server
+  double bw_inter = 0.0;      // GB/s per channel across servers (bw_intra on one server)
+  int32_t nvls_channels = 0;  // 0: no NVLink SHARP
+  double nvls_bw = 0.0;       // GB/s per NVLS channel
+  bool collnet = false;       // SHARP in the network fabric (CollNet)
   hardware::NcclCalibration calibration;
 };
 // `ranks` ranks, `per_node` per server; `nvls`: the servers' NVSwitches reduce (NVLink SHARP);

@@ -13,7 +13,7 @@
 namespace trainsim::models::collectives {
 
 Sweep flow_sweep(const hardware::ClusterSpec& cluster, int64_t gpus, CollectiveOp op,
-                 const std::vector<sim::Bytes>& sizes, const std::string& algo, const NcclOverrides& nccl) {
+                 const std::vector<sim::Bytes>& sizes, const std::string& algo, const NcclOverrides& nccl, bool full) {
   const sim::config::Json spec = hardware::network_spec(cluster);
   const topology::Topology t = topology::build_topology(spec, hardware::network_gpus(cluster, gpus), "cluster.network");
   const topology::Router router(t, topology::routing_params(spec, t, "cluster.network"));
@@ -45,8 +45,8 @@ Sweep flow_sweep(const hardware::ClusterSpec& cluster, int64_t gpus, CollectiveO
   }
   Sweep out{t.builder(), group.node_count(), {}};
   for (const sim::Bytes size : sizes) {
-    const auto r =
-        run_flow_collective(router, static_cast<int32_t>(gpus), op, size, fixed, cluster.collective_launch, context);
+    const auto r = run_flow_collective(router, static_cast<int32_t>(gpus), op, size, fixed, cluster.collective_launch,
+                                       context, full);
     out.points.push_back(SweepPoint{size, r.time, r.algorithm});
   }
   return out;

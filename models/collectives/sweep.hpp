@@ -31,8 +31,10 @@ struct Sweep {
 // ConfigError at --algo when the algorithm does not implement `op` or cannot run on these GPUs.
 // `nccl` pins NCCL's protocol and channels (ConfigError at --protocol when the algorithm does not
 // run it).
+// `full`: every channel's flows (run_flow_collective's fast mode otherwise).
 Sweep flow_sweep(const hardware::ClusterSpec& cluster, int64_t gpus, CollectiveOp op,
-                 const std::vector<sim::Bytes>& sizes, const std::string& algo, const NcclOverrides& nccl = {});
+                 const std::vector<sim::Bytes>& sizes, const std::string& algo, const NcclOverrides& nccl = {},
+                 bool full = false);
 
 // `algo`: auto (the model's own choice per size), ring or tree (all-reduce across nodes only).
 Sweep analytic_sweep(const hardware::ClusterSpec& cluster, int64_t gpus, CollectiveOp op,

@@ -23,7 +23,8 @@ void read_scale(ProtocolScale& out, const Json& j, const std::string& path) { sc
 const sim::config::Schema<NcclCalibration>& nccl_calibration_schema() {
   static const sim::config::Schema<NcclCalibration> schema = [] {
     sim::config::Schema<NcclCalibration> s(
-        "nccl", "NCCL's tuning model on this cluster: the GPU generation and per-protocol scales fitted to measurements.");
+        "nccl",
+        "NCCL's tuning model on this cluster: the GPU generation and per-protocol scales fitted to measurements.");
     s.enumeration("architecture", &NcclCalibration::architecture, {"volta", "ampere", "hopper", "blackwell"},
                   std::string("hopper"),
                   "GPU generation whose NCCL tuning constants apply (NVIDIA/nccl v2.30.7 src/graph/tuning.cc).");

@@ -18,8 +18,8 @@ struct ProtocolScale {
 
 struct NcclCalibration {
   std::string architecture = "hopper";  // volta | ampere | hopper | blackwell (NCCL's compute-capability classes)
-  ProtocolScale ll, ll128, simple;       // ring and tree with the LL, LL128 and Simple protocols
-  ProtocolScale nvls;                    // NVLS and NVLS-tree (NVLink SHARP; Simple protocol)
+  ProtocolScale ll, ll128, simple;      // ring and tree with the LL, LL128 and Simple protocols
+  ProtocolScale nvls;                   // NVLS and NVLS-tree (NVLink SHARP; Simple protocol)
 };
 
 const sim::config::Schema<NcclCalibration>& nccl_calibration_schema();

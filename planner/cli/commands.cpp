@@ -262,8 +262,9 @@ int run_collective(const Args& args, std::ostream& out) {
                         "NCCL runs 1 to 64 channels (MAXCHANNELS)");
     nccl.channels = static_cast<int32_t>(v);
   }
+  const bool full = args.fidelity == "full";
   const col::Sweep sweep =
-      flow ? col::flow_sweep(cluster, gpus, op, sizes, option(args, "algo", "auto"), nccl)
+      flow ? col::flow_sweep(cluster, gpus, op, sizes, option(args, "algo", "auto"), nccl, full)
            : col::analytic_sweep(
                  cluster, gpus, op, sizes,
                  sim::config::read_enum(Json(option(args, "algo", "auto")), "--algo", {"auto", "ring", "tree"}), nccl);
@@ -375,6 +376,7 @@ void print_help(std::ostream& out) {
          "                    [--algo auto|ring|tree|nvls|hierarchical|halving_doubling|...]\n"
          "                    [--protocol auto|ll|ll128|simple] [--channels 1..64]   NCCL_PROTO, "
          "NCCL_MIN/MAX_NCHANNELS\n"
+         "                    [--fidelity representative|full]   channel 0 stands for all (default), or every channel\n"
          "                    [--network flow|analytic] [--json]\n"
          "  trainsim topology --cluster C --gpus N [--dot FILE.dot] [--json]\n"
          "  trainsim validate [JOB.json] (job flags) [--reps N] [--save MEASURED.json]\n"

@@ -97,8 +97,8 @@ void check_command_options(const trainsim::planner::cli::Args& args) {
   if (!args.faults.empty() && !allowed(sim)) reject("--fault", sim, "drop it, or run `trainsim simulate`");
   if (!args.trace_file.empty() && !allowed(sim)) reject("--trace", sim, "drop it, or run `trainsim simulate`");
   if (!args.link_csv.empty() && !allowed(sim)) reject("--link-csv", sim, "drop it, or run `trainsim simulate`");
-  if (args.fidelity != "representative" && !allowed(sim))
-    reject("--fidelity", sim, "drop it, or run `trainsim simulate`");
+  if (args.fidelity != "representative" && !allowed(sim) && args.command != "collective")
+    reject("--fidelity", {"simulate", "collective"}, "drop it, or run `trainsim simulate` or `trainsim collective`");
   if (!args.overrides.empty() && !allowed(plan))
     throw ConfigError("--override", "only applies to `trainsim plan`", "change the cluster or GPU in a file instead");
   if (args.command_options.count("gpus-range") && !allowed(plan))
