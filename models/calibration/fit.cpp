@@ -4,10 +4,12 @@
 #include <cmath>
 #include <cstdio>
 #include <set>
+#include "models/calibration/fit_protocols.hpp"
 
 #include <Eigen/Dense>
 
 #include "models/calibration/fit_detail.hpp"
+#include "models/calibration/fit_protocols.hpp"
 #include "models/collectives/comm_model.hpp"
 #include "sim/error.hpp"
 
@@ -467,6 +469,7 @@ FitResult fit(const MeasurementSet& ms, const GpuSpec& prior, const ClusterSpec*
   detail::fit_gemms(s);
   detail::fit_attention(s);
   detail::fit_collectives(s);
+  fit_protocol_scales(ms.items, r);
 
   const size_t host = s.of_kind({OpKind::kCopyH2D, OpKind::kCopyD2H}).size();
   const size_t layers = s.of_kind({OpKind::kLayer, OpKind::kIteration}).size();
@@ -495,6 +498,21 @@ json calibration_json(const FitResult& result, const Provenance& p, const std::s
   const std::string where = (p.gpu_name.empty() ? result.gpu.name : p.gpu_name) + (p.date.empty() ? "" : ", " + p.date);
   for (const ParameterFit& f : result.parameters) {
     if (f.kept) continue;
+    if (f.name.rfind("nccl.", 0) == 0) {
+      // The whole `nccl` object (an override replaces it), with the fitted scales.
+      const auto& n = result.cluster.nccl;
+      const auto scale = [](const models::hardware::ProtocolScale& k) {
+        return json{{"latency", rounded(k.latency)}, {"bandwidth", rounded(k.bandwidth)}};
+      };
+      cluster_overrides["nccl"] = json{{"architecture", n.architecture},
+                                       {"ll", scale(n.ll)},
+                                       {"ll128", scale(n.ll128)},
+                                       {"simple", scale(n.simple)},
+                                       {"nvls", scale(n.nvls)}};
+      sources["nccl"] = "fitted by trainsim validate from " + std::to_string(f.records) + " " + f.kinds +
+                        " measurements on " + where + " (docs/network.md, Protocols)";
+      continue;
+    }
     json value;
     if (f.name == "kernel_launch" || f.name == "collective_launch" || f.name == "nic_latency" ||
         f.name == "nvlink_latency")

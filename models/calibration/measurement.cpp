@@ -75,6 +75,8 @@ const sim::config::Schema<Measurement>& measurement_schema() {
         .string("op", &Measurement::op, "", "Collective operation.")
         .custom("ranks", "integer", std::string("1"), "Communicator size.", int_setter(&Measurement::ranks, 1, 1000000))
         .string("link_class", &Measurement::link_class, "", "nvlink | ib | local.")
+        .string("protocol", &Measurement::protocol, "",
+                "NCCL protocol pinned by NCCL_PROTO (ll | ll128 | simple); empty: NCCL's choice.")
         .custom("measured_s", "seconds", std::nullopt, "Median time.",
                 [](Measurement& m, const Json& j, const std::string& p) { m.measured_s = read_seconds(j, p, false); })
         .custom("best_s", "seconds", std::string("0"), "Best median over the GEMM algorithms tried (0: none).",
@@ -136,6 +138,7 @@ void check_kind(const Measurement& m, const std::string& path) {
     case OpKind::kCollective:
       models::collectives::parse_collective_op(m.op, path + ".op");
       sim::config::read_enum(Json(m.link_class), path + ".link_class", {"nvlink", "ib", "local"});
+      if (!m.protocol.empty()) sim::config::read_enum(Json(m.protocol), path + ".protocol", {"ll", "ll128", "simple"});
       if (m.bytes < 1) throw ConfigError(path + ".bytes", "a collective record needs bytes");
       break;
     case OpKind::kLaunch: break;
@@ -202,6 +205,7 @@ nlohmann::json to_json(const MeasurementSet& s) {
     if (m.kind == OpKind::kCollective || !m.op.empty()) r["op"] = m.op;
     if (m.kind == OpKind::kCollective || m.ranks != 1) r["ranks"] = m.ranks;
     if (m.kind == OpKind::kCollective || !m.link_class.empty()) r["link_class"] = m.link_class;
+    if (!m.protocol.empty()) r["protocol"] = m.protocol;
     r["measured_s"] = m.measured_s;
     if (m.best_s != 0.0) r["best_s"] = m.best_s;
     r["reps"] = m.reps;

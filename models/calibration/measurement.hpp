@@ -43,6 +43,7 @@ struct Measurement {
   std::string op;          // all_reduce | all_gather | reduce_scatter | all_to_all | send_recv
   int ranks = 1;           // communicator size
   std::string link_class;  // "nvlink" | "ib" | "local" (one GPU)
+  std::string protocol;    // NCCL protocol the run pinned (NCCL_PROTO): "ll" | "ll128" | "simple"; "" = NCCL's choice
   // Results (seconds). measured_s is the median over `reps` timed repetitions after warm-up.
   double measured_s = 0.0;
   double best_s = 0.0;  // GEMM: best median over every cuBLASLt algorithm tried (0: not searched)

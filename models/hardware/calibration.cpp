@@ -68,8 +68,8 @@ const std::vector<std::string>& calibratable_gpu_fields() {
 }
 
 const std::vector<std::string>& calibratable_cluster_fields() {
-  static const std::vector<std::string> fields = {"nvlink_efficiency", "nvlink_latency", "nic_efficiency",
-                                                  "nic_latency", "collective_launch"};
+  static const std::vector<std::string> fields = {"nvlink_efficiency", "nvlink_latency",    "nic_efficiency",
+                                                  "nic_latency",       "collective_launch", "nccl"};
   return fields;
 }
 
@@ -98,7 +98,7 @@ const sim::config::Schema<Calibration>& calibration_schema() {
                 })
         .custom("cluster_overrides", "object", "{}",
                 "Cluster link fields set over the job's cluster: `nvlink_efficiency`, `nvlink_latency`, "
-                "`nic_efficiency`, `nic_latency`, `collective_launch`.",
+                "`nic_efficiency`, `nic_latency`, `collective_launch`, `nccl` (the whole object).",
                 [](Calibration& c, const Json& j, const std::string& p) {
                   check_overrides(j, p, cluster_schema(), calibratable_cluster_fields());
                   c.cluster_overrides = j;

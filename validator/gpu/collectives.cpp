@@ -3,6 +3,9 @@
 #include <cuda_bf16.h>
 
 #include <algorithm>
+#include <cctype>
+#include <cstdlib>
+#include <string>
 
 #include "validator/gpu/buffers.hpp"
 #include "validator/gpu/check.hpp"
@@ -15,6 +18,14 @@ namespace calibration = models::calibration;
 std::vector<calibration::Measurement> measure_collectives(const World& world, const std::vector<CollectiveCase>& cases,
                                                           int gpus_per_node, int warmup, int reps) {
   const int n = world.size();
+  // NCCL_PROTO pinned to one protocol (run once per protocol: NCCL_PROTO=LL, LL128, Simple) labels
+  // the records, so the fit can scale that protocol's entries (models/calibration/fit_protocols).
+  std::string protocol;
+  if (const char* env = std::getenv("NCCL_PROTO"); env != nullptr) {
+    std::string v = env;
+    std::transform(v.begin(), v.end(), v.begin(), [](unsigned char ch) { return std::tolower(ch); });
+    if (v == "ll" || v == "ll128" || v == "simple") protocol = v;
+  }
   ncclUniqueId id{};
   if (world.rank() == 0) TRAINSIM_NCCL(ncclGetUniqueId(&id));
   world.broadcast(&id, static_cast<int>(sizeof id));
@@ -67,6 +78,7 @@ std::vector<calibration::Measurement> measure_collectives(const World& world, co
     m.bytes = c.bytes;
     m.ranks = n;
     m.link_class = n == 1 ? "local" : (n <= gpus_per_node && world.local_size() == n ? "nvlink" : "ib");
+    m.protocol = protocol;
     m.measured_s = t;
     m.reps = reps;
     out.push_back(m);

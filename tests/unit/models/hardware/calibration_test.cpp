@@ -98,7 +98,7 @@ TEST(Calibration, OverridesAreCheckedByTheSpecSchemasAtTheirOwnPath) {
   EXPECT_EQ(parse_error(with(h100_calibration(), Json{{"cluster_overrides", {{"nvlink_bandwidth", "900GBps"}}}})),
             "calibration.cluster_overrides.nvlink_bandwidth: \"nvlink_bandwidth\" is not a calibrated cluster "
             "constant (calibrations override nvlink_efficiency, nvlink_latency, nic_efficiency, nic_latency, "
-            "collective_launch)");
+            "collective_launch, nccl)");
   EXPECT_EQ(parse_error(with(h100_calibration(), Json{{"gpu_overrides", Json::array()}})),
             "calibration.gpu_overrides: expected an object mapping gpu fields to values, got an array");
 }
