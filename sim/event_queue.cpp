@@ -88,11 +88,11 @@ Callback EventQueue::pop(Time& at) {
   const Entry top = heap_.top();
   heap_.pop();
   // The next pop reads the new top's slot, which is cold by now: start fetching it, so that the
-  // miss overlaps with this event's callback.
-  if (!heap_.empty()) {
-    const uint32_t next = slot_of(heap_.top().key);
-    __builtin_prefetch(&slot_seq_[next]);
-    __builtin_prefetch(&callbacks_[next]);
+  // miss overlaps with this event's callback. Only when the top is known without a refill: a
+  // refill would make the next time the reference, and this callback may schedule before it.
+  if (const Entry* next = heap_.ready_top()) {
+    __builtin_prefetch(&slot_seq_[slot_of(next->key)]);
+    __builtin_prefetch(&callbacks_[slot_of(next->key)]);
   }
   const uint32_t slot = slot_of(top.key);
   at = top.at;

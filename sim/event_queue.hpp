@@ -2,8 +2,8 @@
 // Event queue ordered by (time, insertion sequence): equal times run FIFO.
 // The order lives in a monotone radix heap of 16-byte (time, seq|slot) entries (sim/radix_heap):
 // a discrete-event engine never schedules before its clock, so entries only stream down a few
-// buckets instead of being sifted through a 4-ary heap (1.3-2.5x the throughput from 64K
-// pending, slower at 1K with random delays: docs/event-queue.md). cancel() is O(1): the entry is
+// buckets instead of being sifted through a 4-ary heap (on a par at 1K pending, 1.3-2.4x the
+// throughput at 1M and with many events at nearby times: docs/event-queue.md). cancel() is O(1): the entry is
 // skipped lazily when it reaches the top, and dead entries are compacted away (amortised O(1))
 // once they outnumber the live ones. The arrays are huge-page backed, which saves TLB misses
 // once the queue grows past a few MiB.

@@ -44,6 +44,10 @@ class RadixHeap {
     if (head_ == buckets_[0].size()) refill();
     return buckets_[0][head_];
   }
+  // The top when it is known without moving entries (else nullptr). top() may move the next
+  // bucket down and make its minimum the reference, after which a push before that time costs a
+  // rebuild; this never does, so a caller can look ahead before it knows what will be pushed.
+  const Entry* ready_top() const { return head_ < buckets_[0].size() ? &buckets_[0][head_] : nullptr; }
   // Removes top(); requires !empty() and top() called since the last change.
   void pop() {
     if (++head_ == buckets_[0].size()) {  // drained: a long run at one time does not pile up
