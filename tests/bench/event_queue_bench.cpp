@@ -59,7 +59,7 @@ void bm_event_queue_hold(benchmark::State& state) {
   state.SetItemsProcessed(state.iterations());
   state.counters["heap_size"] = static_cast<double>(q.size_live());
 }
-BENCHMARK(bm_event_queue_hold)->Arg(1 << 10)->Arg(1 << 20);
+BENCHMARK(bm_event_queue_hold)->Arg(1 << 10)->Arg(1 << 16)->Arg(1 << 20);
 
 // Reschedule model, as the flow model does when rates change: each iteration pops one event,
 // schedules two, and cancels one of them again (lazy O(1) cancel; the dead entry is skipped
@@ -82,7 +82,7 @@ void bm_event_queue_hold_cancel(benchmark::State& state) {
   state.SetItemsProcessed(state.iterations());
   state.counters["heap_size"] = static_cast<double>(q.size_live());
 }
-BENCHMARK(bm_event_queue_hold_cancel)->Arg(1 << 10)->Arg(1 << 20);
+BENCHMARK(bm_event_queue_hold_cancel)->Arg(1 << 10)->Arg(1 << 16)->Arg(1 << 20);
 
 // Engine: `chains` independent event chains, each rescheduling itself with its own period until
 // it has run its share of the N events. Measures the whole loop: pop, clock update, callback
