@@ -57,4 +57,22 @@ void BM_Plan405B_16384(benchmark::State& state) {
 }
 BENCHMARK(BM_Plan405B_16384)->Arg(1)->Arg(2)->Unit(benchmark::kSecond)->UseRealTime()->Iterations(1);
 
+void BM_PlanGpt3_64(benchmark::State& state) {
+  // The small plan of issue 21 (`trainsim plan --model gpt3-175b --cluster dgx-a100 --gpus 64
+  // --global-batch 8 --seq-len 2048`), its flow re-ranking included; target <= 10 s on 2 cores.
+  const trainsim::sim::config::Json job{
+      {"model", "gpt3-175b"}, {"cluster", "dgx-a100"}, {"gpus", 64}, {"global_batch", 8}, {"seq_len", 2048}};
+  const auto spec = trainsim::models::workload::parse_job(job);
+  const auto hw = trainsim::models::workload::resolve_hardware(spec);
+  SearchOptions o;
+  o.threads = 2;
+  SearchResult r;
+  for (auto _ : state) {
+    r = run_search(hw, spec, job, o);
+    benchmark::DoNotOptimize(r.plans);
+  }
+  state.counters["simulate_s"] = r.simulate_s;
+}
+BENCHMARK(BM_PlanGpt3_64)->Unit(benchmark::kSecond)->UseRealTime()->Iterations(1);
+
 }  // namespace
