@@ -6,22 +6,15 @@
 #include <set>
 #include <string>
 
+#include "models/calibration/fit_detail.hpp"
 #include "models/collectives/nccl_tuning.hpp"
 
 namespace trainsim::models::calibration {
 
 namespace col = models::collectives;
+using detail::rel_rms;
 
 namespace {
-
-double rel_rms(const std::vector<double>& predicted, const std::vector<double>& measured) {
-  double sum = 0.0;
-  for (size_t i = 0; i < measured.size(); ++i) {
-    const double e = (predicted[i] - measured[i]) / measured[i];
-    sum += e * e;
-  }
-  return measured.empty() ? 0.0 : std::sqrt(sum / static_cast<double>(measured.size()));
-}
 
 hardware::ProtocolScale& scale_for(hardware::NcclCalibration& c, const std::string& p) {
   return p == "ll" ? c.ll : p == "ll128" ? c.ll128 : c.simple;

@@ -74,10 +74,9 @@ ChannelPlan plan_channels(const CollectiveSpec& spec, const Group& group, const 
     out.nccl = choose_for(spec, group, algorithm, nccl, *system);
     if (out.nccl && algorithm == "auto") chosen = &registry.get(plan_algorithm(out.nccl->algorithm), "algorithm");
   }
-  if (chosen != nullptr) {
-  } else if (algorithm != "auto") {
+  if (chosen == nullptr && algorithm != "auto") {
     chosen = &registry.get(algorithm, "algorithm");
-  } else {
+  } else if (chosen == nullptr) {
     for (const std::string& name : {choose_algorithm(spec.op, spec.bytes, group), std::string("ring"),
                                     std::string("all_to_all_direct"), std::string("send_recv")}) {
       const AlgorithmInfo& a = registry.get(name, "algorithm");

@@ -42,7 +42,9 @@ constexpr double kTreeCorrection[kProtocols][24] = {
     {1.0, 1.0, 1.0, 1.0, 1.0, .9, .8, .8, .8, .7, .6, .6, .6, .6, .6, .6, .8, .9, .9, .9, .9, 1.0, 1.0, 1.0},
     {.9, .9, .9, .9, .9, .9, .9, .8, .7, .6, .6, .5, .5, .5, .5, .6, .7, .8, .7, .7, .8, .9, .9, .9}};
 // topo.h: NCCL's bandwidth of one NVLink, per generation (GB/s), and the physical per-link rate
-// used to count a GPU's links from the cluster's NVLink bandwidth (NVLink 2-4: 25 GB/s, NVLink 5: 50).
+// used to count a GPU's links from the cluster's NVLink bandwidth: shared/data/hardware.json
+// [nvlink_generations], 300 GB/s / 12 links (NVLink 3), 450 / 18 (NVLink 4), 900 / 18 (NVLink 5);
+// Volta's NVLink 2 is 25 GB/s per link too (NVIDIA V100 datasheet: 300 GB/s over 6 links).
 constexpr double kNvlinkBw[4] = {20.0, 20.0, 20.6, 40.1};
 constexpr double kLinkRate[4] = {25.0, 25.0, 25.0, 50.0};
 // search.cc speed arrays (GB/s per channel), tried fastest first.
@@ -142,8 +144,8 @@ NcclSystem nccl_system(const hardware::ClusterSpec& c, int64_t ranks, int64_t pe
     s.bw_intra = s.bw_inter = speed;
   } else {
     // Across servers every channel leaves through one NIC (PXN lets any GPU reach any NIC): the
-    // fastest speed of the network array that one NIC carries, one channel per NIC share... as
-    // many channels as the server's NICs carry, spread over its GPUs.
+    // fastest speed of the network array that one NIC carries, and as many channels as the NICs
+    // of the group's GPUs carry at that speed.
     const double nic = c.nic_bandwidth.gbyte_per_second();
     const double speed = first_speed_at_most(kInterSpeeds[s.arch], std::min(nic, nvlink));
     const double per_nic = std::max(1.0, std::floor(nic / speed));
@@ -270,7 +272,6 @@ NcclSteps nccl_steps(CollectiveOp op, NcclAlgorithm algorithm, Protocol protocol
   if (a == kRing && s.nodes > 1) intra = std::max(intra, p == kSimple ? 3.0 : 1.0);
   out.intra_us = intra * k;
   out.inter_us = (ppn == 1 ? kHwLat[kHwNet][kTree][p] : kHwLat[kHwNet][a][p]) * k;
-  (void)op;
   return out;
 }
 
