@@ -48,6 +48,19 @@ std::optional<NcclChoice> choose_for(const CollectiveSpec& spec, const Group& gr
   return std::nullopt;
 }
 
+// NVLS across servers, one shard of it: the transfers of chunks [0, plan.chunks / g), i.e. every
+// rank's shard 0 into its switch, the switch's return to local rank 0, shard 0's all-reduce
+// between the servers' rank 0s, and its multicast. Under the rotations inside each server shard
+// l is the image of shard 0 (local rank l owns it), so this one shard stands for the whole plan.
+CollectivePlan first_shard(const CollectivePlan& plan, int32_t per_node) {
+  CollectivePlan out = plan;
+  const int32_t keep = plan.chunks / per_node;
+  for (Step& st : out.steps) std::erase_if(st.transfers, [keep](const Transfer& t) { return t.chunk >= keep; });
+  std::erase_if(out.steps, [](const Step& st) { return st.transfers.empty(); });
+  derive_dependencies(out);
+  return out;
+}
+
 }  // namespace
 
 std::string ChannelPlan::label() const {
@@ -134,19 +147,28 @@ FlowCollectiveResult run_flow_collective(const topology::Router& router, int32_t
   FlowExecutor exec(engine, net, router, options);
   sim::Time end;
   const Group group = group_on(t, all);
-  // Rings only: checked against every channel within 13% (docs/network.md); the trees' two
-  // halves cross each other's heads, which per-transfer copies do not see.
-  const bool symmetric = !full && cp.algorithm == "ring" && cp.orders.size() > 1 &&
-                         group.ranks_per_node() == static_cast<int32_t>(cp.orders.size());
+  // Rings: checked against every channel within 13% (docs/network.md); the trees' two halves
+  // cross each other's heads, which per-transfer copies do not see. NVLS across servers: shard 0
+  // stands for every shard (first_shard), its switch hops counted per step (switch_usage).
+  const bool nodes = group.node_count() > 1 && group.ranks_per_node() >= 2;
+  const bool ring = cp.algorithm == "ring" && cp.orders.size() > 1 &&
+                    group.ranks_per_node() == static_cast<int32_t>(cp.orders.size());
+  const bool nvls = cp.algorithm == "nvls" && nodes && cp.plan.chunks % group.ranks_per_node() == 0;
+  const bool symmetric = !full && (ring || nvls);
   size_t running = symmetric ? 1 : cp.orders.size();
   const auto done = [&] {
     if (--running == 0) end = engine.now();
   };
-  if (symmetric)
-    exec.run(cp.plan, cp.orders[0], launch + cp.base, done, {}, 1.0,
-             RankRotation{group.node_count(), group.ranks_per_node(), true}, cp.cost);
-  else
+  const RankRotation local{group.node_count(), group.ranks_per_node(), true};
+  CollectivePlan shard;
+  if (symmetric && nvls) {
+    shard = first_shard(cp.plan, group.ranks_per_node());
+    exec.run(shard, cp.orders[0], launch + cp.base, done, {}, 1.0, local, cp.cost);
+  } else if (symmetric) {
+    exec.run(cp.plan, cp.orders[0], launch + cp.base, done, {}, 1.0, local, cp.cost);
+  } else {
     for (const auto& order : cp.orders) exec.run(cp.plan, order, launch + cp.base, done, {}, 1.0, {}, cp.cost);
+  }
   engine.run();
   return {end, cp.label()};
 }

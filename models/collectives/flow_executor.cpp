@@ -116,7 +116,7 @@ bool FlowExecutor::build(const CollectivePlan& plan, size_t m, Compiled& c) cons
       uint32_t item;
       if (m == 1) {
         item = static_cast<uint32_t>(c.items.size());
-        c.items.push_back({t.src, t.dst, t.bytes, 0, 1});
+        c.items.push_back({t.src, t.dst, t.bytes, 0, 1, static_cast<uint32_t>(st)});
       } else if (const auto f = in_super.find({t.src, t.dst}); f != in_super.end()) {
         item = f->second;
         if (last_step[item] == st) return false;  // two chunks to one peer in one step
@@ -126,7 +126,7 @@ bool FlowExecutor::build(const CollectivePlan& plan, size_t m, Compiled& c) cons
       } else {
         item = static_cast<uint32_t>(c.items.size());
         in_super.emplace(std::make_pair(t.src, t.dst), item);
-        c.items.push_back({t.src, t.dst, t.bytes, 0, 1});
+        c.items.push_back({t.src, t.dst, t.bytes, 0, 1, static_cast<uint32_t>(st)});
         last_step.push_back(static_cast<uint32_t>(st));
       }
       item_of[st].push_back(item);
@@ -409,8 +409,40 @@ void FlowExecutor::rotated_routes(const Compiled& c, const std::vector<int32_t>&
   }
 }
 
-const std::pair<const std::pair<uint32_t, std::vector<int32_t>>, std::vector<const FlowExecutor::Routes*>>&
-FlowExecutor::bind(Compiled& c, const std::vector<int32_t>& gpus, uint32_t copies) {
+std::vector<double> FlowExecutor::switch_usage(const Compiled& c, const std::vector<int32_t>& gpus,
+                                               uint32_t copies) const {
+  // A switch hop's images under rotations inside a server are other GPUs' hops of the same server
+  // (shard l's images are shards l + b): count, per step, every image of every item on each hop
+  // and the items on it; each item then stands for images / items there. Steps apart are apart in
+  // time too, so a hop used in two steps (NVLS: all shards in, then one shard back) is counted
+  // per step.
+  std::vector<double> usage(c.items.size(), 1.0);
+  const Copies& cp = *copies_of_id_[copies];
+  if (!cp.rotation.local_only || cp.rotation.none()) return usage;
+  using Hop = std::pair<uint32_t, sim::flow::LinkId>;  // (step, switch link)
+  std::map<Hop, std::pair<double, double>> count;      // images, items
+  std::vector<Hop> hop(c.items.size());
+  for (size_t i = 0; i < c.items.size(); ++i) {
+    const Compiled::Item& it = c.items[i];
+    if (!is_switch(it.src) && !is_switch(it.dst)) continue;
+    const bool into = is_switch(it.dst);
+    const int32_t gpu = gpus[static_cast<size_t>(into ? it.src : it.dst)];
+    hop[i] = {it.step, switch_link(gpu, into)};
+    count[hop[i]].second += 1.0;
+    for (size_t j = 0; j < cp.count(); ++j)
+      count[{it.step, switch_link(static_cast<int32_t>(cp.image(j, gpu)), into)}].first += 1.0;
+  }
+  for (size_t i = 0; i < c.items.size(); ++i) {
+    const Compiled::Item& it = c.items[i];
+    if (!is_switch(it.src) && !is_switch(it.dst)) continue;
+    const auto& [images, items] = count[hop[i]];
+    usage[i] = images / items;
+  }
+  return usage;
+}
+
+const std::pair<const std::pair<uint32_t, std::vector<int32_t>>, FlowExecutor::Compiled::Bound>& FlowExecutor::bind(
+    Compiled& c, const std::vector<int32_t>& gpus, uint32_t copies) {
   // Every item's routes for this communicator and its copies, computed on its first run.
   auto bit = c.bound.find({copies, gpus});
   if (bit == c.bound.end()) {
@@ -418,11 +450,11 @@ FlowExecutor::bind(Compiled& c, const std::vector<int32_t>& gpus, uint32_t copie
     // plan; rotations inside servers (a ring's channels) count as copies of each transfer.
     const RankRotation& rot = copies_of_id_[copies]->rotation;
     if (!rot.none() && !rot.local_only) rotated_routes(c, gpus, copies);
-    std::vector<const Routes*> bound(c.items.size(), nullptr);
+    Compiled::Bound bound{std::vector<const Routes*>(c.items.size(), nullptr), switch_usage(c, gpus, copies)};
     for (size_t i = 0; i < c.items.size(); ++i) {
       const Compiled::Item& it = c.items[i];
       if (is_switch(it.src) || is_switch(it.dst)) continue;
-      bound[i] = &routes(gpus[static_cast<size_t>(it.src)], gpus[static_cast<size_t>(it.dst)], copies);
+      bound.routes[i] = &routes(gpus[static_cast<size_t>(it.src)], gpus[static_cast<size_t>(it.dst)], copies);
     }
     bit = c.bound.emplace(std::make_pair(copies, gpus), std::move(bound)).first;
   }
@@ -441,7 +473,7 @@ void FlowExecutor::links_of(const CollectivePlan& plan, const std::vector<int32_
       out.push_back(switch_link(gpus[static_cast<size_t>(into ? it.src : it.dst)], into));
       continue;
     }
-    for (const SharedRoute& sr : *bound.second[i]) out.insert(out.end(), sr.links.begin(), sr.links.end());
+    for (const SharedRoute& sr : *bound.second.routes[i]) out.insert(out.end(), sr.links.begin(), sr.links.end());
   }
 }
 
@@ -471,14 +503,14 @@ void FlowExecutor::start_slice(uint32_t run, uint32_t index) {
     const bool into = is_switch(it.dst);
     const int32_t gpu = (*r.gpus)[static_cast<size_t>(into ? it.src : it.dst)];
     const sim::flow::LinkId link = switch_link(gpu, into);
-    const double one = 1.0;
+    const double usage = r.routes->switch_usage[item];
     r.flows_left[index] = 1;
     ++stats_.flows;
-    net_.start_shared(bytes, std::span<const sim::flow::LinkId>(&link, 1), std::span<const double>(&one, 1),
+    net_.start_shared(bytes, std::span<const sim::flow::LinkId>(&link, 1), std::span<const double>(&usage, 1),
                       latency(net_.latency(link), false), on_arrival, r.weight);
     return;
   }
-  const Routes& rs = *(*r.routes)[item];
+  const Routes& rs = *r.routes->routes[item];
   if (rs.empty()) {  // same GPU: nothing crosses the network
     r.flows_left[index] = 1;
     engine_.schedule_in(sim::Time::zero(), on_arrival);
@@ -519,7 +551,7 @@ void FlowExecutor::reroute(const topology::Router& router) {
   // Flows in flight (in flow-slot order: deterministic) move onto their transfer's new routes.
   for (const Tracked& tr : tracked_) {
     if (!net_.is_running(tr.id)) continue;
-    const Routes& rs = *(*runs_[tr.run].routes)[tr.item];
+    const Routes& rs = *runs_[tr.run].routes->routes[tr.item];
     TRAINSIM_ASSERT(!rs.empty(), "a transfer in flight has no route left");
     const SharedRoute& sr = rs[tr.route % rs.size()];
     net_.reroute(tr.id, sr.links, sr.usage);

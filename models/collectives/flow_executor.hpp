@@ -160,17 +160,25 @@ class FlowExecutor {
       sim::Bytes bytes;
       uint32_t deps;        // transfers in its `after` list
       uint32_t merged = 1;  // plan transfers fused into it (step fusion): latency paid that often
+      uint32_t step = 0;    // the plan step (with fusion: the first) it belongs to
+    };
+    // One (communicator, copies)'s binding: every item's routes (null for switch hops), and per
+    // item its usage of its switch hop (1, or with rotations inside servers, the images of the
+    // item's step that share the hop, as rotated_routes counts them for other links).
+    struct Bound {
+      std::vector<const Routes*> routes;
+      std::vector<double> switch_usage;
     };
     std::vector<Item> items;
     std::vector<uint32_t> dep_begin, dependents;  // CSR: items waiting for item i
     std::vector<uint8_t> queued;                  // per edge: 1 when it is only the connection's FIFO order
     // Routes of every item for one (communicator, copies): computed on the group's first run.
-    std::map<std::pair<uint32_t, std::vector<int32_t>>, std::vector<const Routes*>> bound;
+    std::map<std::pair<uint32_t, std::vector<int32_t>>, Bound> bound;
   };
   struct Run {
     Compiled* plan = nullptr;
     uint32_t copies_id = 0;
-    const std::vector<const Routes*>* routes = nullptr;
+    const Compiled::Bound* routes = nullptr;
     const std::vector<int32_t>* gpus = nullptr;  // the key of `routes` in plan->bound
     int32_t slices = 1;
     std::vector<uint32_t> deps_left;  // per item x slice
@@ -198,12 +206,14 @@ class FlowExecutor {
   };
   uint32_t copies_id(const std::vector<int32_t>& offsets, RankRotation rotation, const std::vector<int32_t>& gpus);
   // The routes of every item of `c` for this communicator and copies (cached in c.bound).
-  const std::pair<const std::pair<uint32_t, std::vector<int32_t>>, std::vector<const Routes*>>& bind(
+  const std::pair<const std::pair<uint32_t, std::vector<int32_t>>, Compiled::Bound>& bind(
       Compiled& c, const std::vector<int32_t>& gpus, uint32_t copies);
   const Routes& routes(int32_t src, int32_t dst, uint32_t copies);
   // With rank rotations: the routes of every item of `c`, weighed by the load all images put on
   // their links (into the route cache).
   void rotated_routes(const Compiled& c, const std::vector<int32_t>& gpus, uint32_t copies);
+  // With rotations inside servers: per item, its switch hop's usage (see Compiled::Bound).
+  std::vector<double> switch_usage(const Compiled& c, const std::vector<int32_t>& gpus, uint32_t copies) const;
   // Directed link ids of a GPU's cable into / out of its server's NVSwitch.
   sim::flow::LinkId switch_link(int32_t gpu, bool into_switch) const;
   void start_slice(uint32_t run, uint32_t index);
