@@ -2,14 +2,36 @@
 
 #include <algorithm>
 #include <cmath>
+#include <mutex>
+#include <unordered_map>
 
 #include "sim/config/schema.hpp"
 #include "sim/error.hpp"
 
 namespace trainsim::models::collectives {
 
+struct AlphaBetaModel::Memo {
+  struct Key {
+    int64_t bytes;
+    int64_t size, per_node;
+    int op;
+    bool operator==(const Key&) const = default;
+  };
+  struct Hash {
+    size_t operator()(const Key& k) const {
+      uint64_t h = static_cast<uint64_t>(k.bytes) * 0x9e3779b97f4a7c15ull;
+      h ^=
+          (static_cast<uint64_t>(k.size) << 20 ^ static_cast<uint64_t>(k.per_node) << 4 ^ static_cast<uint64_t>(k.op)) +
+          0x632be59bd9b4e019ull + (h << 6) + (h >> 2);
+      return static_cast<size_t>(h);
+    }
+  };
+  std::mutex mutex;
+  std::unordered_map<Key, sim::Time, Hash> times;
+};
+
 AlphaBetaModel::AlphaBetaModel(const hardware::ClusterSpec& cluster, NcclOverrides overrides)
-    : c_(cluster), overrides_(overrides), nvls_(hardware::nvls_capable(cluster)) {}
+    : c_(cluster), overrides_(overrides), nvls_(hardware::nvls_capable(cluster)), memo_(std::make_shared<Memo>()) {}
 
 std::optional<NcclChoice> AlphaBetaModel::nccl_choice(CollectiveOp op, sim::Bytes bytes, const GroupPlacement& g,
                                                       std::optional<NcclAlgorithm> only) const {
@@ -75,6 +97,19 @@ sim::Time AlphaBetaModel::all_to_all(sim::Bytes bytes, const GroupPlacement& g) 
 
 sim::Time AlphaBetaModel::collective(CollectiveOp op, sim::Bytes bytes, const GroupPlacement& g) const {
   if (g.size <= 1 || bytes.count() == 0) return sim::Time::zero();
+  const Memo::Key key{bytes.count(), g.size, g.per_node, static_cast<int>(op)};
+  {
+    const std::lock_guard lock(memo_->mutex);
+    if (const auto it = memo_->times.find(key); it != memo_->times.end()) return it->second;
+  }
+  const sim::Time t = uncached(op, bytes, g);
+  const std::lock_guard lock(memo_->mutex);
+  if (memo_->times.size() >= (size_t{1} << 16)) memo_->times.clear();
+  memo_->times.emplace(key, t);
+  return t;
+}
+
+sim::Time AlphaBetaModel::uncached(CollectiveOp op, sim::Bytes bytes, const GroupPlacement& g) const {
   if (op == CollectiveOp::kAllToAll) return all_to_all(bytes, g);
   if (const auto choice = nccl_choice(op, bytes, g))
     return c_.collective_launch + sim::Time::from_seconds_ceil(choice->time_us * 1e-6);

@@ -10,6 +10,7 @@
 // (nccl_tuning.hpp: algorithm x protocol x channels, calibrated per cluster) plus the cluster's
 // collective_launch.
 
+#include <memory>
 #include <optional>
 
 #include "models/collectives/comm_model.hpp"
@@ -41,9 +42,14 @@ class AlphaBetaModel final : public CommModel {
   sim::Time ring(CollectiveOp op, sim::Bytes bytes, const GroupPlacement& g) const;
   sim::Time tree(CollectiveOp op, sim::Bytes bytes, const GroupPlacement& g) const;
   sim::Time all_to_all(sim::Bytes bytes, const GroupPlacement& g) const;
+  sim::Time uncached(CollectiveOp op, sim::Bytes bytes, const GroupPlacement& g) const;
   hardware::ClusterSpec c_;
   NcclOverrides overrides_;
   bool nvls_ = false;
+  // collective()'s answers by (op, bytes, size, per_node): a job asks the same few thousand times
+  // (NCCL's table is 21 entries per call). Shared by copies (same cluster), thread-safe.
+  struct Memo;
+  std::shared_ptr<Memo> memo_;
 };
 
 }  // namespace trainsim::models::collectives

@@ -75,7 +75,7 @@ std::string ChannelPlan::label() const {
 }
 
 ChannelPlan plan_channels(const CollectiveSpec& spec, const Group& group, const std::vector<int32_t>& gpus,
-                          const std::string& algorithm, const NcclContext& nccl) {
+                          const std::string& algorithm, const NcclContext& nccl, PlanCache* cache) {
   const auto& registry = AlgorithmRegistry::instance();
   const AlgorithmInfo* chosen = nullptr;
   ChannelPlan out;
@@ -116,14 +116,17 @@ ChannelPlan plan_channels(const CollectiveSpec& spec, const Group& group, const 
   // the servers through different GPUs (and so NICs), as NCCL's channels do.
   if (chosen->name == "ring" || chosen->name == "double_binary_tree")
     out.orders = ring_channel_orders(spec.op, group, gpus);
+  CollectiveSpec one = spec;  // one channel's share
   if (out.orders.empty()) {
     out.orders.push_back(gpus);
-    out.plan = chosen->plan(spec, group, params);
   } else {
     const auto channels = static_cast<int64_t>(out.orders.size());
-    out.plan = chosen->plan(
-        CollectiveSpec{spec.op, sim::Bytes((spec.bytes.count() + channels - 1) / channels), spec.root}, group);
+    one.bytes = sim::Bytes((spec.bytes.count() + channels - 1) / channels);
+    params = {};
   }
+  const auto make = [&] { return chosen->plan(one, group, params); };
+  out.plan = cache != nullptr ? cache->get(chosen->name, one, params, group, make)
+                              : std::make_shared<const CollectivePlan>(make());
   return out;
 }
 
@@ -153,7 +156,7 @@ FlowCollectiveResult run_flow_collective(const topology::Router& router, int32_t
   const bool nodes = group.node_count() > 1 && group.ranks_per_node() >= 2;
   const bool ring = cp.algorithm == "ring" && cp.orders.size() > 1 &&
                     group.ranks_per_node() == static_cast<int32_t>(cp.orders.size());
-  const bool nvls = cp.algorithm == "nvls" && nodes && cp.plan.chunks % group.ranks_per_node() == 0;
+  const bool nvls = cp.algorithm == "nvls" && nodes && cp.plan->chunks % group.ranks_per_node() == 0;
   const bool symmetric = !full && (ring || nvls);
   size_t running = symmetric ? 1 : cp.orders.size();
   const auto done = [&] {
@@ -162,12 +165,12 @@ FlowCollectiveResult run_flow_collective(const topology::Router& router, int32_t
   const RankRotation local{group.node_count(), group.ranks_per_node(), true};
   CollectivePlan shard;
   if (symmetric && nvls) {
-    shard = first_shard(cp.plan, group.ranks_per_node());
+    shard = first_shard(*cp.plan, group.ranks_per_node());
     exec.run(shard, cp.orders[0], launch + cp.base, done, {}, 1.0, local, cp.cost);
   } else if (symmetric) {
-    exec.run(cp.plan, cp.orders[0], launch + cp.base, done, {}, 1.0, local, cp.cost);
+    exec.run(*cp.plan, cp.orders[0], launch + cp.base, done, {}, 1.0, local, cp.cost);
   } else {
-    for (const auto& order : cp.orders) exec.run(cp.plan, order, launch + cp.base, done, {}, 1.0, {}, cp.cost);
+    for (const auto& order : cp.orders) exec.run(*cp.plan, order, launch + cp.base, done, {}, 1.0, {}, cp.cost);
   }
   engine.run();
   return {end, cp.label()};

@@ -2,12 +2,14 @@
 // One collective on an idle flow network: what `trainsim collective --network flow` prints per
 // size, and what the nccl-tests accuracy suite compares with measurements.
 
+#include <memory>
 #include <string>
 #include <vector>
 
 #include "models/collectives/collective.hpp"
 #include "models/collectives/flow_executor.hpp"
 #include "models/collectives/nccl_tuning.hpp"
+#include "models/collectives/plan_cache.hpp"
 #include "models/hardware/cluster_spec.hpp"
 #include "topology/routing.hpp"
 
@@ -36,7 +38,7 @@ std::vector<std::vector<int32_t>> ring_channel_orders(CollectiveOp op, const Gro
 // every channel (one order when the algorithm runs on a single channel).
 struct ChannelPlan {
   std::string algorithm;
-  CollectivePlan plan;
+  std::shared_ptr<const CollectivePlan> plan;
   std::vector<std::vector<int32_t>> orders;
   std::optional<NcclChoice> nccl;  // NCCL's choice, when planned with a context
   TransferCost cost;               // how the chosen protocol uses the wire
@@ -49,9 +51,11 @@ struct ChannelPlan {
 // share of the buffer rounded up (no byte left out).
 // With an NCCL context, "auto" is NCCL's choice (nccl_choose, leaving out algorithms whose plan
 // cannot run this group) and a named algorithm takes NCCL's best protocol for it; the plan then
-// carries the protocol's wire factor and latencies (flow_protocol.cpp).
+// carries the protocol's wire factor and latencies (flow_protocol.cpp). With a cache, a plan made
+// before for the same algorithm, spec and group shape is shared (plan_cache.hpp).
 ChannelPlan plan_channels(const CollectiveSpec& spec, const Group& group, const std::vector<int32_t>& gpus,
-                          const std::string& algorithm = "auto", const NcclContext& nccl = {});
+                          const std::string& algorithm = "auto", const NcclContext& nccl = {},
+                          PlanCache* cache = nullptr);
 
 // Runs `op` of `bytes` per rank over GPUs 0..gpus-1 of the router's topology with `algorithm` (a
 // registered name, or "auto" for choose_algorithm; an automatic choice that cannot run this

@@ -66,7 +66,7 @@ const col::CollectivePlan& NetworkCommRunner::plan(uint32_t comm) {
   const std::vector<int32_t>& gpus = w_.groups[c.group];
   // NCCL's algorithm, protocol and channels for this size and group (nccl_tuning.hpp).
   col::ChannelPlan cp = col::plan_channels(col::CollectiveSpec{c.op, c.bytes, 0}, col::group_on(*topo_, gpus), gpus,
-                                           "auto", col::NcclContext{&job_.cluster, {}});
+                                           "auto", col::NcclContext{&job_.cluster, {}}, &col::PlanCache::shared());
   costs_[comm] = cp.cost;
   bases_[comm] = cp.base;
   algorithms_[comm] = std::move(cp.algorithm);
@@ -76,12 +76,13 @@ const col::CollectivePlan& NetworkCommRunner::plan(uint32_t comm) {
     const col::RankRotation rot = all_to_all_rotation(orders_[comm][0]);
     if (!rot.none()) {
       // Rank 0's transfers stand for everyone's (FlowExecutor, rank rotations).
-      for (col::Step& st : cp.plan.steps)
-        std::erase_if(st.transfers, [](const col::Transfer& t) { return t.src != 0; });
+      auto own = std::make_shared<col::CollectivePlan>(*cp.plan);
+      for (col::Step& st : own->steps) std::erase_if(st.transfers, [](const col::Transfer& t) { return t.src != 0; });
+      cp.plan = std::move(own);
       rotations_[comm] = rot;
     }
   }
-  plans_[comm] = std::make_unique<col::CollectivePlan>(std::move(cp.plan));
+  plans_[comm] = std::move(cp.plan);
   return *plans_[comm];
 }
 

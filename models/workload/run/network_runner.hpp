@@ -103,16 +103,16 @@ class NetworkCommRunner final : public sim::task::TaskRunner {
   std::unique_ptr<topology::Router> router_;
   sim::flow::FlowNetwork net_;
   std::unique_ptr<collectives::FlowExecutor> exec_;
-  std::vector<std::unique_ptr<collectives::CollectivePlan>> plans_;  // per comm, made on first use
-  std::vector<std::string> algorithms_;                              // per comm
-  std::vector<std::vector<std::vector<int32_t>>> orders_;            // per comm: GPU order of each channel
-  std::vector<std::unique_ptr<std::vector<int32_t>>> offsets_;       // per group, made on first use
-  std::vector<collectives::RankRotation> rotations_;                 // per comm (all-to-all fast mode)
-  std::vector<collectives::TransferCost> costs_;                     // per comm: NCCL's protocol on the wire
-  std::vector<sim::Time> bases_;                                     // per comm: NCCL's base latency
-  std::vector<Memo> memo_;                                           // per comm
-  std::vector<uint32_t> in_flight_;                                  // per group
-  std::vector<uint64_t> group_starts_;                               // per group: collectives started
+  std::vector<std::shared_ptr<const collectives::CollectivePlan>> plans_;  // per comm, made on first use
+  std::vector<std::string> algorithms_;                                    // per comm
+  std::vector<std::vector<std::vector<int32_t>>> orders_;                  // per comm: GPU order of each channel
+  std::vector<std::unique_ptr<std::vector<int32_t>>> offsets_;             // per group, made on first use
+  std::vector<collectives::RankRotation> rotations_;                       // per comm (all-to-all fast mode)
+  std::vector<collectives::TransferCost> costs_;                           // per comm: NCCL's protocol on the wire
+  std::vector<sim::Time> bases_;                                           // per comm: NCCL's base latency
+  std::vector<Memo> memo_;                                                 // per comm
+  std::vector<uint32_t> in_flight_;                                        // per group
+  std::vector<uint64_t> group_starts_;                                     // per group: collectives started
   bool reuse_private_ = true;
   bool symmetric_a2a_;
 

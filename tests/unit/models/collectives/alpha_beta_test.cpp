@@ -177,5 +177,21 @@ TEST(AlphaBeta, BusBandwidthFactorsAndNames) {
   EXPECT_EQ((GroupPlacement{12, 8}.nodes()), 2);
 }
 
+TEST(AlphaBeta, RememberedAnswersKeepTheGroupShapeApart) {
+  // collective() remembers its answers by (op, bytes, size, per_node): asked again, or on a copy
+  // of the model, it gives the same time; the same bytes on another placement is another answer.
+  const auto c = testing::cluster("dgx-h100");
+  const AlphaBetaModel m(c);
+  const sim::Bytes s(64 << 20);
+  const sim::Time spread = m.collective(CollectiveOp::kAllReduce, s, GroupPlacement{16, 1});
+  const sim::Time packed = m.collective(CollectiveOp::kAllReduce, s, GroupPlacement{16, 8});
+  EXPECT_NE(spread, packed);
+  const AlphaBetaModel copy = m;
+  EXPECT_EQ(copy.collective(CollectiveOp::kAllReduce, s, GroupPlacement{16, 1}), spread);
+  EXPECT_EQ(m.collective(CollectiveOp::kAllReduce, s, GroupPlacement{16, 8}), packed);
+  EXPECT_NE(m.collective(CollectiveOp::kAllGather, s, GroupPlacement{16, 8}), packed);
+  EXPECT_EQ(AlphaBetaModel(c).collective(CollectiveOp::kAllReduce, s, GroupPlacement{16, 8}), packed);
+}
+
 }  // namespace
 }  // namespace trainsim::models::collectives

@@ -309,5 +309,38 @@ TEST(FlowExecutor, RankRotationsStandForEveryRanksAllToAllTransfers) {
   EXPECT_GE(done[0], sim::Time::us(320));
 }
 
+TEST(PlanCache, SharesAPlanBetweenGroupsOfTheSameShape) {
+  // Two 16-rank groups on servers {0, 1} and {4, 5}: one plan (group-local ranks); another size
+  // or another shape is another plan; NVLS plans name their servers' switches and are not shared.
+  PlanCache cache;
+  const auto make = [](const CollectiveSpec& spec, const Group& g, const std::string& algo) {
+    return [&, algo] { return AlgorithmRegistry::instance().get(algo, "algorithm").plan(spec, g, {}); };
+  };
+  const auto on = [](std::vector<int32_t> nodes, bool nvls) {
+    Group g;
+    g.size = static_cast<int32_t>(nodes.size());
+    g.node_of_rank = std::move(nodes);
+    g.nvls_capable = nvls;
+    return g;
+  };
+  std::vector<int32_t> a(16), b(16);
+  for (int32_t r = 0; r < 16; ++r) {
+    a[static_cast<size_t>(r)] = r / 8;
+    b[static_cast<size_t>(r)] = 4 + r / 8;
+  }
+  const CollectiveSpec spec{CollectiveOp::kAllReduce, sim::Bytes(1 << 20), 0};
+  const Group ga = on(a, true), gb = on(b, true);
+  const auto pa = cache.get("ring", spec, {}, ga, make(spec, ga, "ring"));
+  const auto pb = cache.get("ring", spec, {}, gb, make(spec, gb, "ring"));
+  EXPECT_EQ(pa.get(), pb.get());
+  EXPECT_EQ(cache.hits(), 1u);
+  const CollectiveSpec other{CollectiveOp::kAllReduce, sim::Bytes(2 << 20), 0};
+  EXPECT_NE(cache.get("ring", other, {}, gb, make(other, gb, "ring")).get(), pa.get());
+  const auto na = cache.get("nvls", spec, {}, ga, make(spec, ga, "nvls"));
+  const auto nb = cache.get("nvls", spec, {}, gb, make(spec, gb, "nvls"));
+  EXPECT_NE(na.get(), nb.get());
+  EXPECT_TRUE(na->in_network_reduction);
+}
+
 }  // namespace
 }  // namespace trainsim::models::collectives
