@@ -42,7 +42,13 @@ class Engine {
   // A work budget (0: none): run() and run_until() return once this many events have run in all,
   // and limit_reached() says so. Deterministic, unlike a wall-clock deadline.
   void set_event_limit(uint64_t events) { limit_ = events; }
-  bool limit_reached() const { return limit_ != 0 && executed_ >= limit_; }
+  // A second budget for work that events do not measure (0: none): models charge() it (the flow
+  // network: the flows of each max-min re-solve), and past it the run stops as above.
+  void set_work_limit(uint64_t units) { work_limit_ = units; }
+  void charge(uint64_t units) { work_ += units; }
+  bool limit_reached() const {
+    return (limit_ != 0 && executed_ >= limit_) || (work_limit_ != 0 && work_ >= work_limit_);
+  }
 
   Rng& rng(uint64_t stream);
   EngineSignals& signals() { return signals_; }
@@ -57,6 +63,7 @@ class Engine {
   EngineSignals signals_;
   uint64_t executed_ = 0;
   uint64_t limit_ = 0;
+  uint64_t work_ = 0, work_limit_ = 0;
   bool stop_ = false;
 };
 

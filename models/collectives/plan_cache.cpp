@@ -7,8 +7,16 @@ namespace trainsim::models::collectives {
 std::shared_ptr<const CollectivePlan> PlanCache::get(const std::string& algorithm, const CollectiveSpec& spec,
                                                      const AlgorithmParams& params, const Group& group,
                                                      const std::function<CollectivePlan()>& make) {
-  Key key{algorithm,      params.inter_node, static_cast<int>(spec.op), params.channels, params.bidirectional,
-          group.nvls_capable, spec.bytes.count(), spec.root, group.dims, group.node_of_rank};
+  Key key{algorithm,
+          params.inter_node,
+          static_cast<int>(spec.op),
+          params.channels,
+          params.bidirectional,
+          group.nvls_capable,
+          spec.bytes.count(),
+          spec.root,
+          group.dims,
+          group.node_of_rank};
   if (!key.nodes.empty()) {
     const int32_t first = *std::min_element(key.nodes.begin(), key.nodes.end());
     for (int32_t& n : key.nodes) n -= first;

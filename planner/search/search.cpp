@@ -30,6 +30,10 @@ constexpr int64_t kMaxFlowAllToAll = 64;
 // 64-GPU GPT-3 plan with TP 16 over two nodes needs 31 M events (13 s) on the flow network
 // because its TP rings cross the NICs; the analytic network prices them in 16 K.
 constexpr uint64_t kFlowEventsPerPlan = 2'000'000, kFlowEventsTotal = 12'000'000;
+// The max-min solver's budget per plan, in flows solved (Engine::charge): LLaMA-3-405B plans on
+// 16,384 H100 solve 0.6 M; a plan whose 512-rank ZeRO rings share the spines solved about 1,000
+// flows at each of its 2 M events (80 s) before this bound.
+constexpr uint64_t kFlowSolvedPerPlan = 10'000'000;
 
 // Runs f(0..threads-1) on `threads` threads and rethrows the first failure (lowest thread index).
 // Under MPI a failure on one rank would leave the others waiting in a collective: it aborts the
@@ -207,7 +211,7 @@ void deserialize(const std::string& in, std::map<int64_t, Simulated>& out) {
 // in the order of `plans`.
 std::vector<Simulated> simulate_all(const Job& hw, const JobSpec& base, const std::vector<Candidate>& plans,
                                     models::workload::Network network, int threads, double capacity,
-                                    uint64_t event_limit = 0) {
+                                    uint64_t event_limit = 0, uint64_t solver_limit = 0) {
   const Distributed& dist = Distributed::instance();
   const size_t ranks = static_cast<size_t>(dist.size()), me = static_cast<size_t>(dist.rank());
   std::vector<std::vector<std::pair<int64_t, Simulated>>> sims(static_cast<size_t>(threads));
@@ -217,7 +221,12 @@ std::vector<Simulated> simulate_all(const Job& hw, const JobSpec& base, const st
       job.network = network;
       models::workload::SimulateOptions opts;
       opts.event_limit = event_limit;
+      opts.solver_limit = solver_limit;
+      const double t0 = now_s();
       const models::workload::SimulationResult r = models::workload::simulate(job, opts);
+      TRAINSIM_LOG_DEBUG(kPlanner, "simulated ", describe(plans[k]), " (",
+                         network == models::workload::Network::kFlow ? "flow" : "analytic", "): ", r.events,
+                         " events in ", now_s() - t0, " s");
       Simulated s;
       s.over_budget = r.over_budget;
       s.events = r.events;
@@ -499,8 +508,8 @@ void rerank_flow(Search& s) {
     if (done + todo.size() > budget) todo.resize(budget - done);
     std::vector<Candidate> round;
     for (const size_t k : todo) round.push_back(sim_plans[k].candidate);
-    const std::vector<Simulated> flow =
-        simulate_all(s.hw, s.base, round, models::workload::Network::kFlow, s.threads, s.capacity, kFlowEventsPerPlan);
+    const std::vector<Simulated> flow = simulate_all(s.hw, s.base, round, models::workload::Network::kFlow, s.threads,
+                                                     s.capacity, kFlowEventsPerPlan, kFlowSolvedPerPlan);
     done += todo.size();
     for (size_t r = 0; r < round.size(); ++r) {
       spent += flow[r].events;

@@ -320,6 +320,7 @@ void FlowNetwork::resolve() {
   s.solver.solve(p, s.rates);
   ++stats_.solves;
   stats_.variables_solved += s.flows.size();
+  engine_.charge(s.flows.size());
   TRAINSIM_LOG_TRACE(kNetwork, "re-solve ", stats_.solves, " at ", now.count_ns(), " ns: ", s.flows.size(),
                      " flows on ", s.links.size(), " links");
 

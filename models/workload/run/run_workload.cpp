@@ -36,6 +36,7 @@ void run_workload(const Workload& w, const Job& job, const RunOptions& options,
   if (!options.faults.empty()) check_faults(job, options.faults);
   sim::Engine engine(static_cast<uint64_t>(job.seed));
   engine.set_event_limit(options.event_limit);
+  engine.set_work_limit(options.solver_limit);
   if (prepare) prepare(engine);
   if (options.before_run) options.before_run(engine, w);
   sim::task::TaskExecutor exec(engine, w.graph);

@@ -53,6 +53,9 @@ struct RunOptions : RunHooks {
   bool symmetric_all_to_all = true;
   // Work budget in engine events (0: none): a run that needs more stops there, over_budget set.
   uint64_t event_limit = 0;
+  // Work budget of the flow network's max-min solver, in flows solved over all re-solves (0:
+  // none): a few large components re-solved at every event cost far more than their events.
+  uint64_t solver_limit = 0;
   // Faults injected into the run (fault.hpp, docs/faults.md), at their time into it; at time 0
   // they are there from the start. Throws ConfigError when a fault does not fit the job.
   std::vector<Fault> faults;
@@ -66,7 +69,7 @@ struct RunView {
   sim::Time end;                        // when the last task finished (or a fault stopped the run)
   std::optional<NetworkStats> network;  // set when communication ran on the flow network
   std::optional<FaultReport> faults;    // set when options.faults is not empty
-  bool over_budget = false;             // stopped by RunOptions::event_limit before the end
+  bool over_budget = false;             // stopped by RunOptions::event_limit or solver_limit
 };
 
 // Runs `w` for `job` (its network, seed and cluster). `prepare` runs before the engine starts

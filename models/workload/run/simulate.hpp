@@ -32,8 +32,9 @@ struct SimulationResult {
   Job job;
   bool fits = true;
   bool simulated = false;
-  bool over_budget = false;  // SimulateOptions::event_limit ran out first: not simulated, no iteration time
-  sim::Bytes capacity;       // usable device memory (capacity - reserved)
+  bool over_budget =
+      false;            // SimulateOptions::event_limit or solver_limit ran out first: not simulated, no iteration time
+  sim::Bytes capacity;  // usable device memory (capacity - reserved)
   std::vector<StageReport> stages;
   int32_t worst_memory_stage = 0;
   int32_t critical_stage = 0;  // stage with the most compute: its breakdown is the headline

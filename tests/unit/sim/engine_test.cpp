@@ -96,6 +96,21 @@ TEST(EngineTest, AnEventLimitStopsTheRunAndSaysSo) {
   EXPECT_FALSE(free.limit_reached());
 }
 
+TEST(EngineTest, AWorkLimitStopsTheRunOnChargedWork) {
+  // Each event charges 10 units; a budget of 35 stops the run after the event that passes it.
+  Engine e(1);
+  int ran = 0;
+  for (int i = 0; i < 10; ++i)
+    e.schedule_at(Time::ns(i), [&] {
+      ++ran;
+      e.charge(10);
+    });
+  e.set_work_limit(35);
+  EXPECT_EQ(e.run(), 4u);
+  EXPECT_EQ(ran, 4);
+  EXPECT_TRUE(e.limit_reached());
+}
+
 TEST(EngineTest, SchedulingInThePastIsAnInternalError) {
   Engine engine;
   engine.schedule_at(20_ns, [] {});
