@@ -21,8 +21,7 @@ PlanError::PlanError(std::string component, std::string message, std::string hin
 
 namespace detail {
 void assertion_failed(const char* cond, const char* file, int line, const std::string& msg) {
-  std::string text =
-      std::string("internal error: assertion `") + cond + "` failed at " + file + ":" + std::to_string(line);
+  std::string text = std::string("assertion `") + cond + "` failed at " + file + ":" + std::to_string(line);
   if (!msg.empty()) text += ": " + msg;
   throw InternalError(text);
 }

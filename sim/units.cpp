@@ -115,7 +115,12 @@ Bandwidth parse_bandwidth(std::string_view text, const std::string& path) {
                                  {"GBps", 1e9},      {"TBps", 1e12},    {"GB/s", 1e9},     {"Gb/s", 1e9 / 8},
                                  {"TB/s", 1e12},     {"MB/s", 1e6}};
   for (const auto& u : kUnits)
-    if (unit == u.name) return Bandwidth::bytes_per_s(v * u.bytes_per_s);
+    if (unit == u.name) {
+      const double bps = v * u.bytes_per_s;
+      if (bps < 125.0 || bps > 1e18)
+        throw ConfigError(path, "\"" + got + "\" is outside 1Kbps..1EBps", "give a bandwidth a real link or disk has");
+      return Bandwidth::bytes_per_s(bps);
+    }
   throw ConfigError(path, "expected a bandwidth like \"400Gbps\" or \"50GBps\", got \"" + got + "\"",
                     "add a unit: bps/Kbps/Mbps/Gbps/Tbps for bits, Bps/KBps/MBps/GBps/TBps for bytes");
 }
@@ -136,7 +141,12 @@ Bytes parse_bytes(std::string_view text, const std::string& path) {
                                  {"GB", 1e9}, {"T", 1099511627776.0}, {"TiB", 1099511627776.0},
                                  {"TB", 1e12}};
   for (const auto& u : kUnits)
-    if (unit == u.name) return Bytes(static_cast<int64_t>(std::llround(v * u.bytes)));
+    if (unit == u.name) {
+      // At most 1 EiB (2^60): sums and products of sizes stay far from int64's 2^63.
+      if (v * u.bytes > 1152921504606846976.0)
+        throw ConfigError(path, "\"" + got + "\" is larger than 1EiB", "give a size below 1EiB");
+      return Bytes(static_cast<int64_t>(std::llround(v * u.bytes)));
+    }
   throw ConfigError(path, "expected a size like \"80GiB\" or \"512MB\", got \"" + got + "\"",
                     "add a unit: B, KiB, MiB, GiB, TiB (binary) or KB, MB, GB, TB (decimal)");
 }
@@ -154,7 +164,12 @@ Time parse_time(std::string_view text, const std::string& path) {
   static constexpr U kUnits[] = {{"ns", 1e-9},  {"us", 1e-6},  {"ms", 1e-3},  {"s", 1.0},
                                  {"min", 60.0}, {"h", 3600.0}, {"d", 86400.0}};
   for (const auto& u : kUnits)
-    if (unit == u.name) return Time::from_seconds_ceil(v * u.seconds);
+    if (unit == u.name) {
+      // At most 200 years: time is int64 nanoseconds (292 years), and sums of durations must fit.
+      if (v * u.seconds > 200 * 365.25 * 86400.0)
+        throw ConfigError(path, "\"" + got + "\" is longer than 200 years", "give a duration below 200 years");
+      return Time::from_seconds_ceil(v * u.seconds);
+    }
   throw ConfigError(path, "expected a duration like \"2us\" or \"1.5ms\", got \"" + got + "\"",
                     "add a unit: ns, us, ms, s, min, h or d");
 }
@@ -171,7 +186,10 @@ FlopRate parse_flop_rate(std::string_view text, const std::string& path) {
   };
   static constexpr U kUnits[] = {{"FLOPS", 1.0}, {"GFLOPS", 1e9}, {"TFLOPS", 1e12}, {"PFLOPS", 1e15}};
   for (const auto& u : kUnits)
-    if (unit == u.name) return FlopRate::per_s(v * u.per_s);
+    if (unit == u.name) {
+      if (v * u.per_s > 1e21) throw ConfigError(path, "\"" + got + "\" is above 1000000PFLOPS", "give a GPU's rate");
+      return FlopRate::per_s(v * u.per_s);
+    }
   throw ConfigError(path, "expected a FLOP rate like \"989TFLOPS\", got \"" + got + "\"",
                     "add a unit: GFLOPS, TFLOPS or PFLOPS");
 }

@@ -49,7 +49,8 @@ std::vector<std::string> kind_names() {
 // Seconds: finite and positive (the fit weighs every record by 1 / its time).
 double read_seconds(const Json& j, const std::string& path, bool allow_zero) {
   const double v = sim::config::read_number(j, path, 0.0, 1e6);
-  if (!allow_zero && v <= 0.0) throw ConfigError(path, "must be a positive time in seconds, got " + j.dump());
+  if (!allow_zero && v <= 0.0)
+    throw ConfigError(path, "must be a positive time in seconds, got " + sim::config::show(j));
   return v;
 }
 

@@ -2,10 +2,13 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 #include <functional>
 #include <limits>
+#include <numeric>
 
 #include "models/failure/spare_pool.hpp"
+#include "sim/error.hpp"
 #include "sim/log.hpp"
 #include "sim/rng.hpp"
 
@@ -321,7 +324,21 @@ RunOutcome Run::go() {
                     ? kHour * standard_exponential(rng_) / c_.stragglers[j].onsets_per_hour
                     : kInf;
 
+  // A run that cannot finish (failures outpace progress, or lost nodes outpace repairs without
+  // spares) would loop forever: past 10 M events or 1,000 simulated years it is bad input.
+  constexpr uint64_t kMaxEvents = 10'000'000;
+  constexpr double kMaxSeconds = 1000 * 365.25 * 86400.0;
+  uint64_t events = 0;
   while (phase_ != Phase::kDone) {
+    if (++events > kMaxEvents || t_ > kMaxSeconds) {
+      char text[200];
+      std::snprintf(
+          text, sizeof text,
+          "the run does not finish: %.0f failures in %.0f simulated days and %.1f%% of the work done",
+          static_cast<double>(std::accumulate(out_.failures_by_kind.begin(), out_.failures_by_kind.end(), int64_t{0})),
+          t_ / 86400.0, std::isfinite(work_) ? 100.0 * p_ / work_ : 0.0);
+      throw ConfigError("--rate", text, "failures outpace the job: lower the rates, or add --spares or --elastic");
+    }
     // The earliest event; ties resolve in the order of Event.
     double te = kInf;
     Event ev = Event::kHorizon;

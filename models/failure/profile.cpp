@@ -1,4 +1,5 @@
 #include "models/failure/profile.hpp"
+#include "sim/config/schema.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -14,31 +15,39 @@ namespace {
 
 std::string child(const std::string& path, const std::string& key) { return path.empty() ? key : path + "." + key; }
 
+constexpr double kMaxRate = 1000.0;
+
 double positive(const Json& j, const std::string& p, const char* what) {
-  if (!j.is_number()) throw ConfigError(p, std::string("expected a number (") + what + "), got " + j.dump());
+  if (!j.is_number())
+    throw ConfigError(p, std::string("expected a number (") + what + "), got " + sim::config::show(j));
   const double v = j.get<double>();
   if (!(v > 0) || !std::isfinite(v))
-    throw ConfigError(p, std::string("must be positive (") + what + "), got " + j.dump(),
+    throw ConfigError(p, std::string("must be positive (") + what + "), got " + sim::config::show(j),
                       "give a rate above 0; leave a kind out of the failures by making it rare, e.g. 1e-12");
+  // Above this, times between events underflow what a run can resolve (1e308 became NaN).
+  if (v > kMaxRate)
+    throw ConfigError(p, std::string("at most 1000 (") + what + "), got " + sim::config::show(j),
+                      "a component failing more than 1000 times an hour never lets a job run");
   return v;
 }
 
 double unit_interval(const Json& j, const std::string& p) {
   const double v = sim::config::read_number(j, p, 0.0, 1.0);
-  if (v <= 0 || v >= 1) throw ConfigError(p, "must be strictly between 0 and 1, got " + j.dump());
+  if (v <= 0 || v >= 1) throw ConfigError(p, "must be strictly between 0 and 1, got " + sim::config::show(j));
   return v;
 }
 
 sim::Bandwidth positive_bandwidth(const Json& j, const std::string& p) {
   const sim::Bandwidth b = sim::config::read_bandwidth(j, p);
   if (!(b.bytes_per_second() > 0))
-    throw ConfigError(p, "must be above zero, got " + j.dump(), "give the tier's bandwidth, e.g. \"1TBps\"");
+    throw ConfigError(p, "must be above zero, got " + sim::config::show(j),
+                      "give the tier's bandwidth, e.g. \"1TBps\"");
   return b;
 }
 
 sim::Time non_negative_time(const Json& j, const std::string& p) {
   const sim::Time t = sim::config::read_time(j, p);
-  if (t < sim::Time::zero()) throw ConfigError(p, "must not be negative, got " + j.dump());
+  if (t < sim::Time::zero()) throw ConfigError(p, "must not be negative, got " + sim::config::show(j));
   return t;
 }
 
@@ -213,7 +222,13 @@ FailureProfile load_failure_profile(const std::string& ref, const std::vector<st
     it->second.rate = positive(Json(v), "--rate " + kind, "failures per component-hour");
     it->second.source = "--rate on the command line";
   }
-  for (auto& [kind, c] : f.components) c.rate *= scale;
+  for (auto& [kind, c] : f.components) {
+    c.rate *= scale;
+    if (!(c.rate <= kMaxRate))
+      throw ConfigError("--failure-scale",
+                        "makes the " + kind + " rate " + std::to_string(c.rate) + " per component-hour, above 1000",
+                        "give a smaller scale");
+  }
   return f;
 }
 

@@ -1,5 +1,7 @@
 #include "models/presets/catalog.hpp"
 
+#include "sim/config/json_input.hpp"
+
 #include <algorithm>
 #include <fstream>
 #include <sstream>
@@ -48,20 +50,8 @@ Json find(const std::string& kind, const std::string& name, const std::string& p
 }
 
 Json load_json_file(const std::string& file, const std::string& path) {
-  std::ifstream in(file);
-  if (!in)
-    throw ConfigError(path, path == file ? "cannot read the file" : "cannot read file \"" + file + "\"",
-                      "check the path");
-  std::stringstream ss;
-  ss << in.rdbuf();
-  try {
-    return Json::parse(ss.str());
-  } catch (const Json::parse_error& e) {
-    std::string what = e.what();
-    const auto pos = what.find("parse error");
-    throw ConfigError(path, (path == file ? std::string("not valid JSON: ") : "\"" + file + "\" is not valid JSON: ") +
-                                (pos == std::string::npos ? what : what.substr(pos)));
-  }
+  return sim::config::parse_json(sim::config::read_input_file(file, path), path,
+                                 path == file ? "" : "\"" + file + "\"");
 }
 
 bool is_file_reference(const std::string& ref) {

@@ -2,6 +2,8 @@
 
 #include <algorithm>
 #include <cctype>
+#include <cerrno>
+#include <cmath>
 #include <cstdlib>
 
 #include "models/workload/job/job.hpp"
@@ -30,7 +32,7 @@ bool is_integer_text(const std::string& s) {
   if (i == s.size()) return false;
   for (; i < s.size(); ++i)
     if (!std::isdigit(static_cast<unsigned char>(s[i]))) return false;
-  return s.size() < 19;
+  return true;
 }
 
 bool is_number_text(const std::string& s) {
@@ -42,9 +44,21 @@ bool is_number_text(const std::string& s) {
 
 // A flag value as a JSON scalar: integers, numbers, booleans and null keep their type so the
 // schema reports "expected an integer, got 2.5" instead of accepting text.
+// A number beyond int64 (integers) or a double (1e400), and nan / inf, stays text: the schema then
+// rejects it naming the flag ("expected an integer, got \"1e400\"").
 Json scalar(const std::string& v) {
-  if (is_integer_text(v)) return Json(std::stoll(v));
-  if (is_number_text(v)) return Json(std::stod(v));
+  if (is_integer_text(v)) {
+    errno = 0;
+    const long long x = std::strtoll(v.c_str(), nullptr, 10);
+    if (errno != ERANGE) return Json(static_cast<int64_t>(x));
+  }
+  if (is_number_text(v)) {
+    errno = 0;
+    const double x = std::strtod(v.c_str(), nullptr);
+    if (std::isfinite(x) && errno != ERANGE) return Json(x);
+    if (std::isfinite(x) && x == 0.0) return Json(0.0);  // underflow (1e-400): zero
+    return Json(v);
+  }
   if (v == "true") return Json(true);
   if (v == "false") return Json(false);
   if (v == "null") return Json(nullptr);

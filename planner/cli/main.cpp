@@ -113,9 +113,13 @@ int main(int argc, char** argv) {
   try {
     args = parse_args(argc, argv);
     configure_logging(args);
-    if (args.command.empty() || args.command == "help" || args.options.count("help")) {
+    if (args.command.empty() && !args.options.count("help"))
+      throw trainsim::ConfigError("trainsim", "no command given",
+                                  "run `trainsim help` for the commands, e.g. `trainsim simulate --model llama3-8b "
+                                  "--cluster dgx-h100 --gpus 8 --global-batch 8`");
+    if (args.command == "help" || args.options.count("help")) {
       print_help(std::cout);
-      return args.command.empty() && !args.options.count("help") ? kExitBadInput : kExitOk;
+      return kExitOk;
     }
     check_command_options(args);
     if (args.command == "simulate") return run_simulate(args, std::cout);

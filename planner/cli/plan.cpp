@@ -29,6 +29,7 @@
 #include "planner/search/estimator.hpp"
 #include "planner/search/pareto.hpp"
 #include "planner/search/search.hpp"
+#include "sim/config/schema.hpp"
 #include "sim/error.hpp"
 #include "traces/svg/svg.hpp"
 
@@ -148,7 +149,10 @@ void read_job(PlanRun& p) {
     a.job_flags["gpus"] = p.sizes.front();
   }
   p.base_json = job_json(a);
-  if (p.sizes.empty()) p.sizes = {p.base_json.at("gpus").get<int64_t>()};
+  if (p.sizes.empty()) {
+    if (!p.base_json.contains("gpus")) throw ConfigError("gpus", "missing", "give --gpus N or MIN:MAX");
+    p.sizes = {sim::config::read_int(p.base_json.at("gpus"), "gpus", 1, 2147483647)};
+  }
   p.given = p.base_json;
   p.given.erase("gpus");
 }
@@ -253,7 +257,7 @@ int run_sweep(PlanRun& p) {
     rows.push_back(std::move(row));
   }
   if (!p.dist.root()) return kExitOk;
-  print_sweep(p.out, rows, p.ro);
+  // The plot first: a plot that cannot be written fails the run before any report is printed.
   if (args.command_options.count("plot")) {
     const size_t best = best_size(rows, p.ro);
     std::ostringstream title;
@@ -261,6 +265,7 @@ int run_sweep(PlanRun& p) {
     title << "cluster sizes (objective: " << p.ro.objective << ")";
     traces::write_svg_file(args.command_options.at("plot"), sweep_svg(rows, best, title.str()), "--plot");
   }
+  print_sweep(p.out, rows, p.ro);
   bool any = false;
   for (const auto& r : rows) any = any || r.ok;
   if (!any) throw PlanError("plan", "no cluster size in the range has a configuration that fits", "use more GPUs");
@@ -302,8 +307,7 @@ int run_single(PlanRun& p) {
     for (const auto& f : emit::write_files(option(args, "out", ""), emit::emit(name, winner))) written.push_back(f);
   std::optional<models::failure::ReliabilityReport> study;
   if (p.rel) study = reliability_study(*p.rel, winner);
-  print_plan(p.out, r, s.hardware, s.spec, winner, p.ro, baseline ? &*baseline : nullptr, written,
-             study ? &*study : nullptr);
+  // The plot first: a plot that cannot be written fails the run before any report is printed.
   if (args.command_options.count("plot")) {
     std::ostringstream title;
     title << s.hardware.model.name << " on " << r.gpus << " x " << s.hardware.gpu.name << ": time vs memory";
@@ -311,6 +315,8 @@ int run_single(PlanRun& p) {
                            pareto_svg(r, search::usable_memory_bytes(s.hardware, p.ro.headroom), p.ro.top, title.str()),
                            "--plot");
   }
+  print_plan(p.out, r, s.hardware, s.spec, winner, p.ro, baseline ? &*baseline : nullptr, written,
+             study ? &*study : nullptr);
   return kExitOk;
 }
 

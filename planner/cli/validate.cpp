@@ -14,6 +14,7 @@
 #include "models/workload/job/job.hpp"
 #include "planner/cli/commands.hpp"
 #include "planner/cli/job_input.hpp"
+#include "sim/config/schema.hpp"
 #include "sim/error.hpp"
 #include "validator/report.hpp"
 #include "validator/runner.hpp"
@@ -46,11 +47,12 @@ void check_same_job(const models::calibration::MeasurementSet& set, const models
     if (!measured.contains(k) || measured[k] == now[k]) continue;
     const std::string flag = k == "microbatches" ? "--global-batch" : flag_name(k);
     throw ConfigError("--measurements",
-                      "measured with " + k + " " + measured[k].dump() + " but the job has " + k + " " + now[k].dump(),
+                      "measured with " + k + " " + sim::config::show(measured[k]) + " but the job has " + k + " " +
+                          sim::config::show(now[k]),
                       "pass the job the measurements were taken for: " + flag +
                           (k == "microbatches" ? ""
                                                : " " + (measured[k].is_string() ? measured[k].get<std::string>()
-                                                                                : measured[k].dump())));
+                                                                                : sim::config::show(measured[k]))));
   }
 }
 

@@ -23,11 +23,12 @@ size_t edit_distance(const std::string& a, const std::string& b) {
   return prev[b.size()];
 }
 
+}  // namespace
+
 std::string show(const Json& j) {
-  std::string s = j.dump();
+  std::string s = j.dump(-1, ' ', false, Json::error_handler_t::replace);
   return s.size() > 40 ? s.substr(0, 37) + "..." : s;
 }
-}  // namespace
 
 std::string did_you_mean(const std::string& key, const std::vector<std::string>& candidates) {
   std::string best;
@@ -97,7 +98,10 @@ int64_t read_int(const Json& j, const std::string& path, int64_t min, int64_t ma
     throw ConfigError(path, "expected an integer, got " + show(j),
                       "write a whole number such as " + std::to_string(std::max<int64_t>(min, 1)));
   }
-  if (v < min || v > max) throw ConfigError(path, range_text(min, max) + ", got " + std::to_string(v));
+  if (v < min || (v > max && max < kUnboundedInt))
+    throw ConfigError(path, range_text(min, max) + ", got " + std::to_string(v));
+  if (v > max)  // past a bound that only guards against overflow
+    throw ConfigError(path, "must be at most " + std::to_string(max) + ", got " + std::to_string(v));
   return v;
 }
 

@@ -25,6 +25,9 @@ std::string did_you_mean(const std::string& key, const std::vector<std::string>&
 // "a, b, c" for messages.
 std::string join(const std::vector<std::string>& items, const char* sep = ", ");
 std::string json_type_name(const Json& j);
+// A value as error messages quote it: compact JSON, at most 40 characters, invalid UTF-8 replaced
+// (a message never throws on what the user wrote).
+std::string show(const Json& j);
 // Integer fields whose maximum is at least this are "unbounded" in messages and docs.
 inline constexpr int64_t kUnboundedInt = int64_t{1} << 40;
 // "must be at least 1" or "must be between 1 and 8".

@@ -10,6 +10,7 @@
 #include <numeric>
 #include <sstream>
 
+#include "sim/config/schema.hpp"
 #include "topology/builder.hpp"
 #include "topology/detail/servers.hpp"
 
@@ -29,7 +30,7 @@ const sim::config::Schema<Params>& schema() {
     s.custom("shape", "list of 2 or 3 integers >= 1", std::nullopt, "GPUs along each dimension, e.g. [4, 4, 4].",
              [](Params& p, const sim::config::Json& j, const std::string& path) {
                if (!j.is_array() || j.size() < 2 || j.size() > 3)
-                 throw ConfigError(path, "expected a list of 2 or 3 dimensions, got " + j.dump(),
+                 throw ConfigError(path, "expected a list of 2 or 3 dimensions, got " + sim::config::show(j),
                                    "write e.g. [4, 4] or [4, 4, 4]");
                p.shape.clear();
                for (size_t k = 0; k < j.size(); ++k) {

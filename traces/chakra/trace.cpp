@@ -10,6 +10,7 @@
 #include <sstream>
 #include <unordered_set>
 
+#include "sim/config/json_input.hpp"
 #include "sim/config/schema.hpp"
 #include "sim/error.hpp"
 
@@ -96,7 +97,7 @@ int64_t read_int(const Json& v, const std::string& path, bool non_negative) {
     }
   }
   std::ostringstream m;
-  m << "expected an integer (a JSON number or a string of digits), got " << v.dump();
+  m << "expected an integer (a JSON number or a string of digits), got " << sim::config::show(v);
   throw ConfigError(path, str(m), "ProtoJSON writes 64-bit integers as strings of digits, e.g. \"1024\"");
 }
 
@@ -112,7 +113,7 @@ NodeType read_node_type(const Json& v, const std::string& path) {
   }
   std::vector<std::string> names(kNodeTypeNames.begin(), kNodeTypeNames.end());
   std::ostringstream m;
-  m << "unknown node type " << v.dump();
+  m << "unknown node type " << sim::config::show(v);
   throw ConfigError(path, str(m), "use one of " + sim::config::join(names) + " (et_def.proto NodeType)");
 }
 
@@ -282,6 +283,10 @@ std::vector<std::pair<size_t, Json>> json_values(const std::string& text, const 
       std::ostringstream m;
       m << "not valid JSON at byte " << begin + (e.byte > 0 ? e.byte - 1 : 0);
       throw ConfigError(file, str(m), kFormatHint);
+    } catch (const Json::exception& e) {  // a number beyond a double (1e400), invalid UTF-8
+      std::ostringstream m;
+      m << "the value starting at byte " << begin << ": " << e.what();
+      throw ConfigError(file, str(m), kFormatHint);
     }
   }
   return out;
@@ -347,6 +352,7 @@ std::optional<std::string> Node::string_attr(const std::string& key) const {
 RankTrace parse_rank_trace(const std::string& text, const std::string& file) {
   RankTrace t;
   t.file = file;
+  sim::config::check_json_depth(text, file);
   const auto values = json_values(text, file);
   if (values.empty()) throw ConfigError(file, "the file is empty", kFormatHint);
   std::vector<const Json*> nodes;
@@ -386,11 +392,7 @@ RankTrace parse_rank_trace(const std::string& text, const std::string& file) {
 }
 
 RankTrace read_rank_trace(const std::string& file) {
-  std::ifstream in(file, std::ios::binary);
-  if (!in) throw ConfigError(file, "cannot read the file", "check the path");
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return parse_rank_trace(ss.str(), file);
+  return parse_rank_trace(sim::config::read_input_file(file, file), file);
 }
 
 std::vector<std::string> trace_files(const std::string& path, const std::string& flag) {

@@ -1,4 +1,5 @@
 #include "traces/kineto/trace.hpp"
+#include "sim/config/schema.hpp"
 
 #include <algorithm>
 #include <cctype>
@@ -27,7 +28,7 @@ std::string lower(std::string s) {
 [[noreturn]] void bad_field(const std::string& path, size_t index, const std::string& field, const std::string& what,
                             const Json& got) {
   std::ostringstream msg;
-  msg << "traceEvents[" << index << "]." << field << ": expected " << what << ", got " << got.dump();
+  msg << "traceEvents[" << index << "]." << field << ": expected " << what << ", got " << sim::config::show(got);
   throw ConfigError(path, msg.str(), "export the trace with torch.profiler's export_chrome_trace");
 }
 

@@ -1,5 +1,8 @@
 #include "models/workload/build/builder.hpp"
 
+#include <cstdio>
+#include <cstdlib>
+
 #include <algorithm>
 
 #include "models/workload/build/build_context.hpp"
@@ -62,11 +65,33 @@ void make_ranks(const BuildContext& c, Communicators& comms, Workload& w) {
 // Upper bound: about 40 tasks per layer, micro-batch and simulated rank (SP + full recompute
 // emit 28; TP overlap adds 4 per chunk, CP ring steps 2 per step), plus per-micro-batch edges;
 // untouched reserved pages cost nothing. Also the activation bytes of each virtual stage.
+// Refuses a job whose task graph would not fit in memory, before allocating it: about 120 bytes
+// per task with its edges (megatron-1t on 3,072 A100: 1.9 M tasks, 217 MB).
+void check_task_budget(double tasks) {
+  double budget = 25e6;
+  if (const char* env = std::getenv("TRAINSIM_MAX_TASKS")) {
+    char* end = nullptr;
+    const double v = std::strtod(env, &end);
+    if (end == env || *end != '\0' || !(v >= 1.0))
+      throw ConfigError("TRAINSIM_MAX_TASKS", "expected a positive number of tasks, got \"" + std::string(env) + "\"");
+    budget = v;
+  }
+  if (tasks <= budget) return;
+  char text[160];
+  std::snprintf(text, sizeof text,
+                "the job needs about %.3g tasks to simulate, above the budget of %.3g (about %.0f MB)", tasks, budget,
+                budget * 120 / 1e6);
+  throw ConfigError("global_batch", text,
+                    "fewer micro-batches (a smaller global_batch or a larger micro_batch), representative fidelity, or "
+                    "raise the budget with TRAINSIM_MAX_TASKS=N");
+}
+
 void reserve(const BuildContext& c, Workload& w) {
   const Job& job = c.job;
   const int64_t per_layer = 40 + 8 * (c.overlap_chunks - 1) + 4 * (job.cp - 1);
   const size_t per_rank = static_cast<size_t>(c.m * job.model.layers / c.p) * static_cast<size_t>(per_layer) +
                           static_cast<size_t>(c.m * c.v) * 12 + 64;
+  check_task_budget(static_cast<double>(per_rank) * static_cast<double>(w.ranks.size()));
   w.graph.reserve(per_rank * w.ranks.size(), 2 * per_rank * w.ranks.size());
   w.task_rank_slot.reserve(per_rank * w.ranks.size());
   w.task_comm.reserve(per_rank * w.ranks.size());

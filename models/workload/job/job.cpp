@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cstdlib>
+#include <limits>
 #include <numeric>
 
 #include "models/presets/catalog.hpp"
@@ -186,7 +187,8 @@ void runtime_fields(JobSchema& s) {
                    "How communication is simulated: `flow` runs every transfer of every collective as flows "
                    "on the cluster's topology (max-min bandwidth sharing); `analytic` uses the hierarchical "
                    "alpha-beta formulas (no contention between concurrent collectives).")
-      .integer("seed", &JobSpec::seed, 0, kMaxInt, 0, "Random seed (stochastic components).");
+      .integer("seed", &JobSpec::seed, 0, std::numeric_limits<int64_t>::max(), 0,
+               "Random seed (stochastic components).");
   ;
 }
 
@@ -515,6 +517,13 @@ void resolve_parallel(const JobSpec& s, Job& j) {
             ") is not divisible by dp*micro_batch = " + std::to_string(per_step),
         "use a multiple of " + std::to_string(per_step) + ", e.g. " + multiples_near(j.global_batch, per_step));
   j.microbatches = j.global_batch / per_step;
+  // Schedules and task graphs grow with micro-batches x virtual stages: refuse before allocating.
+  if (j.microbatches * j.vp > 1'000'000)
+    throw ConfigError("global_batch",
+                      std::to_string(j.microbatches) + " micro-batches" +
+                          (j.vp > 1 ? " x " + std::to_string(j.vp) + " virtual stages" : std::string()) +
+                          " per iteration is above the 1,000,000 a pipeline schedule is built for",
+                      "a larger micro_batch, or a smaller global_batch (the speed per token is the same)");
   const auto& sched = schedules::ScheduleRegistry::instance().get(j.schedule, "schedule");
   check_stack_schedule(j);
   schedules::check_schedule_shape(sched, static_cast<int>(j.pp), static_cast<int>(j.microbatches),
