@@ -331,10 +331,11 @@ RunOutcome Run::go() {
   uint64_t events = 0;
   while (phase_ != Phase::kDone) {
     if (++events > kMaxEvents || t_ > kMaxSeconds) {
-      char text[200];
+      char text[240];
       std::snprintf(
           text, sizeof text,
-          "the run does not finish: %.0f failures in %.0f simulated days and %.1f%% of the work done",
+          "the run does not finish within 1,000 years or 10 M events: %.0f failures in %.0f days, %.1f%% of the work "
+          "done",
           static_cast<double>(std::accumulate(out_.failures_by_kind.begin(), out_.failures_by_kind.end(), int64_t{0})),
           t_ / 86400.0, std::isfinite(work_) ? 100.0 * p_ / work_ : 0.0);
       throw ConfigError("--rate", text, "failures outpace the job: lower the rates, or add --spares or --elastic");

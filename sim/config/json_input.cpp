@@ -19,7 +19,7 @@ std::string read_input_file(const std::string& file, const std::string& path) {
     const auto got = static_cast<size_t>(in.gcount());
     if (out.size() + got > kMaxInputBytes)
       throw ConfigError(path, named + "larger than the 1 GiB input limit",
-                        "give a regular file; split a trace per rank (PATH.<rank>.json)");
+                        "give a regular JSON file below 1 GiB");
     out.append(buf.data(), got);
   }
   if (in.bad()) throw ConfigError(path, named + "reading the file failed", "check the file");
@@ -70,7 +70,9 @@ Json parse_json(const std::string& text, const std::string& path, const std::str
     throw ConfigError(path, about(label, pos == std::string::npos ? what : what.substr(pos)),
                       "numbers must fit a double (at most about 1.8e308)");
   } catch (const Json::exception& e) {
-    throw ConfigError(path, invalid(label) + e.what());
+    const std::string what = e.what();
+    const auto text = what.find("] ");  // without the library's "[json.exception.x.n] "
+    throw ConfigError(path, invalid(label) + (text == std::string::npos ? what : what.substr(text + 2)));
   }
 }
 

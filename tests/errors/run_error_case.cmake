@@ -1,7 +1,8 @@
 # Golden error-message driver (STYLE conv. 12 and 14), run as `cmake -P` so CI needs no Python.
 #
 #   cmake -DTRAINSIM=<trainsim> -DDIR=<tests/errors> -DWORK=<scratch dir> -DCASE=<case> -P run_error_case.cmake
-#       Runs trainsim with the arguments in DIR/CASE.args (one per line; "@DIR@" stands for DIR) and
+#       Runs trainsim with the arguments in DIR/CASE.args (one per line; "@DIR@" stands for DIR,
+#       "@LF@" for a newline and "@XFF@" for the byte 0xff inside an argument) and
 #       checks it against DIR/CASE.expected: line 1 "exit N", line 2 the exact stderr line (again
 #       with "@DIR@" for DIR). stderr must equal that line byte for byte, and stdout must be empty
 #       for exit 2 (for exit 3 the report may be printed on stdout first).
@@ -57,7 +58,15 @@ function(read_args case out)
   string(REPLACE "@DIR@" "${DIR}" text "${text}")
   string(REGEX REPLACE "\n$" "" text "${text}")
   string(REPLACE "\n" ";" args "${text}")
-  set(${out} "${args}" PARENT_SCOPE)
+  # Bytes an argument line cannot hold: @LF@ is a newline, @XFF@ the byte 0xff (invalid UTF-8).
+  string(ASCII 255 xff)
+  set(decoded "")
+  foreach(arg IN LISTS args)
+    string(REPLACE "@LF@" "\n" arg "${arg}")
+    string(REPLACE "@XFF@" "${xff}" arg "${arg}")
+    list(APPEND decoded "${arg}")
+  endforeach()
+  set(${out} "${decoded}" PARENT_SCOPE)
 endfunction()
 
 # Runs one case; sets <prefix>_rc, <prefix>_out and <prefix>_err in the caller.

@@ -285,7 +285,9 @@ std::vector<std::pair<size_t, Json>> json_values(const std::string& text, const 
       throw ConfigError(file, str(m), kFormatHint);
     } catch (const Json::exception& e) {  // a number beyond a double (1e400), invalid UTF-8
       std::ostringstream m;
-      m << "the value starting at byte " << begin << ": " << e.what();
+      const std::string what = e.what();
+      const auto text = what.find("] ");
+      m << "the value starting at byte " << begin << ": " << (text == std::string::npos ? what : what.substr(text + 2));
       throw ConfigError(file, str(m), kFormatHint);
     }
   }
