@@ -18,8 +18,7 @@ std::string read_input_file(const std::string& file, const std::string& path) {
     in.read(buf.data(), static_cast<std::streamsize>(buf.size()));
     const auto got = static_cast<size_t>(in.gcount());
     if (out.size() + got > kMaxInputBytes)
-      throw ConfigError(path, named + "larger than the 1 GiB input limit",
-                        "give a regular JSON file below 1 GiB");
+      throw ConfigError(path, named + "larger than the 1 GiB input limit", "give a regular JSON file below 1 GiB");
     out.append(buf.data(), got);
   }
   if (in.bad()) throw ConfigError(path, named + "reading the file failed", "check the file");
@@ -28,8 +27,12 @@ std::string read_input_file(const std::string& file, const std::string& path) {
 
 namespace {
 // "text", or "LABEL: text" when the input is a file named apart from its path.
-std::string about(const std::string& label, const std::string& text) { return label.empty() ? text : label + ": " + text; }
-std::string invalid(const std::string& label) { return label.empty() ? "not valid JSON: " : label + " is not valid JSON: "; }
+std::string about(const std::string& label, const std::string& text) {
+  return label.empty() ? text : label + ": " + text;
+}
+std::string invalid(const std::string& label) {
+  return label.empty() ? "not valid JSON: " : label + " is not valid JSON: ";
+}
 }  // namespace
 
 void check_json_depth(const std::string& text, const std::string& path, const std::string& label) {
@@ -47,8 +50,8 @@ void check_json_depth(const std::string& text, const std::string& path, const st
     } else if (c == '[' || c == '{') {
       if (++depth > kMaxJsonDepth)
         throw ConfigError(path,
-                          about(label, "JSON nested deeper than " + std::to_string(kMaxJsonDepth) +
-                                           " levels at byte " + std::to_string(i)),
+                          about(label, "JSON nested deeper than " + std::to_string(kMaxJsonDepth) + " levels at byte " +
+                                           std::to_string(i)),
                           "no trainsim input nests that deep: check the file");
     } else if (c == ']' || c == '}') {
       --depth;
