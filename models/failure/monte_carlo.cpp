@@ -8,6 +8,7 @@
 #include <numeric>
 
 #include "models/failure/spare_pool.hpp"
+#include "sim/deadline.hpp"
 #include "sim/error.hpp"
 #include "sim/log.hpp"
 #include "sim/rng.hpp"
@@ -330,6 +331,7 @@ RunOutcome Run::go() {
   constexpr double kMaxSeconds = 1000 * 365.25 * 86400.0;
   uint64_t events = 0;
   while (phase_ != Phase::kDone) {
+    if ((events & 0xffff) == 0) sim::check_deadline();
     if (++events > kMaxEvents || t_ > kMaxSeconds) {
       char text[240];
       std::snprintf(

@@ -110,7 +110,8 @@ const std::vector<std::string>& output_flags() {
                                                  "--rate",
                                                  "--elastic",
                                                  "--broadcast-restore",
-                                                 "--log"};
+                                                 "--log",
+                                                 "--time-limit"};
   return flags;
 }
 }  // namespace
@@ -170,6 +171,11 @@ Args parse_args(int argc, const char* const* argv) {
     } else if (arg == "--log") {
       next_value(false);
       a.log = value;
+    } else if (arg == "--time-limit") {
+      next_value(false);
+      a.time_limit = sim::config::read_time(Json(value), "--time-limit");
+      if (a.time_limit <= sim::Time::zero())
+        throw ConfigError("--time-limit", "must be above zero", "give a duration such as 10min");
     } else if (arg == "--trace") {
       next_value(false);
       a.trace_file = value;

@@ -32,6 +32,8 @@ struct Args {
   std::vector<std::string> rates;      // reliability / plan --rate KIND=RATE (repeatable)
   bool json = false;
   std::optional<std::string> log;  // --log SPEC (every command): diagnostic categories on stderr
+  // --time-limit (every command): wall-clock limit, past which the run stops with exit 2.
+  sim::Time time_limit = sim::Time::from_seconds_ceil(3600.0);
 };
 
 // Throws ConfigError for unknown flags (with a did-you-mean) and missing values.

@@ -395,6 +395,7 @@ void print_help(std::ostream& out) {
          "Every command takes --log CATEGORY=LEVEL[,...]: diagnostics on stderr, never in results; categories\n"
          "builder, network, planner, failure, engine or all; levels off (default), info, debug, trace\n"
          "(--log network=debug,planner=debug). The environment variable TRAINSIM_LOG does the same; --log wins.\n"
+         "Every command takes --time-limit DURATION (default 1h): past it the run stops with exit 2.\n"
          "Exit codes: 0 ok (also when a simulated fault stops the job: that is a result), 1 internal error,\n"
          "2 bad input, 3 configuration does not fit in memory (plan: none fits), 4 validate found no GPU.\n";
 }

@@ -151,7 +151,8 @@ int run_compare(const Args& args, std::ostream& out) {
   std::map<std::string, bool> kinds;
   for (const auto& [k, t] : c.real.comm) kinds[k] = true;
   for (const auto& [k, t] : c.simulated.comm) kinds[k] = true;
-  for (const auto& [k, unused] : kinds) {
+  for (const auto& kind : kinds) {
+    const std::string& k = kind.first;  // not a structured binding: the lambda captures it
     auto find = [&](const traces::TimelineSummary& s) {
       auto it = s.comm.find(k);
       return it == s.comm.end() ? sim::Time::zero() : it->second;

@@ -11,6 +11,7 @@
 #include "planner/cli/errors.hpp"
 #include "planner/cli/ui.hpp"
 #include "planner/search/distributed.hpp"
+#include "sim/deadline.hpp"
 #include "sim/error.hpp"
 
 namespace {
@@ -113,6 +114,7 @@ int main(int argc, char** argv) {
   try {
     args = parse_args(argc, argv);
     configure_logging(args);
+    trainsim::sim::set_time_limit(args.time_limit.seconds());
     if (args.command.empty() && !args.options.count("help"))
       throw trainsim::ConfigError("trainsim", "no command given",
                                   "run `trainsim help` for the commands, e.g. `trainsim simulate --model llama3-8b "

@@ -300,7 +300,7 @@ Search start_search(const Job& hw, const JobSpec& base, const Json& given, const
   if (s.dist.root()) {
     TRAINSIM_LOG_DEBUG(kPlanner, "space: ", s.en.considered, " configurations of ", base.gpus, " GPUs, ", s.total,
                        " pass the divisibility rules; ", s.threads, " threads x ", s.ranks, " ranks");
-    for (const auto& [rule, n] : s.en.rejected) TRAINSIM_LOG_DEBUG(kPlanner, "pruned by \"", rule, "\": ", n);
+    for (const auto& r : s.en.rejected) TRAINSIM_LOG_DEBUG(kPlanner, "pruned by \"", r.first, "\": ", r.second);
   }
   return s;
 }
@@ -371,9 +371,9 @@ void gather_estimates(Search& s, const Partial& local) {
   if (dist.root() && sim::log::enabled(sim::log::Category::kPlanner, sim::log::Level::kDebug)) {
     TRAINSIM_LOG_DEBUG(kPlanner, "estimate: ", all.valid, " valid, ", all.feasible, " fit in memory, ",
                        s.res.estimate_s, " s");
-    for (const auto& [rule, n] : all.rejected)
-      if (s.en.rejected.find(rule) == s.en.rejected.end())
-        TRAINSIM_LOG_DEBUG(kPlanner, "pruned by \"", rule, "\": ", n);
+    for (const auto& r : all.rejected)  // not a structured binding: the log macro's lambda captures it
+      if (s.en.rejected.find(r.first) == s.en.rejected.end())
+        TRAINSIM_LOG_DEBUG(kPlanner, "pruned by \"", r.first, "\": ", r.second);
   }
 }
 
