@@ -39,7 +39,8 @@ std::vector<int64_t> read_pp_layout(const sim::config::Json& v, const std::strin
       // "8x14": 14 virtual stages of 8 layers each, as reports print layouts.
       const size_t x = item.find('x');
       char* end = nullptr;
-      const long long n = std::strtoll(item.substr(0, x).c_str(), &end, 10);
+      const std::string count = item.substr(0, x);  // `end` points into it: it must outlive the check
+      const long long n = std::strtoll(count.c_str(), &end, 10);
       bool ok = !item.empty() && x != 0 && *end == '\0';
       long long repeat = 1;
       if (ok && x != std::string::npos) {

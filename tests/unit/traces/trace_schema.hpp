@@ -55,7 +55,8 @@ inline std::vector<std::string> trace_schema_errors(const nlohmann::json& doc) {
       if (!has_ts) fail(i, "X without a finite ts");
       if (!e.contains("dur") || !finite(e["dur"]) || e["dur"].get<double>() < 0) fail(i, "X without dur >= 0");
       if (!e.contains("tid") || !e["tid"].is_number_integer()) fail(i, "X without integer tid");
-      if (has_ts && e.contains("tid") && e["tid"].is_number_integer() && e["pid"].is_number_integer()) {
+      if (has_ts && e.contains("tid") && e["tid"].is_number_integer() && e.contains("pid") &&
+          e["pid"].is_number_integer()) {
         const auto key = std::make_pair(e["pid"].get<int64_t>(), e["tid"].get<int64_t>());
         const double ts = e["ts"].get<double>();
         const auto it = last_x_ts.find(key);
