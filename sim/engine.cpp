@@ -7,7 +7,7 @@ namespace trainsim::sim {
 
 EventId Engine::schedule_at(Time at, Callback cb) {
   TRAINSIM_ASSERT(at >= now_, "event scheduled in the past: ", at.count_ns(), " ns < now ", now_.count_ns(), " ns");
-  TRAINSIM_ASSERT(!at.is_infinite(), "event scheduled at infinite time (time overflow)");
+  if (at.is_infinite()) throw_time_overflow();  // a duration from input values overflowed
   return queue_.push(at, std::move(cb));
 }
 

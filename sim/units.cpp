@@ -49,8 +49,15 @@ Time Time::from_seconds_ceil(double seconds) {
   return Time(static_cast<int64_t>(ns < 0 ? 0 : ns));
 }
 
+void throw_time_overflow() {
+  throw ConfigError("simulated time",
+                    "passes 292 years, the range of trainsim's nanosecond clock: a duration, rate or size given is "
+                    "far outside any real job",
+                    "check the latencies, bandwidths and FLOP rates of the cluster and GPU, and the model's size");
+}
+
 double Time::seconds() const {
-  TRAINSIM_ASSERT(!is_infinite(), "converting infinite time to seconds");
+  if (is_infinite()) throw_time_overflow();
   return static_cast<double>(ns_) * 1e-9;
 }
 
@@ -67,6 +74,13 @@ Time operator-(Time a, Time b) {
   int64_t r;
   TRAINSIM_ASSERT(!__builtin_sub_overflow(a.ns_, b.ns_, &r), "time overflow");
   return Time(r);
+}
+
+Bytes Bytes::checked(double bytes, const std::string& what, const std::string& fix) {
+  constexpr double kMax = 1152921504606846976.0;  // 2^60
+  if (!(bytes < kMax))
+    throw ConfigError(what, fixed(bytes / kMax, 1) + " EiB is past the 1 EiB trainsim counts sizes in", fix);
+  return Bytes(static_cast<int64_t>(std::max(bytes, 0.0)));
 }
 
 Bytes Bytes::scaled(double factor) const {

@@ -24,7 +24,8 @@ class Time {
 
   constexpr int64_t count_ns() const { return ns_; }
   constexpr bool is_infinite() const { return ns_ == std::numeric_limits<int64_t>::max(); }
-  // Checked conversion for I/O boundaries only.
+  // Checked conversion for I/O boundaries only. Infinite time here is a duration that overflowed
+  // the clock: throws the ConfigError of throw_time_overflow().
   double seconds() const;
 
   friend constexpr bool operator==(Time a, Time b) { return a.ns_ == b.ns_; }
@@ -44,6 +45,11 @@ class Time {
   constexpr explicit Time(int64_t v) : ns_(v) {}
   int64_t ns_ = 0;
 };
+
+// Simulated time that passes the clock's range (292 years of int64 nanoseconds) can only come from
+// input values (a latency of years, a FLOP rate of a few FLOP/s, a model of 10^30 FLOPs): a
+// ConfigError (exit 2) that says so, thrown where an overflowed time would be used.
+[[noreturn]] void throw_time_overflow();
 
 class Bandwidth;
 class Flops;
@@ -72,6 +78,10 @@ class Bytes {
   }
   // Scales by a dimensionless factor, rounding up to a whole byte.
   Bytes scaled(double factor) const;
+  // A size computed in double from input values (a memory footprint, a message), rounded down.
+  // Sizes past 1 EiB (2^60 B, so that sums of a few stay inside int64) are a ConfigError naming
+  // `what` with `fix`: they can only come from input values far past any real job.
+  static Bytes checked(double bytes, const std::string& what, const std::string& fix);
   double gib() const { return static_cast<double>(v_) / (1024.0 * 1024.0 * 1024.0); }
 
  private:

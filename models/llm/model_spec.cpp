@@ -116,10 +116,9 @@ double ModelSpec::mtp_parameters() const {
 const sim::config::Schema<MoeSpec>& moe_schema() {
   static const sim::config::Schema<MoeSpec> schema = [] {
     sim::config::Schema<MoeSpec> s("moe", "Mixture-of-Experts MLPs (the `moe` object of a model).");
-    constexpr int64_t kBig = sim::config::kUnboundedInt;
     s.integer("experts", &MoeSpec::experts, 1, 1000000, std::nullopt, "Routed experts per MoE layer.")
         .integer("top_k", &MoeSpec::top_k, 1, 1000000, std::nullopt, "Routed experts each token is sent to.")
-        .integer("expert_ffn_hidden", &MoeSpec::expert_ffn_hidden, 1, kBig, std::nullopt,
+        .integer("expert_ffn_hidden", &MoeSpec::expert_ffn_hidden, 1, kMaxFfnHidden, std::nullopt,
                  "MLP width of each expert (routed and shared); fine-grained experts are many narrow ones.")
         .integer("shared_experts", &MoeSpec::shared_experts, 0, 1000000, 0,
                  "Experts of width expert_ffn_hidden that every token passes through (DeepSeekMoE).")
@@ -148,11 +147,10 @@ const sim::config::Schema<MoeSpec>& moe_schema() {
 const sim::config::Schema<ModelSpec>& model_schema() {
   static const sim::config::Schema<ModelSpec> schema = [] {
     sim::config::Schema<ModelSpec> s("model", "A decoder-only transformer.");
-    constexpr int64_t kBig = sim::config::kUnboundedInt;
     s.string("name", &ModelSpec::name, std::nullopt, "Model name.")
         .string("description", &ModelSpec::description, "", "One line shown by `trainsim list models`.")
         .integer("layers", &ModelSpec::layers, 1, 100000, std::nullopt, "Transformer layers.")
-        .integer("hidden", &ModelSpec::hidden, 1, kBig, std::nullopt, "Hidden size h.")
+        .integer("hidden", &ModelSpec::hidden, 1, kMaxHidden, std::nullopt, "Hidden size h.")
         .integer("heads", &ModelSpec::heads, 1, 1000000, std::nullopt, "Attention (query) heads.")
         .nullable_integer("kv_heads", &ModelSpec::kv_heads, 1, 1000000,
                           "Key/value heads: null or = heads for MHA, fewer for GQA, 1 for MQA.")
@@ -160,9 +158,9 @@ const sim::config::Schema<ModelSpec>& model_schema() {
                           "Width of one attention head; null = hidden/heads. Set it where the queries are wider "
                           "or narrower than hidden (Qwen3: 128 at hidden 2048 and 32 heads), which changes the "
                           "QKV and output projections, the attention FLOPs and the KV sizes.")
-        .integer("ffn_hidden", &ModelSpec::ffn_hidden, 1, kBig, std::nullopt, "MLP inner size.")
-        .integer("vocab", &ModelSpec::vocab, 1, kBig, std::nullopt, "Vocabulary size.")
-        .integer("seq_len", &ModelSpec::seq_len, 1, kBig, std::nullopt, "Default training sequence length.")
+        .integer("ffn_hidden", &ModelSpec::ffn_hidden, 1, kMaxFfnHidden, std::nullopt, "MLP inner size.")
+        .integer("vocab", &ModelSpec::vocab, 1, kMaxVocab, std::nullopt, "Vocabulary size.")
+        .integer("seq_len", &ModelSpec::seq_len, 1, kMaxSeqLen, std::nullopt, "Default training sequence length.")
         .enumeration("activation", &ModelSpec::activation, {"gelu", "swiglu"}, std::nullopt,
                      "MLP activation: GeLU (2 matrices) or SwiGLU (3 matrices).")
         .enumeration("norm", &ModelSpec::norm, {"layernorm", "rmsnorm"}, std::nullopt, "Normalisation layer.")

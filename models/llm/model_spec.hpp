@@ -14,6 +14,14 @@
 
 namespace trainsim::models::llm {
 
+// Model dimensions are bounded so that products of them (h^2, tokens x h, tokens x vocab) stay far
+// inside int64 and double's exact integers: 16-64x past the largest released models (h 18,432,
+// ffn 73,728, vocab 262,144) and 1 G tokens per sequence (docs/robustness.md).
+inline constexpr int64_t kMaxHidden = int64_t{1} << 20;
+inline constexpr int64_t kMaxFfnHidden = int64_t{1} << 22;
+inline constexpr int64_t kMaxVocab = int64_t{1} << 24;
+inline constexpr int64_t kMaxSeqLen = int64_t{1} << 30;
+
 // The Mixture-of-Experts MLPs of a model. A MoE layer replaces the dense MLP by a router (an
 // h x experts linear layer, no bias), `experts` routed experts of which each token uses `top_k`,
 // and `shared_experts` experts that every token uses; every expert is an MLP of width

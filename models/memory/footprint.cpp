@@ -6,6 +6,12 @@ namespace trainsim::models::memory {
 
 namespace {
 constexpr double kAct = 2.0;  // bytes per bf16/fp16 activation element
+
+// A footprint term, computed in double; past 1 EiB it is an error, never a wrapped-around count.
+sim::Bytes footprint_bytes(double bytes) {
+  return sim::Bytes::checked(bytes, "memory footprint",
+                             "a smaller model, micro_batch or seq_len: one GPU's footprint passes 1 EiB");
+}
 }  // namespace
 
 sim::Bytes layer_activation_bytes(const llm::ModelSpec& m, int64_t micro_batch, int64_t seq_len, int64_t tp, bool sp,
@@ -13,8 +19,8 @@ sim::Bytes layer_activation_bytes(const llm::ModelSpec& m, int64_t micro_batch, 
   const double T = static_cast<double>(micro_batch) * static_cast<double>(seq_len);
   const double h = static_cast<double>(m.hidden), t = static_cast<double>(tp);
   const double repl = sp ? 1.0 / t : 1.0;  // tensors outside TP regions are split only with SP
-  if (recompute == "full") return sim::Bytes(static_cast<int64_t>(T * h * kAct * repl));  // layer input only
-  const double kv = static_cast<double>(m.kv_width());  // keys and values as attention reads them
+  if (recompute == "full") return footprint_bytes(T * h * kAct * repl);  // layer input only
+  const double kv = static_cast<double>(m.kv_width());                   // keys and values as attention reads them
   const double q = static_cast<double>(m.q_width()), v = static_cast<double>(m.v_width());
   const double f = static_cast<double>(m.ffn_hidden);
   const double gates = m.activation == "swiglu" ? 2.0 : 1.0;
@@ -46,7 +52,7 @@ sim::Bytes layer_activation_bytes(const llm::ModelSpec& m, int64_t micro_batch, 
                           static_cast<double>(seq_len) * static_cast<double>(seq_len);
     bytes += scores * (m.dropout ? 5.0 : 2.0);
   }
-  return sim::Bytes(static_cast<int64_t>(bytes));
+  return footprint_bytes(bytes);
 }
 
 StageMemory stage_memory(const StageMemoryInput& in) {
@@ -70,14 +76,13 @@ StageMemory stage_memory(const StageMemoryInput& in) {
   const double dense = params - in.expert_params;
   const double edp = static_cast<double>(std::max<int64_t>(in.expert_dp, 1));
   auto sharded = [&](bool on) { return on ? dense / dp + in.expert_params / edp : params; };
-  s.weights = sim::Bytes(static_cast<int64_t>(sharded(in.zero >= 3) * 2.0));
+  s.weights = footprint_bytes(sharded(in.zero >= 3) * 2.0);
   // The gradient buffer holds the stack's reduction dtype (fp32 main grads, or bf16); ZeRO-Offload
   // keeps 16-bit gradients on the device and the fp32 states on the host.
   const double grad_bytes = in.offload_optimizer ? 2.0 : static_cast<double>(in.main_grad_bytes);
-  s.gradients = sim::Bytes(static_cast<int64_t>(sharded(in.zero >= 2) * grad_bytes));
-  s.optimizer = in.offload_optimizer
-                    ? sim::Bytes(0)
-                    : sim::Bytes(static_cast<int64_t>(sharded(in.zero >= 1) * in.optimizer_state_bytes));
+  s.gradients = footprint_bytes(sharded(in.zero >= 2) * grad_bytes);
+  s.optimizer =
+      in.offload_optimizer ? sim::Bytes(0) : footprint_bytes(sharded(in.zero >= 1) * in.optimizer_state_bytes);
 
   // Context parallelism splits every sequence: activations scale with the local tokens.
   const int64_t seq_local = in.seq_len / std::max<int64_t>(in.cp, 1);
@@ -92,21 +97,20 @@ StageMemory stage_memory(const StageMemoryInput& in) {
   const double T = static_cast<double>(in.micro_batch) * static_cast<double>(seq_local);
   // The embedding's output is the first layer's input (counted there); only its dropout mask
   // (1 byte per element, Korthikanti et al. Sec 4.3, Megatron's theoretical_memory_usage) is extra.
-  if (in.embedding_chunk && m.dropout)
-    s.activation_per_chunk += sim::Bytes(static_cast<int64_t>(T * h * 1.0 / (in.sp ? t : 1.0)));
+  if (in.embedding_chunk && m.dropout) s.activation_per_chunk += footprint_bytes(T * h * 1.0 / (in.sp ? t : 1.0));
   // Transient working set: under full recompute one layer's activations are rebuilt during its
   // backward; the last stage holds fp32 logits and their gradient; one TP comm buffer; the
   // gradient bucket under communication; ZeRO-3 gathers one layer's weights.
-  sim::Bytes buffers(static_cast<int64_t>(T * h * kAct * 2));
+  sim::Bytes buffers = footprint_bytes(T * h * kAct * 2);
   if (in.recompute == "full")
     buffers += layer_activation_bytes(m, in.micro_batch, seq_local, in.tp, in.sp, "none", in.flash);
-  if (in.last) buffers += sim::Bytes(static_cast<int64_t>(T * static_cast<double>(m.vocab) / t * in.logits_bytes));
+  if (in.last) buffers += footprint_bytes(T * static_cast<double>(m.vocab) / t * in.logits_bytes);
   buffers += in.bucket_size;
   if (in.zero >= 3) {
     const double elem = in.fp8_params ? 1.0 : 2.0;
     const double gathered = in.keeps_gathered_chunk ? static_cast<double>(std::max(in.layers_per_chunk, int64_t{1}))
                                                     : static_cast<double>(in.gathered_layers);
-    buffers += sim::Bytes(static_cast<int64_t>(gathered * m.layer_parameters() * elem / t));
+    buffers += footprint_bytes(gathered * m.layer_parameters() * elem / t);
   }
   s.buffers = buffers;
   if (in.fp8) {
@@ -118,7 +122,7 @@ StageMemory stage_memory(const StageMemoryInput& in) {
                                                             : static_cast<double>(in.layers) * m.layer_parameters() / t;
     const double held = in.zero >= 3 ? transformer / dp : transformer;
     const double amax = static_cast<double>(in.layers) * 4.0 * 5.0 * static_cast<double>(in.fp8_amax_history) * 4.0;
-    s.fp8_state = sim::Bytes(static_cast<int64_t>(held * in.fp8_weight_cache + amax));
+    s.fp8_state = footprint_bytes(held * in.fp8_weight_cache + amax);
   }
   s.framework = in.framework;
   s.fragmentation = in.allocator_fragmentation;

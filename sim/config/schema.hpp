@@ -9,6 +9,7 @@
 #include <optional>
 #include <string>
 #include <type_traits>
+#include <utility>
 #include <vector>
 
 #include <nlohmann/json.hpp>
@@ -56,6 +57,9 @@ struct Field {
   bool required = false;
   std::string doc;
   std::function<void(T&, const Json&, const std::string&)> set;
+  // The accepted range of an integer or number field (tests try both ends: tests/unit/planner/
+  // extreme_values_test.cpp); none for other kinds.
+  std::optional<std::pair<double, double>> range;
 };
 
 template <typename T>
@@ -69,7 +73,8 @@ class Schema {
                max >= kUnboundedInt ? "integer >= " + std::to_string(min)
                                     : "integer in [" + std::to_string(min) + ", " + std::to_string(max) + "]",
                def ? std::to_string(*def) : "", !def, std::move(doc),
-               [m, min, max](T& t, const Json& j, const std::string& p) { t.*m = read_int(j, p, min, max); });
+               [m, min, max](T& t, const Json& j, const std::string& p) { t.*m = read_int(j, p, min, max); })
+        .ranged(min, max);
   }
   Schema& nullable_integer(std::string key, std::optional<int64_t> T::*m, int64_t min, int64_t max, std::string doc) {
     return add(std::move(key), "integer or null", "null", false, std::move(doc),
@@ -78,11 +83,13 @@ class Schema {
                    t.*m = std::nullopt;
                  else
                    t.*m = read_int(j, p, min, max);
-               });
+               })
+        .ranged(min, max);
   }
   Schema& number(std::string key, double T::*m, double min, double max, std::optional<double> def, std::string doc) {
     return add(std::move(key), "number", def ? Json(*def).dump() : "", !def, std::move(doc),
-               [m, min, max](T& t, const Json& j, const std::string& p) { t.*m = read_number(j, p, min, max); });
+               [m, min, max](T& t, const Json& j, const std::string& p) { t.*m = read_number(j, p, min, max); })
+        .ranged(min, max);
   }
   Schema& boolean(std::string key, bool T::*m, std::optional<bool> def, std::string doc) {
     return add(std::move(key), "boolean", def ? (*def ? "true" : "false") : "", !def, std::move(doc),
@@ -185,8 +192,12 @@ class Schema {
   }
   Schema& add(std::string key, std::string type, std::string fallback, bool required, std::string doc,
               std::function<void(T&, const Json&, const std::string&)> set) {
-    fields_.push_back(
-        Field<T>{std::move(key), std::move(type), std::move(fallback), required, std::move(doc), std::move(set)});
+    fields_.push_back(Field<T>{std::move(key), std::move(type), std::move(fallback), required, std::move(doc),
+                               std::move(set), std::nullopt});
+    return *this;
+  }
+  Schema& ranged(double min, double max) {
+    fields_.back().range = std::make_pair(min, max);
     return *this;
   }
   std::string name_, doc_;

@@ -1,4 +1,5 @@
 #include "models/workload/job/job.hpp"
+#include "models/workload/job/limits.hpp"
 
 #include <algorithm>
 #include <cstdlib>
@@ -156,7 +157,7 @@ void batch_fields(JobSchema& s) {
   s.integer("micro_batch", &JobSpec::micro_batch, 1, kMaxInt, 1, "Micro-batch size (sequences).")
       .integer("global_batch", &JobSpec::global_batch, 1, kMaxInt, std::nullopt,
                "Global batch size (sequences per iteration).")
-      .nullable_integer("seq_len", &JobSpec::seq_len, 1, kMaxInt, "Sequence length; null = the model's.")
+      .nullable_integer("seq_len", &JobSpec::seq_len, 1, llm::kMaxSeqLen, "Sequence length; null = the model's.")
       .custom("schedule", "schedule name", std::string("\"1f1b\""), "Pipeline schedule (`trainsim list schedules`).",
               [](JobSpec& j, const Json& v, const std::string& p) {
                 j.schedule = sim::config::read_string(v, p);
@@ -524,6 +525,7 @@ void resolve_parallel(const JobSpec& s, Job& j) {
                           (j.vp > 1 ? " x " + std::to_string(j.vp) + " virtual stages" : std::string()) +
                           " per iteration is above the 1,000,000 a pipeline schedule is built for",
                       "a larger micro_batch, or a smaller global_batch (the speed per token is the same)");
+  check_token_counts(j);
   const auto& sched = schedules::ScheduleRegistry::instance().get(j.schedule, "schedule");
   check_stack_schedule(j);
   schedules::check_schedule_shape(sched, static_cast<int>(j.pp), static_cast<int>(j.microbatches),

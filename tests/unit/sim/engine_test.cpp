@@ -132,12 +132,20 @@ TEST(EngineTest, SchedulingInThePastFromACallbackPropagates) {
   EXPECT_THROW(engine.run(), InternalError);
 }
 
-TEST(EngineTest, TimeOverflowIsAnInternalError) {
+TEST(EngineTest, TimeOverflowIsTheInputsError) {
   Engine engine;
-  // An infinite delay (or one that saturates) would park an event at the end of time.
-  EXPECT_THROW(engine.schedule_in(Time::infinite(), [] {}), InternalError);
+  // An infinite delay (or one that saturates) would park an event at the end of time. Durations
+  // come from input values, so a simulation past the clock's 292 years is a ConfigError that says
+  // so (exit 2), not an internal error.
+  try {
+    engine.schedule_in(Time::infinite(), [] {});
+    FAIL() << "no error";
+  } catch (const ConfigError& e) {
+    EXPECT_EQ(e.path(), "simulated time");
+    EXPECT_NE(std::string(e.message()).find("292 years"), std::string::npos);
+  }
   engine.schedule_at(Time::s(9'000'000'000),
-                     [&] { EXPECT_THROW(engine.schedule_in(Time::s(1'000'000'000), [] {}), InternalError); });
+                     [&] { EXPECT_THROW(engine.schedule_in(Time::s(1'000'000'000), [] {}), ConfigError); });
   engine.run();
 }
 
