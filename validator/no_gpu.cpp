@@ -1,4 +1,5 @@
 // The validator's runner in a build without CUDA: every request to measure says why it cannot.
+#include "validator/replay/gpu_backend.hpp"
 #include "validator/runner.hpp"
 
 namespace trainsim::validator {
@@ -9,6 +10,12 @@ calibration::MeasurementSet measure(const models::workload::Job&, const MeasureO
   throw NoGpuError(
       "this trainsim was built without CUDA, so it cannot measure a GPU (rebuild on a machine with nvcc, cuBLASLt "
       "and NCCL under /usr/local/cuda, or fit saved results with `trainsim validate --measurements FILE`)");
+}
+
+std::unique_ptr<replay::Backend> replay::make_gpu_backend(const models::workload::Job&, double) {
+  throw NoGpuError(
+      "this trainsim was built without CUDA, so it cannot replay on GPUs (use --backend cpu, or rebuild on a "
+      "machine with nvcc and NCCL under /usr/local/cuda)");
 }
 
 }  // namespace trainsim::validator

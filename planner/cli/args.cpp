@@ -78,6 +78,10 @@ const std::vector<std::string>& output_flags() {
                                                  "--save",
                                                  "--calibration-out",
                                                  "--reps",
+                                                 "--replay",
+                                                 "--backend",
+                                                 "--time-scale",
+                                                 "--replay-timeout",
                                                  "--top",
                                                  "--objective",
                                                  "--tokens",
@@ -191,7 +195,8 @@ Args parse_args(int argc, const char* const* argv) {
                arg == "--days" || arg == "--checkpoint" || arg == "--checkpoint-interval" || arg == "--spares" ||
                arg == "--failures" || arg == "--failure-scale" || arg == "--storage-write" || arg == "--storage-read" ||
                arg == "--chakra" || arg == "--export-chakra" || arg == "--recorded-gpu" || arg == "--screenshot" ||
-               arg == "--size" || arg == "--regions") {
+               arg == "--size" || arg == "--regions" || arg == "--replay" || arg == "--backend" ||
+               arg == "--time-scale" || arg == "--replay-timeout") {
       next_value(false);
       a.command_options[arg.substr(2)] = value;
     } else if (arg == "--rank") {  // kineto export: the rank whose timeline is written

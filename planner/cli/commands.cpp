@@ -383,6 +383,10 @@ void print_help(std::ostream& out) {
          "  trainsim validate [JOB.json] (job flags) [--reps N] [--save MEASURED.json]\n"
          "                    [--calibration-out CALIBRATION.json] [--json]    measure on this GPU, fit, report\n"
          "  trainsim validate (job flags) --measurements MEASURED.json [...]   fit and report saved measurements\n"
+         "  mpirun -np N trainsim validate --replay iteration [JOB.json] (job flags) [--backend cpu|gpu]\n"
+         "                    [--time-scale X] [--replay-timeout 60s] [--trace FILE.json] [--json]\n"
+         "                    [--save MEASURED.json --calibration-out CAL.json (gpu)]   every rank runs its\n"
+         "                    slice of the simulated iteration; measured vs simulated per rank (docs/validator.md)\n"
          "  trainsim kineto calibrate TRACE.json [--gpu G] [--out CALIBRATION.json] [--json]\n"
          "                    fit the compute model to a PyTorch profiler trace's kernel times (docs/kineto.md)\n"
          "  trainsim kineto compare TRACE.json [JOB.json] (job flags) [--json] [--plot FILE.svg]\n"
@@ -397,7 +401,8 @@ void print_help(std::ostream& out) {
          "(--log network=debug,planner=debug). The environment variable TRAINSIM_LOG does the same; --log wins.\n"
          "Every command takes --time-limit DURATION (default 1h): past it the run stops with exit 2.\n"
          "Exit codes: 0 ok (also when a simulated fault stops the job: that is a result), 1 internal error,\n"
-         "2 bad input, 3 configuration does not fit in memory (plan: none fits), 4 validate found no GPU.\n";
+         "2 bad input, 3 configuration does not fit in memory (plan: none fits), 4 validate found no GPU,\n"
+         "NCCL or MPI to run on, 5 validate --replay could not run the plan as simulated.\n";
 }
 
 }  // namespace trainsim::planner::cli

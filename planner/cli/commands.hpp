@@ -14,7 +14,8 @@ inline constexpr int kExitOk = 0;
 inline constexpr int kExitInternal = 1;
 inline constexpr int kExitBadInput = 2;
 inline constexpr int kExitDoesNotFit = 3;
-inline constexpr int kExitNoGpu = 4;  // `validate` found no GPU to measure
+inline constexpr int kExitNoGpu = 4;         // `validate` found no GPU, NCCL or MPI to run on
+inline constexpr int kExitReplayFailed = 5;  // `validate --replay`: the plan did not run as simulated
 
 int run_simulate(const Args& args, std::ostream& out);
 int run_list(const Args& args, std::ostream& out);
@@ -29,6 +30,9 @@ int run_reliability(const Args& args, std::ostream& out);
 int run_kineto(const Args& args, std::ostream& out, const std::string& command_line);
 // `command_line` is recorded in the measurements' provenance.
 int run_validate(const Args& args, std::ostream& out, const std::string& command_line);
+// `trainsim validate --replay iteration` (validate_replay.cpp): every rank runs its slice of the
+// simulated iteration, under mpirun, on the CPU (OpenMPI) or GPU (NCCL) backend.
+int run_validate_replay(const Args& args, std::ostream& out);
 void print_help(std::ostream& out);
 
 }  // namespace trainsim::planner::cli

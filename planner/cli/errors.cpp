@@ -4,6 +4,7 @@
 
 #include "planner/cli/commands.hpp"
 #include "sim/error.hpp"
+#include "validator/replay/backend.hpp"
 #include "validator/runner.hpp"
 
 namespace trainsim::planner::cli {
@@ -51,6 +52,9 @@ int report_error(const std::exception_ptr& error, const Args& args, std::ostream
   } catch (const validator::NoGpuError& e) {
     err << "error: validate: " << one_line(e.what()) << "\n";
     return kExitNoGpu;
+  } catch (const validator::replay::ReplayError& e) {
+    err << "error: --replay: " << one_line(e.what()) << "\n";
+    return kExitReplayFailed;
   } catch (const std::exception& e) {
     err << "internal error: " << one_line(e.what()) << "\n";
     return kExitInternal;

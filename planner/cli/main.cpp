@@ -65,6 +65,10 @@ void check_command_options(const trainsim::planner::cli::Args& args) {
       {"save", val, "drop it, or run `trainsim validate`"},
       {"calibration-out", val, "drop it, or run `trainsim validate`"},
       {"reps", val, "drop it, or run `trainsim validate`"},
+      {"replay", val, "drop it, or run `trainsim validate --replay iteration`"},
+      {"backend", val, "drop it, or run `trainsim validate --replay iteration`"},
+      {"time-scale", val, "drop it, or run `trainsim validate --replay iteration`"},
+      {"replay-timeout", val, "drop it, or run `trainsim validate --replay iteration`"},
       {"days", rel, "drop it, or run `trainsim reliability`"},
       {"runs", plan_rel, "drop it, or run `trainsim reliability`"},
       {"checkpoint", plan_rel, "drop it, or run `trainsim reliability`"},
@@ -96,7 +100,8 @@ void check_command_options(const trainsim::planner::cli::Args& args) {
       reject(std::string("--") + s, plan_rel, "drop it, or run `trainsim reliability`");
   if (!args.rates.empty() && !allowed(plan_rel)) reject("--rate", plan_rel, "drop it, or run `trainsim reliability`");
   if (!args.faults.empty() && !allowed(sim)) reject("--fault", sim, "drop it, or run `trainsim simulate`");
-  if (!args.trace_file.empty() && !allowed(sim)) reject("--trace", sim, "drop it, or run `trainsim simulate`");
+  if (!args.trace_file.empty() && !allowed(sim) && !(allowed(val) && args.command_options.count("replay")))
+    reject("--trace", sim, "drop it, or run `trainsim simulate` or `trainsim validate --replay iteration`");
   if (!args.link_csv.empty() && !allowed(sim)) reject("--link-csv", sim, "drop it, or run `trainsim simulate`");
   if (args.fidelity != "representative" && !allowed(sim) && args.command != "collective")
     reject("--fidelity", {"simulate", "collective"}, "drop it, or run `trainsim simulate` or `trainsim collective`");

@@ -65,6 +65,7 @@ int parse_positive(const std::string& text, const std::string& flag) {
 }  // namespace
 
 int run_validate(const Args& args, std::ostream& out, const std::string& command_line) {
+  if (args.command_options.count("replay")) return run_validate_replay(args, out);
   const models::workload::Job job = models::workload::resolve_job(models::workload::parse_job(job_json(args)));
   models::calibration::MeasurementSet set;
   const std::string saved = option(args, "measurements");

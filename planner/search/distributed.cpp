@@ -4,6 +4,8 @@
 #include <cstdio>
 #include <cstdlib>
 
+#include "sim/launcher.hpp"
+
 #if TRAINSIM_HAVE_MPI
 // The C API only: the deprecated C++ bindings do not build cleanly with -Wextra.
 #define OMPI_SKIP_MPICXX 1
@@ -13,16 +15,6 @@
 
 namespace trainsim::planner::search {
 
-#if TRAINSIM_HAVE_MPI
-namespace {
-bool launched_by_mpi() {
-  for (const char* v : {"OMPI_COMM_WORLD_SIZE", "PMIX_RANK", "PMI_SIZE"})
-    if (std::getenv(v) != nullptr) return true;
-  return false;
-}
-}  // namespace
-#endif
-
 Distributed& Distributed::instance() {
   static Distributed d;
   return d;
@@ -30,7 +22,7 @@ Distributed& Distributed::instance() {
 
 Distributed::Distributed() {
 #if TRAINSIM_HAVE_MPI
-  if (!launched_by_mpi()) return;
+  if (!sim::launched_by_mpi()) return;
   // The validator's GPU world may have initialised MPI already; then it also finalises it.
   int already = 0;
   MPI_Initialized(&already);
@@ -98,6 +90,18 @@ void Distributed::abort_others(const std::string& what) const {
   MPI_Abort(MPI_COMM_WORLD, 1);
 #else
   (void)what;
+#endif
+}
+
+void Distributed::fail_all(const std::string& line, int code) const {
+  if (size_ <= 1) return;
+#if TRAINSIM_HAVE_MPI
+  std::fprintf(stderr, "%s\n", line.c_str());
+  std::fflush(stderr);
+  MPI_Abort(MPI_COMM_WORLD, code);
+#else
+  (void)line;
+  (void)code;
 #endif
 }
 

@@ -24,6 +24,9 @@ class Distributed {
   // several ranks, print it and abort the whole job (MPI_Abort, exit code 1); otherwise return
   // and let the caller throw.
   void abort_others(const std::string& what) const;
+  // A failure only this rank may have seen (the validator's replay): under MPI with several ranks,
+  // print `line` and end every rank with exit code `code` (MPI_Abort); otherwise return.
+  void fail_all(const std::string& line, int code) const;
   ~Distributed();
 
  private:

@@ -43,6 +43,14 @@ unsigned grid_for(size_t n) {
   const size_t blocks = (n + 255) / 256;
   return static_cast<unsigned>(blocks < 4096 ? (blocks == 0 ? 1 : blocks) : 4096);
 }
+// Spins one thread until the device's global timer has advanced by `ns` nanoseconds.
+__global__ void wait_kernel(unsigned long long ns) {
+  unsigned long long start = 0, now = 0;
+  asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(start));
+  do {
+    asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(now));
+  } while (now - start < ns);
+}
 }  // namespace
 
 DeviceBuffer::DeviceBuffer(size_t bytes) : bytes_(bytes) {
@@ -62,6 +70,11 @@ void fill_f32(void* p, size_t count, float scale, uint64_t seed, cudaStream_t s)
 }
 void fill_bytes(void* p, size_t bytes, uint64_t seed, cudaStream_t s) {
   fill_bytes_kernel<<<grid_for(bytes), 256, 0, s>>>(static_cast<uint8_t*>(p), bytes, seed);
+  TRAINSIM_LAUNCHED();
+}
+void launch_wait(double seconds, cudaStream_t s) {
+  if (!(seconds > 0)) return;
+  wait_kernel<<<1, 1, 0, s>>>(static_cast<unsigned long long>(seconds * 1e9));
   TRAINSIM_LAUNCHED();
 }
 void launch_empty(cudaStream_t s) {

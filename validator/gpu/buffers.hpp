@@ -40,6 +40,9 @@ class DeviceBuffer {
 void fill_bf16(void* p, size_t count, float scale, uint64_t seed, cudaStream_t s);
 void fill_f32(void* p, size_t count, float scale, uint64_t seed, cudaStream_t s);
 void fill_bytes(void* p, size_t bytes, uint64_t seed, cudaStream_t s);  // random fp8-safe bytes (finite e4m3)
+// A one-thread kernel that occupies its stream for `seconds` of device time (the replay's ops
+// without FLOPs).
+void launch_wait(double seconds, cudaStream_t s);
 // An empty kernel, to measure the launch cost.
 void launch_empty(cudaStream_t s);
 

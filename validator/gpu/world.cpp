@@ -4,6 +4,8 @@
 
 #include <array>
 
+#include "sim/launcher.hpp"
+
 #ifdef TRAINSIM_HAVE_MPI
 // The C API only: the deprecated C++ bindings do not build cleanly with -Wextra.
 #define OMPI_SKIP_MPICXX 1
@@ -17,6 +19,9 @@ World::World() {
 #ifdef TRAINSIM_HAVE_MPI
   int initialized = 0;
   MPI_Initialized(&initialized);
+  // Without a launcher the world is this process alone and MPI stays uninitialised (a machine
+  // with libmpi but no OpenMPI runtime still runs one-GPU validations).
+  if (!initialized && !sim::launched_by_mpi()) return;
   if (!initialized) {
     MPI_Init(nullptr, nullptr);
     owns_mpi_ = true;
