@@ -8,6 +8,7 @@
 
 #include "models/calibration/fit.hpp"
 #include "models/calibration/measurement.hpp"
+#include "models/presets/catalog.hpp"
 #include "models/workload/job/job.hpp"
 #include "models/workload/run/simulate.hpp"
 #include "planner/cli/commands.hpp"
@@ -62,18 +63,29 @@ void write_json(const std::string& path, const sim::config::Json& j, const std::
   if (!f || !(f << j.dump(2) << "\n")) throw ConfigError(flag, "cannot write " + path, "give a writable path");
 }
 
-// --save: the replay's communication as collective records; --calibration-out: the link constants
-// fitted to them (models/calibration/fit.hpp), per link class. Returns the fit (null without either).
+// --save: the replay's communication as collective records (after those of --measurements, a
+// microbenchmark run's file); --calibration-out: the constants fitted to them all
+// (models/calibration/fit.hpp), the links per class. Returns the fit (null without either).
 sim::config::Json save_and_fit(const Args& args, const models::workload::Job& job, const replay::Program& program,
                                const std::vector<replay::RankTimeline>& timelines, double scale) {
   const std::string save = option(args, "save", ""), out = option(args, "calibration-out", "");
   if (save.empty() && out.empty()) return nullptr;
   models::calibration::MeasurementSet set;
-  set.provenance.gpu_preset = job.gpu.name;
-  set.provenance.gpus = static_cast<int>(job.gpus);
+  if (const std::string micro = option(args, "measurements", ""); !micro.empty()) {
+    set = models::calibration::measurements_from_json(models::presets::load_json_file(micro, "--measurements"),
+                                                      "--measurements");
+    if (!set.provenance.gpu_preset.empty() && set.provenance.gpu_preset != job.gpu.name)
+      throw ConfigError("--measurements",
+                        "measured on " + set.provenance.gpu_preset + " but the job's GPU is " + job.gpu.name,
+                        "give the microbenchmarks of this job's GPU");
+  } else {
+    set.provenance.gpu_preset = job.gpu.name;
+    set.provenance.gpus = static_cast<int>(job.gpus);
+    set.provenance.job = job.to_json();
+  }
   set.provenance.replay = "the whole iteration, every rank (validate --replay iteration)";
-  set.provenance.job = job.to_json();
-  set.items = replay::comm_measurements(program, timelines, scale, static_cast<int>(job.cluster.gpus_per_node));
+  for (auto& m : replay::comm_measurements(program, timelines, scale, static_cast<int>(job.cluster.gpus_per_node)))
+    set.items.push_back(std::move(m));
   if (!save.empty()) write_json(save, models::calibration::to_json(set), "--save");
   const models::calibration::FitResult fitted = models::calibration::fit(set, job.gpu, &job.cluster);
   if (!out.empty())
@@ -92,10 +104,13 @@ int run_validate_replay(const Args& args, std::ostream& out) {
   if (backend_name != "cpu" && backend_name != "gpu")
     throw ConfigError("--backend", "expected cpu or gpu, got \"" + backend_name + "\"",
                       "--backend cpu (OpenMPI, any machine) or --backend gpu (CUDA + NCCL)");
-  for (const char* k : {"measurements", "reps"})
-    if (args.command_options.count(k))
-      throw ConfigError(std::string("--") + k, "does not apply to --replay", "drop it, or drop --replay");
-  for (const char* k : {"save", "calibration-out"})
+  if (args.command_options.count("reps"))
+    throw ConfigError("--reps", "does not apply to --replay", "drop it, or drop --replay");
+  if (args.command_options.count("measurements") && !args.command_options.count("save") &&
+      !args.command_options.count("calibration-out"))
+    throw ConfigError("--measurements", "with --replay, only adds microbenchmarks to the link fit",
+                      "add --calibration-out FILE (or --save FILE), or drop it");
+  for (const char* k : {"save", "calibration-out", "measurements"})
     if (args.command_options.count(k) && backend_name != "gpu")
       throw ConfigError(std::string("--") + k,
                         "the CPU backend's timings are MPI's on this machine, not the GPU links': nothing to fit",
