@@ -44,7 +44,7 @@ int64_t gemm_side(double flops) {
 class GpuBackend final : public Backend {
  public:
   // `peak`: the GPU's dense bf16 rate (FLOP/s), which tells GEMM-bound ops from the others.
-  GpuBackend(double timeout_s, double peak) : timeout_s_(timeout_s), peak_(peak) {}
+  GpuBackend(double timeout_s, double peak) : peak_(peak), host_(0, timeout_s) {}
   ~GpuBackend() override {
     for (auto& [g, c] : comms_) ncclCommDestroy(c);
     if (world_comm_) ncclCommDestroy(world_comm_);
@@ -70,6 +70,7 @@ class GpuBackend final : public Backend {
                        " GPU(s): NCCL does not put two ranks of one communicator on one GPU (run on a node with a "
                        "GPU per rank, or use --backend cpu)");
     TRAINSIM_CUDA(cudaSetDevice(world_.local_rank() % devices));
+    host_.synchronize();  // every rank is here (a bounded wait) before NCCL's blocking init
     ncclUniqueId id{};
     if (world_.rank() == 0 && ncclGetUniqueId(&id) != ncclSuccess)
       throw NoGpuError("NCCL could not start (ncclGetUniqueId failed)");
@@ -181,17 +182,14 @@ class GpuBackend final : public Backend {
   // The clocks restart together: the host's, and the device's reference event.
   void synchronize() override {
     TRAINSIM_CUDA(cudaDeviceSynchronize());
-    world_.barrier();
+    host_.synchronize();  // MPI's barrier, polled with the timeout
     if (!t0_event_) TRAINSIM_CUDA(cudaEventCreate(&t0_event_));
     TRAINSIM_CUDA(cudaEventRecord(t0_event_, nullptr));
     TRAINSIM_CUDA(cudaEventSynchronize(t0_event_));
     t0_ = steady_seconds();
   }
-  std::vector<std::string> gather(const std::string& mine) override {
-    // Through MPI like the CPU backend: the timelines are host data.
-    MpiBackend host(0, timeout_s_);
-    return host.gather(mine);
-  }
+  // Through MPI like the CPU backend (bounded waits): the timelines are host data.
+  std::vector<std::string> gather(const std::string& mine) override { return host_.gather(mine); }
 
  private:
   // An op the simulation ran at 10% of the bf16 peak or more is GEMM-bound: it runs as a square
@@ -246,8 +244,9 @@ class GpuBackend final : public Backend {
   };
   cudaEvent_t t0_event_ = nullptr;
   std::map<uint32_t, std::pair<double, double>> times_;  // device start and end of completed ops
-  double timeout_s_, peak_;
-  gpu::World world_;
+  double peak_;
+  gpu::World world_;  // first: initialises MPI under mpirun, before host_ looks
+  MpiBackend host_;   // host-side barrier and gather, with timeouts
   ncclComm_t world_comm_ = nullptr;
   std::map<int32_t, ncclComm_t> comms_;
   std::vector<cudaStream_t> streams_;
