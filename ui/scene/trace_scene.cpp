@@ -31,20 +31,33 @@ struct Id {
   }
   std::string name() const { return text.empty() ? std::to_string(number) : text; }
 };
+// A double that is a whole number inside int64's range, else nullopt (never an out-of-range cast).
+std::optional<int64_t> whole(double v) {
+  if (!(v >= -9.2e18 && v <= 9.2e18)) return std::nullopt;
+  return static_cast<int64_t>(v);
+}
 Id id_of(const Json& e, const char* key) {
   const auto it = e.find(key);
   if (it == e.end() || it->is_null()) return {};
   if (it->is_number_integer()) return {it->get<int64_t>(), ""};
-  if (it->is_number()) return {static_cast<int64_t>(it->get<double>()), ""};
+  if (it->is_number())
+    if (const auto v = whole(it->get<double>())) return {*v, ""};
   return {0, it->is_string() ? it->get<std::string>() : it->dump()};
 }
 std::string string_of(const Json& e, const char* key) {
   const auto it = e.find(key);
   return it != e.end() && it->is_string() ? it->get<std::string>() : std::string();
 }
-int64_t int_of(const Json& args, const char* key, int64_t fallback) {
+// An integer argument; `fallback` when absent. `where` names the event for the error when the
+// value is past int64 (or, for `small`, past int32).
+int64_t int_of(const Json& args, const char* key, int64_t fallback, const std::string& where, bool small = false) {
   const auto it = args.find(key);
-  return it != args.end() && it->is_number() ? static_cast<int64_t>(it->get<double>()) : fallback;
+  if (it == args.end() || !it->is_number()) return fallback;
+  const auto v = it->is_number_integer() ? std::optional<int64_t>(it->get<int64_t>()) : whole(it->get<double>());
+  const int64_t lim = small ? std::numeric_limits<int32_t>::max() : std::numeric_limits<int64_t>::max();
+  if (!v || *v > lim || *v < -lim)
+    throw ConfigError(where + ".args." + key, it->dump() + " is out of range", "give a whole number, or drop it");
+  return *v;
 }
 
 // What an event's category says the task is; nullopt: not a device task (CPU side, flows, ...).
@@ -146,23 +159,34 @@ struct TraceEvents {
 };
 
 // Reads the device tasks and counters, times in nanoseconds from `ts_min`.
-TraceEvents read_events(const Json& events, bool gpu_events, double ts_min) {
-  auto ns_of = [&](double us) { return static_cast<int64_t>(std::llround((us - ts_min) * 1000.0)); };
+TraceEvents read_events(const Json& events, bool gpu_events, double ts_min, const std::string& path) {
+  std::string where;
+  // Microseconds (from the first timestamp) to whole nanoseconds, within 140 years so that a start
+  // plus a duration stays inside the clock's 292.
+  auto ns_of = [&](double us, const char* key) {
+    const auto v = whole(std::nearbyint(us * 1000.0));
+    if (!v || std::abs(*v) > int64_t{4'400'000'000'000'000'000})
+      throw ConfigError(where + "." + key, "is more than 140 years from the trace's first event",
+                        "check the event's time and units (microseconds)");
+    return *v;
+  };
   TraceEvents out;
-  for (const Json& e : events) {
+  for (size_t index = 0; index < events.size(); ++index) {
+    const Json& e = events[index];
+    where = path + ".traceEvents[" + std::to_string(index) + "]";
     if (!e.is_object()) continue;
     const std::string ph = string_of(e, "ph");
     if (ph != "X" && ph != "C") continue;
     if (!e.contains("ts") || !e["ts"].is_number()) continue;
-    const int64_t ts = ns_of(e["ts"].get<double>());
+    const int64_t ts = ns_of(e["ts"].get<double>() - ts_min, "ts");
     const Id pid = id_of(e, "pid");
     const std::string name = string_of(e, "name");
     const Json args = e.contains("args") && e["args"].is_object() ? e["args"] : Json::object();
     if (ph == "C") {
       if (name == "memory" && args.contains("used_bytes") && args["used_bytes"].is_number()) {
         MemoryTrack& m = out.memory[pid];
-        m.capacity_bytes = int_of(args, "capacity_bytes", 0);
-        m.points.emplace_back(ts, int_of(args, "used_bytes", 0));
+        m.capacity_bytes = int_of(args, "capacity_bytes", 0, where);
+        m.points.emplace_back(ts, int_of(args, "used_bytes", 0, where));
       } else if (name.rfind("link ", 0) == 0 && args.contains("utilization") && args["utilization"].is_number()) {
         out.link_counters[name.substr(5)].emplace_back(ts, args["utilization"].get<double>());
       }
@@ -171,15 +195,13 @@ TraceEvents read_events(const Json& events, bool gpu_events, double ts_min) {
     const std::string cat = string_of(e, "cat");
     const auto kind = kind_of(cat, name);
     if (!kind || (gpu_events && cat != "kernel" && cat != "gpu_memcpy" && cat != "gpu_memset")) continue;
-    const int64_t dur = e.contains("dur") && e["dur"].is_number()
-                            ? static_cast<int64_t>(std::llround(e["dur"].get<double>() * 1000.0))
-                            : 0;
-    const auto mb = static_cast<int32_t>(int_of(args, "microbatch", -1));
-    const auto layer = static_cast<int32_t>(int_of(args, "layer", -1));
+    const int64_t dur = e.contains("dur") && e["dur"].is_number() ? ns_of(e["dur"].get<double>(), "dur") : 0;
+    const auto mb = static_cast<int32_t>(int_of(args, "microbatch", -1, where, true));
+    const auto layer = static_cast<int32_t>(int_of(args, "layer", -1, where, true));
     std::string label =
         cat == "kernel" && *kind != TaskKind::kCompute ? comm_label(name) : base_label(name, mb >= 0, layer >= 0);
     out.raw.push_back({pid, id_of(e, "tid"), ts, ts + std::max<int64_t>(dur, 0), std::move(label), *kind, mb, layer,
-                       int_of(args, "bytes", 0)});
+                       int_of(args, "bytes", 0, where)});
   }
   return out;
 }
@@ -306,7 +328,8 @@ Scene trace_scene(const Json& doc, const std::string& path) {
   Scene scene;
   scene.source = path;
   const TraceNames names = read_names(events);
-  TraceEvents ev = read_events(events, names.gpu_events, first_timestamp(events, names.gpu_events));
+  const double first = first_timestamp(events, names.gpu_events);
+  TraceEvents ev = read_events(events, names.gpu_events, std::isfinite(first) ? first : 0.0, path);
   if (ev.raw.empty())
     throw ConfigError(
         path + ".traceEvents", "has no complete (\"X\") event of a device task",

@@ -266,6 +266,36 @@ TEST(TraceScene, BadFilesAreConfigErrors) {
   }
 }
 
+// Numbers past int64 (found by fuzz_trace: a pid of 4e115 was cast to int64, undefined): an id
+// becomes text, a time or an argument out of range is an error naming the event.
+TEST(TraceScene, NumbersPastInt64) {
+  const Json huge_pid = {
+      {"traceEvents",
+       {{{"ph", "X"}, {"cat", "compute"}, {"name", "a"}, {"pid", 4.2e115}, {"tid", 0}, {"ts", 0.0}, {"dur", 10.0}}}}};
+  const Scene s = trace_scene(huge_pid, "pid.json");
+  EXPECT_EQ(s.tasks.size(), 1u);
+  const Json far = {
+      {"traceEvents",
+       {{{"ph", "X"}, {"cat", "compute"}, {"name", "a"}, {"pid", 0}, {"tid", 0}, {"ts", 0.0}, {"dur", 1.0}},
+        {{"ph", "X"}, {"cat", "compute"}, {"name", "b"}, {"pid", 0}, {"tid", 0}, {"ts", 1e300}, {"dur", 1.0}}}}};
+  try {
+    (void)trace_scene(far, "far.json");
+    FAIL() << "no error";
+  } catch (const ConfigError& e) {
+    EXPECT_EQ(e.path(), "far.json.traceEvents[1].ts");
+  }
+  const Json bytes = {{"traceEvents",
+                       {{{"ph", "X"},
+                         {"cat", "p2p"},
+                         {"name", "s"},
+                         {"pid", 0},
+                         {"tid", 0},
+                         {"ts", 0.0},
+                         {"dur", 1.0},
+                         {"args", {{"bytes", 1e30}}}}}}};
+  EXPECT_THROW((void)trace_scene(bytes, "bytes.json"), ConfigError);
+}
+
 TEST(Scene, TaskAtAndIdleShare) {
   Scene s;
   s.rows = {{0, 0, "compute"}};
