@@ -10,6 +10,9 @@ namespace trainsim::sim {
 
 namespace {
 constexpr int64_t kMin = std::numeric_limits<int64_t>::min();
+// The largest size trainsim counts, 1 EiB (2^60): sums and products of a few sizes stay far from
+// int64's 2^63.
+constexpr double kMaxBytes = 1152921504606846976.0;
 
 // Splits "400Gbps" into 400 and "Gbps". Returns false when no number leads the text.
 bool split_number(std::string_view text, double& value, std::string& unit) {
@@ -77,9 +80,8 @@ Time operator-(Time a, Time b) {
 }
 
 Bytes Bytes::checked(double bytes, const std::string& what, const std::string& fix) {
-  constexpr double kMax = 1152921504606846976.0;  // 2^60
-  if (!(bytes < kMax))
-    throw ConfigError(what, fixed(bytes / kMax, 1) + " EiB is past the 1 EiB trainsim counts sizes in", fix);
+  if (!(bytes < kMaxBytes))
+    throw ConfigError(what, fixed(bytes / kMaxBytes, 1) + " EiB is past the 1 EiB trainsim counts sizes in", fix);
   return Bytes(static_cast<int64_t>(std::max(bytes, 0.0)));
 }
 
@@ -156,8 +158,7 @@ Bytes parse_bytes(std::string_view text, const std::string& path) {
                                  {"TB", 1e12}};
   for (const auto& u : kUnits)
     if (unit == u.name) {
-      // At most 1 EiB (2^60): sums and products of sizes stay far from int64's 2^63.
-      if (v * u.bytes > 1152921504606846976.0)
+      if (v * u.bytes > kMaxBytes)
         throw ConfigError(path, "\"" + got + "\" is larger than 1EiB", "give a size below 1EiB");
       return Bytes(static_cast<int64_t>(std::llround(v * u.bytes)));
     }
