@@ -71,6 +71,11 @@ class Topology {
   int32_t server_of(size_t gpu) const { return g_[gpus_[gpu]].server; }
   int64_t gpus_per_server() const { return gpus_per_server_; }
   void set_gpus_per_server(int64_t n) { gpus_per_server_ = n; }
+  // GPUs per host inside a server: the compute trays of a rack-scale NVLink domain (NVL72: 4 GPUs
+  // on each of its 18 trays); gpus_per_server when a server is one host. Drawing and naming only:
+  // the NVLink fabric joins every GPU of the server alike.
+  int64_t gpus_per_tray() const { return gpus_per_tray_ > 0 ? gpus_per_tray_ : gpus_per_server_; }
+  void set_gpus_per_tray(int64_t n) { gpus_per_tray_ = n; }
 
   size_t link_count() const { return links_.size(); }
   size_t cable_count() const { return links_.size() / 2; }
@@ -110,6 +115,7 @@ class Topology {
   std::vector<Vertex> gpus_;
   std::vector<Edge> links_;
   int64_t gpus_per_server_ = 1;
+  int64_t gpus_per_tray_ = 0;
   bool in_network_reduction_ = false;
   std::optional<sim::Bandwidth> bisection_;
   std::string builder_;

@@ -261,8 +261,7 @@ struct CollectiveRow {
 // The rows of collective records over NVLink (one node) or, with `cross_node`, over InfiniBand.
 std::vector<CollectiveRow> collective_rows(const ClusterSpec& c0, const std::vector<const Measurement*>& recs,
                                            bool cross_node) {
-  const double gpn = static_cast<double>(std::max<int64_t>(1, c0.gpus_per_node));
-  const double share = std::min(1.0, static_cast<double>(c0.nics_per_node) / gpn);
+  const double share = c0.nic_share();
   std::vector<CollectiveRow> rows;
   for (const Measurement* m : recs) {
     const auto op = models::collectives::parse_collective_op(m->op, "collective");
@@ -278,7 +277,7 @@ std::vector<CollectiveRow> collective_rows(const ClusterSpec& c0, const std::vec
     } else {
       // Ranks per node: a whole node when the communicator is larger than one, else one rank
       // per node (a smaller group over IB spans nodes by construction).
-      const int64_t per_node = n > c0.gpus_per_node ? c0.gpus_per_node : 1;
+      const int64_t per_node = n > c0.domain_gpus() ? c0.domain_gpus() : 1;
       const models::collectives::GroupPlacement gp{n, per_node};
       const int64_t cross = gp.nodes() <= 1 ? 0 : s * gp.nodes() / n;
       row.steps_cross = static_cast<double>(cross);

@@ -39,7 +39,7 @@ void fit_protocol_scales(const std::vector<Measurement>& items, FitResult& r) {
     std::vector<double> lat, sec, y, t;
     std::set<int64_t> sizes;
     for (const Measurement* m : rows) {
-      const int64_t per_node = m->link_class == "nvlink" ? m->ranks : std::min<int64_t>(m->ranks, prior.gpus_per_node);
+      const int64_t per_node = m->link_class == "nvlink" ? m->ranks : std::min<int64_t>(m->ranks, prior.domain_gpus());
       const col::NcclSystem s = col::nccl_system(raw, m->ranks, per_node, false);
       const auto op = col::parse_collective_op(m->op, "op");
       const col::NcclEntry e = col::nccl_entry(op, col::NcclAlgorithm::kRing, protocol, s);

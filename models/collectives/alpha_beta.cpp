@@ -127,9 +127,7 @@ std::string AlphaBetaModel::algorithm(CollectiveOp op, sim::Bytes bytes, const G
   return "ring";
 }
 
-double AlphaBetaModel::nic_share() const {
-  return std::min(1.0, static_cast<double>(c_.nics_per_node) / static_cast<double>(c_.gpus_per_node));
-}
+double AlphaBetaModel::nic_share() const { return c_.nic_share(); }
 
 sim::Time AlphaBetaModel::p2p(sim::Bytes bytes, bool cross_node) const {
   if (bytes.count() == 0) return sim::Time::zero();

@@ -59,7 +59,7 @@ TransferCost transfer_cost(const NcclChoice& choice, CollectiveOp op, const Nccl
     const int32_t per_node = std::max(1, group.ranks_per_node());
     double bus = nvlink;
     if (group.node_count() > 1) {
-      const double share = std::min(1.0, static_cast<double>(c.nics_per_node) / static_cast<double>(c.gpus_per_node));
+      const double share = c.nic_share();
       bus = std::min(bus, c.nic_bandwidth.gbyte_per_second() * c.nic_efficiency * share * per_node);
     }
     idle = bus / bus_bandwidth_factor(op, group.size);

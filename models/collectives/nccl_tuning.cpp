@@ -149,7 +149,7 @@ NcclSystem nccl_system(const hardware::ClusterSpec& c, int64_t ranks, int64_t pe
     const double nic = c.nic_bandwidth.gbyte_per_second();
     const double speed = first_speed_at_most(kInterSpeeds[s.arch], std::min(nic, nvlink));
     const double per_nic = std::max(1.0, std::floor(nic / speed));
-    const double gpu_share = std::min(1.0, static_cast<double>(c.nics_per_node) / static_cast<double>(c.gpus_per_node));
+    const double gpu_share = c.nic_share();
     const auto n = static_cast<int32_t>(std::max(1.0, per_nic * gpu_share * static_cast<double>(per_node)));
     s.channels = std::clamp(n, 1, kMaxRingChannels);
     s.bw_intra = s.bw_inter = speed;

@@ -55,7 +55,7 @@ Sweep flow_sweep(const hardware::ClusterSpec& cluster, int64_t gpus, CollectiveO
 Sweep analytic_sweep(const hardware::ClusterSpec& cluster, int64_t gpus, CollectiveOp op,
                      const std::vector<sim::Bytes>& sizes, const std::string& algo, const NcclOverrides& nccl) {
   const AlphaBetaModel model(cluster, nccl);
-  const GroupPlacement group{gpus, std::min(gpus, cluster.gpus_per_node)};
+  const GroupPlacement group{gpus, std::min(gpus, cluster.domain_gpus())};
   if (algo == "tree" && (op != CollectiveOp::kAllReduce || group.nodes() <= 1))
     throw ConfigError("--algo", "tree is an all-reduce algorithm across nodes", "use --algo ring or auto");
   Sweep out{"", group.nodes(), {}};

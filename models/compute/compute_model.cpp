@@ -26,8 +26,13 @@ int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
 }  // namespace
 
 Precision parse_precision(const std::string& text, const std::string& path) {
-  const std::string v = sim::config::read_enum(sim::config::Json(text), path, {"bf16", "fp16", "fp8"});
-  return v == "bf16" ? Precision::kBf16 : v == "fp16" ? Precision::kFp16 : Precision::kFp8;
+  const std::string v =
+      sim::config::read_enum(sim::config::Json(text), path, {"bf16", "fp16", "fp8", "mxfp8", "nvfp4"});
+  return v == "bf16"    ? Precision::kBf16
+         : v == "fp16"  ? Precision::kFp16
+         : v == "fp8"   ? Precision::kFp8
+         : v == "mxfp8" ? Precision::kMxfp8
+                        : Precision::kNvfp4;
 }
 
 const char* to_string(Precision p) {
@@ -35,8 +40,19 @@ const char* to_string(Precision p) {
     case Precision::kBf16: return "bf16";
     case Precision::kFp16: return "fp16";
     case Precision::kFp8: return "fp8";
+    case Precision::kMxfp8: return "mxfp8";
+    case Precision::kNvfp4: return "nvfp4";
   }
   return "?";
+}
+
+double operand_bytes(Precision p) {
+  switch (p) {
+    case Precision::kFp8: return 1.0;
+    case Precision::kMxfp8: return 1.0 + 1.0 / 32.0;
+    case Precision::kNvfp4: return 0.5 + 1.0 / 16.0;
+    default: return 2.0;
+  }
 }
 
 int64_t activation_bytes(Precision) { return 2; }
@@ -62,6 +78,22 @@ ComputeModel::ComputeModel(const hardware::GpuSpec& gpu, Precision precision) : 
                           "use --precision bf16 or an H100/H200/B200 GPU");
       peak_ = gpu.peak_fp8;
       best_efficiency_ = gpu.fp8_gemm_efficiency;
+      break;
+    case Precision::kMxfp8:
+      if (gpu.peak_mxfp8.per_second() <= 0.0)
+        throw ConfigError("precision",
+                          "mxfp8 needs tensor cores with block scaling (Blackwell); " + gpu.name + " has none",
+                          "use --precision fp8 (per-tensor scaling) or bf16, or a Blackwell GPU (b200, b300, gb200, "
+                          "gb300)");
+      peak_ = gpu.peak_mxfp8;
+      best_efficiency_ = gpu.mxfp8_gemm_efficiency.value_or(gpu.fp8_gemm_efficiency);
+      break;
+    case Precision::kNvfp4:
+      if (gpu.peak_nvfp4.per_second() <= 0.0)
+        throw ConfigError("precision", "nvfp4 needs FP4 tensor cores (Blackwell); " + gpu.name + " has none",
+                          "use --precision fp8 or bf16, or a Blackwell GPU (b200, b300, gb200, gb300)");
+      peak_ = gpu.peak_nvfp4;
+      best_efficiency_ = gpu.nvfp4_gemm_efficiency.value_or(gpu.fp8_gemm_efficiency);
       break;
   }
   hbm_ = gpu.hbm_bandwidth * gpu.hbm_efficiency;
@@ -115,51 +147,71 @@ double ComputeModel::grouped_shape_efficiency(std::span<const GemmShape> problem
 }
 
 sim::Time ComputeModel::grouped_gemm(std::span<const GemmShape> problems) const {
-  const int64_t input_bytes = precision_ == Precision::kFp8 ? 1 : 2;
-  double flops = 0.0;
-  int64_t traffic = 0, cast = 0;
+  const double input_bytes = operand_bytes(precision_);
+  double flops = 0.0, traffic = 0.0, cast = 0.0;
   for (const GemmShape& s : problems) {
     if (s.m <= 0 || s.n <= 0 || s.k <= 0 || s.batch <= 0) continue;
     flops += s.flops().count();
-    traffic += (s.m * s.k + s.k * s.n) * input_bytes * s.batch + s.m * s.n * 2 * s.batch;
-    cast += s.m * s.k * 3 * s.batch;
+    const auto b = static_cast<double>(s.batch);
+    traffic += static_cast<double>(s.m * s.k + s.k * s.n) * input_bytes * b + static_cast<double>(s.m * s.n) * 2.0 * b;
+    cast += static_cast<double>(s.m * s.k) * quantize_bytes_per_element() * b;
   }
   if (flops <= 0.0) return sim::Time::zero();
   const sim::Time math = sim::Flops(flops) / (peak_ * (best_efficiency_ * grouped_shape_efficiency(problems)));
-  sim::Time t = std::max(math, sim::Bytes(traffic) / hbm_) + gpu_.kernel_launch;
-  if (precision_ == Precision::kFp8) t += sim::Bytes(cast) / hbm_ + gpu_.kernel_launch;  // as gemm()
+  sim::Time t = std::max(math, sim::Bytes(static_cast<int64_t>(traffic)) / hbm_) + gpu_.kernel_launch;
+  if (quantized(precision_)) t += sim::Bytes(static_cast<int64_t>(cast)) / hbm_ + gpu_.kernel_launch;  // as gemm()
   return t;
 }
 
-sim::Bytes ComputeModel::gemm_traffic(const GemmShape& s) const {
-  const int64_t elem = precision_ == Precision::kFp8 ? 1 : 2;
-  return sim::Bytes((s.m * s.k + s.k * s.n) * elem * s.batch + s.m * s.n * 2 * s.batch);
+namespace {
+sim::Bytes traffic_of(const GemmShape& s, double input_bytes) {
+  const auto b = static_cast<double>(s.batch);
+  return sim::Bytes(static_cast<int64_t>(static_cast<double>(s.m * s.k + s.k * s.n) * input_bytes * b +
+                                         static_cast<double>(s.m * s.n) * 2.0 * b));
+}
+}  // namespace
+
+sim::Bytes ComputeModel::gemm_traffic(const GemmShape& s) const { return traffic_of(s, operand_bytes(precision_)); }
+
+double ComputeModel::quantize_bytes_per_element() const {
+  // Transformer Engine's quantize kernels read the 16-bit tensor once and write the quantized
+  // values with their scales: per-tensor FP8 1 + 2 = 3 bytes (current scaling's amax pass rides in
+  // the same fused kernel); MXFP8 and NVFP4 compute each block's scale in registers from the same
+  // read, so the cost is the read plus the operand_bytes written. On Blackwell the GEMM consumes a
+  // row-wise copy in the forward and a column-wise (transposed) copy in the backward, and TE writes
+  // both from one read of the tensor: quantized outputs are counted twice for the block formats.
+  switch (precision_) {
+    case Precision::kFp8: return 3.0;
+    case Precision::kMxfp8:
+    case Precision::kNvfp4: return 2.0 + 2.0 * operand_bytes(precision_);
+    default: return 0.0;
+  }
 }
 
-sim::Time ComputeModel::matmul(const GemmShape& s, sim::FlopRate peak, double efficiency, int64_t input_bytes) const {
+sim::Time ComputeModel::matmul(const GemmShape& s, sim::FlopRate peak, double efficiency, double input_bytes) const {
   if (s.m <= 0 || s.n <= 0 || s.k <= 0 || s.batch <= 0) return sim::Time::zero();
   const sim::Time math = s.flops() / (peak * (efficiency * gemm_shape_efficiency(s)));
-  const sim::Bytes traffic((s.m * s.k + s.k * s.n) * input_bytes * s.batch + s.m * s.n * 2 * s.batch);
-  return std::max(math, traffic / hbm_) + gpu_.kernel_launch;
+  return std::max(math, traffic_of(s, input_bytes) / hbm_) + gpu_.kernel_launch;
 }
 
 sim::Time ComputeModel::gemm_matmul(const GemmShape& s) const {
-  return matmul(s, peak_, best_efficiency_, precision_ == Precision::kFp8 ? 1 : 2);
+  return matmul(s, peak_, best_efficiency_, operand_bytes(precision_));
 }
 
 sim::Time ComputeModel::gemm16(const GemmShape& s) const {
-  if (precision_ != Precision::kFp8) return gemm(s);
-  return matmul(s, gpu_.peak_bf16 * gpu_.sustained_clock, gpu_.gemm_efficiency, 2);
+  if (!quantized(precision_)) return gemm(s);
+  return matmul(s, gpu_.peak_bf16 * gpu_.sustained_clock, gpu_.gemm_efficiency, 2.0);
 }
 
 sim::Time ComputeModel::gemm(const GemmShape& s) const {
   if (s.m <= 0 || s.n <= 0 || s.k <= 0 || s.batch <= 0) return sim::Time::zero();
   sim::Time t = gemm_matmul(s);
-  if (precision_ == Precision::kFp8) {
-    // FP8 GEMMs take FP8 inputs: the activation operand is quantised first (Transformer Engine's
-    // cast + amax kernel reads bf16 and writes fp8: 3 bytes per element); weights are cast once
-    // per iteration and cached across micro-batches, so only A is charged here.
-    t += sim::Bytes(s.m * s.k * 3 * s.batch) / hbm_ + gpu_.kernel_launch;
+  if (quantized(precision_)) {
+    // Quantized GEMMs take quantized inputs: the activation operand is cast first (Transformer
+    // Engine's quantize kernel, quantize_bytes_per_element); weights are cast once per iteration
+    // and cached across micro-batches, so only A is charged here.
+    const double bytes = static_cast<double>(s.m * s.k * s.batch) * quantize_bytes_per_element();
+    t += sim::Bytes(static_cast<int64_t>(bytes)) / hbm_ + gpu_.kernel_launch;
   }
   return t;
 }

@@ -12,7 +12,18 @@
 
 namespace trainsim::models::compute {
 
-enum class Precision : uint8_t { kBf16, kFp16, kFp8 };
+// kFp8: per-tensor scaled FP8 (delayed or current scaling; Hopper and later). kMxfp8 / kNvfp4: the
+// OCP microscaling formats Blackwell's tensor cores run natively (MXFP8: E4M3 values in 32-element
+// blocks with an E8M0 scale; NVFP4: E2M1 values in 16-element blocks with an E4M3 scale and one fp32
+// tensor scale). All three run the model's GEMMs quantized and keep 16-bit activations elsewhere.
+enum class Precision : uint8_t { kBf16, kFp16, kFp8, kMxfp8, kNvfp4 };
+// Whether GEMMs run on quantized (8- or 4-bit) inputs: fp8, mxfp8, nvfp4.
+constexpr bool quantized(Precision p) {
+  return p == Precision::kFp8 || p == Precision::kMxfp8 || p == Precision::kNvfp4;
+}
+// Bytes per element of a quantized GEMM operand, scale factors included: fp8 1, mxfp8 1 + 1/32
+// (one E8M0 byte per 32 values), nvfp4 0.5 + 1/16 (one E4M3 byte per 16 values); 2 for 16-bit.
+double operand_bytes(Precision p);
 Precision parse_precision(const std::string& text, const std::string& path);
 const char* to_string(Precision p);
 // Bytes per element of activations/weights in this precision's training (fp8 keeps bf16 copies).
@@ -37,6 +48,9 @@ class ComputeModel {
   sim::Time gemm_matmul(const GemmShape& s) const;
   // Shape efficiency in (0, 1]: achieved / (peak * gemm_efficiency), before the roofline.
   double gemm_shape_efficiency(const GemmShape& s) const;
+  // Bytes per element of this precision's quantize kernel (16-bit in, quantized value and scale
+  // out, amax): the cast every quantized GEMM pays on its activation operand.
+  double quantize_bytes_per_element() const;
   // HBM traffic of one GEMM (A and B in the precision's input width, C in bf16): its roofline floor.
   sim::Bytes gemm_traffic(const GemmShape& s) const;
   // A grouped GEMM: `problems` (one per expert, each with its own m) in one launch, as CUTLASS's
@@ -64,7 +78,7 @@ class ComputeModel {
  private:
   hardware::GpuSpec gpu_;
   Precision precision_;
-  sim::Time matmul(const GemmShape& s, sim::FlopRate peak, double efficiency, int64_t input_bytes) const;
+  sim::Time matmul(const GemmShape& s, sim::FlopRate peak, double efficiency, double input_bytes) const;
   // Useful over issued tile area for `tiles` output tiles of one shape covering `useful` elements.
   double tile_efficiency(int64_t tiles, double useful, int64_t tm, int64_t tn) const;
 

@@ -21,6 +21,18 @@ const sim::config::Schema<GpuSpec>& gpu_schema() {
                 [](GpuSpec& g, const Json& j, const std::string& p) {
                   g.peak_fp8 = j.is_null() ? sim::FlopRate() : sim::config::read_flop_rate(j, p);
                 })
+        .custom("peak_mxfp8", "FLOP rate or null", std::string("null"),
+                "Dense MXFP8 (E4M3/E5M2 in 32-element blocks with E8M0 scales) tensor-core peak; null: the GPU "
+                "cannot run block-scaled FP8 (Hopper and older), and --precision mxfp8 is refused.",
+                [](GpuSpec& g, const Json& j, const std::string& p) {
+                  g.peak_mxfp8 = j.is_null() ? sim::FlopRate() : sim::config::read_flop_rate(j, p);
+                })
+        .custom("peak_nvfp4", "FLOP rate or null", std::string("null"),
+                "Dense NVFP4 (E2M1 in 16-element blocks with E4M3 scales) tensor-core peak; null: no FP4 tensor "
+                "cores, and --precision nvfp4 is refused.",
+                [](GpuSpec& g, const Json& j, const std::string& p) {
+                  g.peak_nvfp4 = j.is_null() ? sim::FlopRate() : sim::config::read_flop_rate(j, p);
+                })
         .unit("peak_fp32", &GpuSpec::peak_fp32, &sim::config::read_flop_rate, "FLOP rate", std::nullopt,
               "FP32 (non-tensor) peak, used by the optimizer step.")
         .integer("sms", &GpuSpec::sms, 1, 10000, std::nullopt, "Streaming multiprocessors (wave quantization).")
@@ -28,6 +40,22 @@ const sim::config::Schema<GpuSpec>& gpu_schema() {
                 "Best achievable fraction of the BF16/FP16 peak on large GEMMs.")
         .number("fp8_gemm_efficiency", &GpuSpec::fp8_gemm_efficiency, 0.05, 1.0, 0.7,
                 "Best achievable fraction of the FP8 peak on large GEMMs.")
+        .custom("mxfp8_gemm_efficiency", "number or null", std::string("null"),
+                "Best achievable fraction of the MXFP8 peak on large GEMMs (null: `fp8_gemm_efficiency`).",
+                [](GpuSpec& g, const Json& j, const std::string& p) {
+                  if (j.is_null())
+                    g.mxfp8_gemm_efficiency.reset();
+                  else
+                    g.mxfp8_gemm_efficiency = sim::config::read_number(j, p, 0.05, 1.0);
+                })
+        .custom("nvfp4_gemm_efficiency", "number or null", std::string("null"),
+                "Best achievable fraction of the NVFP4 peak on large GEMMs (null: `fp8_gemm_efficiency`).",
+                [](GpuSpec& g, const Json& j, const std::string& p) {
+                  if (j.is_null())
+                    g.nvfp4_gemm_efficiency.reset();
+                  else
+                    g.nvfp4_gemm_efficiency = sim::config::read_number(j, p, 0.05, 1.0);
+                })
         .number("attention_efficiency", &GpuSpec::attention_efficiency, 0.05, 1.0, std::nullopt,
                 "Fused (FlashAttention) kernel throughput as a fraction of peak (the forward kernel, and the "
                 "backward too unless `attention_bwd_efficiency` is given).")

@@ -17,9 +17,12 @@ struct GpuSpec {
   sim::Bytes memory;                                        // device memory capacity
   sim::Bandwidth hbm_bandwidth;                             // datasheet HBM bandwidth
   sim::FlopRate peak_bf16, peak_fp16, peak_fp8, peak_fp32;  // dense tensor-core peaks
+  sim::FlopRate peak_mxfp8, peak_nvfp4;                     // block-scaled peaks (0: not supported)
   int64_t sms = 0;                                          // streaming multiprocessors (wave quantization)
   double gemm_efficiency = 0.8;                             // best achievable fraction of peak for large GEMMs
   double fp8_gemm_efficiency = 0.7;                         // same for fp8 GEMMs
+  std::optional<double> mxfp8_gemm_efficiency;              // same for MXFP8 (null: fp8_gemm_efficiency)
+  std::optional<double> nvfp4_gemm_efficiency;              // same for NVFP4 (null: fp8_gemm_efficiency)
   double attention_efficiency = 0.5;                        // fused (flash) attention forward, fraction of peak
   std::optional<double> attention_bwd_efficiency;           // its backward (null: attention_efficiency)
   double hbm_efficiency = 0.85;                // achievable fraction of HBM bandwidth for streaming kernels

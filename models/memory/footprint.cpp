@@ -15,7 +15,7 @@ sim::Bytes footprint_bytes(double bytes) {
 }  // namespace
 
 sim::Bytes layer_activation_bytes(const llm::ModelSpec& m, int64_t micro_batch, int64_t seq_len, int64_t tp, bool sp,
-                                  const std::string& recompute, bool flash, bool fp8_inputs) {
+                                  const std::string& recompute, bool flash, double quantized_inputs) {
   const double T = static_cast<double>(micro_batch) * static_cast<double>(seq_len);
   const double h = static_cast<double>(m.hidden), t = static_cast<double>(tp);
   const double repl = sp ? 1.0 / t : 1.0;  // tensors outside TP regions are split only with SP
@@ -30,8 +30,9 @@ sim::Bytes layer_activation_bytes(const llm::ModelSpec& m, int64_t micro_batch, 
   // MLP block = norm input + fc1 input (4Th), fc1 output and activation output (2T(g+1)f/t),
   // dropout mask (Th). For MHA/GeLU this is Th(10 + 24/t) + masks = the paper's 34 at t = 1.
   // Under FP8, Transformer Engine keeps the four GEMM inputs (QKV and fc1 inputs, out-proj input,
-  // fc2 input = activation output) as the FP8 casts its GEMMs read: 1 byte each.
-  const double gemm_in = fp8_inputs ? 1.0 : kAct;
+  // fc2 input = activation output) as the FP8 casts its GEMMs read: 1 byte each (MXFP8 1 + 1/32
+  // with its block scales, NVFP4 0.5 + 1/16: `quantized_inputs`).
+  const double gemm_in = quantized_inputs > 0.0 ? quantized_inputs : kAct;
   double bytes = T * h * (2 * kAct + 2 * gemm_in + 2 * drop) * repl;  // two norm inputs, two GEMM inputs, masks
   bytes += T * (q + kv) * kAct / t + T * v * gemm_in / t;             // Q, K, V and out-proj input
   if (m.qk_norm) bytes += T * (q + kv / 2) * kAct / t;                // QK-norm inputs (queries, keys)
@@ -88,7 +89,7 @@ StageMemory stage_memory(const StageMemoryInput& in) {
   const int64_t seq_local = in.seq_len / std::max<int64_t>(in.cp, 1);
   const int64_t recomputed = in.recompute == "full" ? std::min(in.recompute_layers, in.layers_per_chunk) : int64_t{0};
   const std::string kept = in.recompute == "full" ? "none" : in.recompute;
-  const bool fp8_inputs = in.fp8 && in.fp8_saved_inputs;
+  const double fp8_inputs = in.fp8 && in.fp8_saved_inputs ? in.quantized_bytes : 0.0;
   s.activation_per_chunk =
       layer_activation_bytes(m, in.micro_batch, seq_local, in.tp, in.sp, "full", in.flash) * recomputed +
       layer_activation_bytes(m, in.micro_batch, seq_local, in.tp, in.sp, kept, in.flash, fp8_inputs) *
@@ -122,7 +123,9 @@ StageMemory stage_memory(const StageMemoryInput& in) {
                                                             : static_cast<double>(in.layers) * m.layer_parameters() / t;
     const double held = in.zero >= 3 ? transformer / dp : transformer;
     const double amax = static_cast<double>(in.layers) * 4.0 * 5.0 * static_cast<double>(in.fp8_amax_history) * 4.0;
-    s.fp8_state = footprint_bytes(held * in.fp8_weight_cache + amax);
+    // The cache is in bytes per parameter of per-tensor FP8 (value + transpose); block formats hold
+    // their scale factors beside the values (MXFP8 1 + 1/32, NVFP4 0.5 + 1/16 bytes per value).
+    s.fp8_state = footprint_bytes(held * in.fp8_weight_cache * in.quantized_bytes + amax);
   }
   s.framework = in.framework;
   s.fragmentation = in.allocator_fragmentation;

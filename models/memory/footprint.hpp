@@ -48,6 +48,7 @@ struct StageMemoryInput {
   // gradient buffer's element size, the loss's logits, and the memory outside PyTorch's tensors.
   bool fp8 = false;
   bool fp8_saved_inputs = false;
+  double quantized_bytes = 1.0;   // bytes per quantized value with its scales (fp8 1, mxfp8 1.03, nvfp4 0.56)
   double fp8_weight_cache = 0.0;  // bytes per held transformer parameter
   int64_t fp8_amax_history = 0;
   int64_t main_grad_bytes = 4;
@@ -78,9 +79,10 @@ struct StageMemory {
 };
 
 // Activation bytes one layer keeps for backward, per TP rank, for one micro-batch.
-// `fp8_inputs`: GEMM inputs are kept in FP8 (Transformer Engine under fp8).
+// `quantized_inputs`: bytes per element of the GEMM inputs kept for backward as the quantized casts
+// Transformer Engine's GEMMs read (1 for fp8; 0: kept in 16-bit).
 sim::Bytes layer_activation_bytes(const llm::ModelSpec& m, int64_t micro_batch, int64_t seq_len, int64_t tp, bool sp,
-                                  const std::string& recompute, bool flash, bool fp8_inputs = false);
+                                  const std::string& recompute, bool flash, double quantized_inputs = 0.0);
 
 // Everything except `activations` (which needs the peak in-flight count).
 StageMemory stage_memory(const StageMemoryInput& in);

@@ -37,8 +37,8 @@ const Schema<StackFeatures>& features_schema() {
                 })
         .custom("recompute", "list of none|selective|full", std::nullopt, "Activation recomputation modes.",
                 names(&StackFeatures::recompute, {"none", "selective", "full"}))
-        .custom("precisions", "list of bf16|fp16|fp8", std::nullopt, "Mixed-precision modes.",
-                names(&StackFeatures::precisions, {"bf16", "fp16", "fp8"}))
+        .custom("precisions", "list of bf16|fp16|fp8|mxfp8|nvfp4", std::nullopt, "Mixed-precision modes.",
+                names(&StackFeatures::precisions, {"bf16", "fp16", "fp8", "mxfp8", "nvfp4"}))
         .custom("attention", "list of flash|unfused", std::nullopt, "Attention kernels (the job's `attention`).",
                 names(&StackFeatures::attention, {"flash", "unfused"}))
         .custom("cp_algos", "list of ring|ulysses|hybrid", std::nullopt,

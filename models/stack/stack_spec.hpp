@@ -20,7 +20,7 @@ struct StackFeatures {
   std::vector<std::string> schedules;        // pipeline schedules (schedule registry names)
   std::vector<int64_t> zero;                 // ZeRO stages with the simulated memory semantics
   std::vector<std::string> recompute;        // none | selective | full
-  std::vector<std::string> precisions;       // bf16 | fp16 | fp8
+  std::vector<std::string> precisions;       // bf16 | fp16 | fp8 | mxfp8 | nvfp4
   std::vector<std::string> attention;        // flash | unfused
   std::vector<std::string> cp_algos;         // context parallelism (empty: none)
   bool expert_parallel = false;              // MoE expert parallelism (ep > 1)

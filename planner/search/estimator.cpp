@@ -73,7 +73,7 @@ const Estimator::LayerTimes& Estimator::layer_times() {
   if (const auto it = layers_.find(key); it != layers_.end()) return it->second;
   LayerTimes L;
   const auto& m = j.model;
-  const int64_t gpn = j.cluster.gpus_per_node;
+  const int64_t gpn = j.cluster.domain_gpus();
   const int64_t seq_local = j.seq_len / j.cp;
   const models::llm::LayerShape shape{j.micro_batch,
                                       seq_local,
@@ -310,7 +310,7 @@ Verdict Estimator::estimate(const Candidate& c, Estimate& out, std::string* why)
          layer_times(),
          sched,
          c.schedule,
-         job_.cluster.gpus_per_node,
+         job_.cluster.domain_gpus(),
          static_cast<double>(job_.microbatches),
          sched.splits_weight_grad};
   layer_ops(s);

@@ -23,6 +23,7 @@ struct Params {
   int64_t servers_per_unit = 32;
   int64_t spines = 8;
   double oversubscription = 1.0;
+  int64_t gpus_per_tray = 0;
 };
 
 const sim::config::Schema<Params>& schema() {
@@ -37,7 +38,10 @@ const sim::config::Schema<Params>& schema() {
                  "Servers per scalable unit (one rail leaf per GPU index per unit; DGX SuperPOD: 32).")
         .integer("spines", &Params::spines, 1, 4096, 8, "Spine switches (every rail leaf has one cable to each).")
         .number("oversubscription", &Params::oversubscription, 1.0, 64.0, 1.0,
-                "Leaf downlink / uplink capacity ratio (1 = non-blocking).");
+                "Leaf downlink / uplink capacity ratio (1 = non-blocking).")
+        .integer("gpus_per_tray", &Params::gpus_per_tray, 0, 1024, 0,
+                 "GPUs per compute tray (host) inside a server that is a rack-scale NVLink domain (NVL72: 4); "
+                 "must divide gpus_per_node. 0: a server is one host. Drawing and naming only.");
     return s;
   }();
   return s;
@@ -50,7 +54,13 @@ Topology build(const sim::config::Json& j, int64_t gpus, const std::string& path
   schema().parse(j, path, p);
   const ServerFabric fabric = detail::resolve_servers(p.server, path);
   detail::check_whole_servers(gpus, fabric);
+  if (p.gpus_per_tray > 0 && fabric.gpus_per_node % p.gpus_per_tray != 0)
+    throw ConfigError(path + ".gpus_per_tray",
+                      std::to_string(p.gpus_per_tray) + " does not divide the " + std::to_string(fabric.gpus_per_node) +
+                          " GPUs of a server",
+                      "use a divisor of gpus_per_node (4 for an NVL72 rack), or 0");
   Topology t;
+  t.set_gpus_per_tray(p.gpus_per_tray);
   const auto servers = detail::add_servers(t, fabric, gpus);
   const auto n = static_cast<int64_t>(servers.size());
   const int64_t rails = fabric.gpus_per_node, units = (n + p.servers_per_unit - 1) / p.servers_per_unit;

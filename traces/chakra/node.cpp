@@ -84,7 +84,7 @@ double count_attr(const Node& n, const char* key) {
 sim::Time roofline_time(const models::hardware::GpuSpec& gpu, models::compute::Precision precision, double flops,
                         double bytes) {
   const models::compute::ComputeModel cm(gpu, precision);
-  const double eff = precision == models::compute::Precision::kFp8 ? gpu.fp8_gemm_efficiency : gpu.gemm_efficiency;
+  const double eff = models::compute::quantized(precision) ? gpu.fp8_gemm_efficiency : gpu.gemm_efficiency;
   const double math = flops / (cm.peak().per_second() * eff);
   const double memory = bytes / (gpu.hbm_bandwidth.bytes_per_second() * gpu.hbm_efficiency);
   return sim::Time::from_seconds_ceil(std::max(math, memory));

@@ -87,7 +87,7 @@ struct Importer {
   ImportedWorkload& out;
   int32_t nranks = 0;
   col::AlphaBetaModel comm_model;
-  int64_t gpn = 1;  // GPUs per node
+  int64_t gpn = 1;  // GPUs per NVLink domain
 
   std::vector<RankState> st;                                   // per rank
   std::unordered_map<std::string, sim::task::LabelId> labels;  // node name -> label
@@ -107,7 +107,7 @@ struct Importer {
         out(w),
         nranks(static_cast<int32_t>(t.ranks.size())),
         comm_model(j.cluster),
-        gpn(std::max<int64_t>(1, j.cluster.gpus_per_node)) {}
+        gpn(std::max<int64_t>(1, j.cluster.domain_gpus())) {}
 
   Workload& w() { return out.w; }
   ImportStats& stats() { return out.stats; }

@@ -323,7 +323,7 @@ Json export_kineto(const models::workload::Job& job, int64_t rank) {
     hint << "give a rank from 0 to " << job.gpus - 1;
     throw ConfigError("--rank", msg.str(), hint.str());
   }
-  if (job.precision == models::compute::Precision::kFp8)
+  if (models::compute::quantized(job.precision))
     throw ConfigError("precision",
                       "kineto export writes bf16 and fp16 jobs: the simulator folds fp8's cast into each GEMM",
                       "use --precision bf16");

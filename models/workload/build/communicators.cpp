@@ -37,7 +37,7 @@ Communicators::Communicators(Workload& w, const collectives::CommModel& comm, co
       tp_(job.tp),
       cp_(job.cp),
       dp_(job.dp),
-      gpn_(job.cluster.gpus_per_node),
+      gpn_(job.cluster.domain_gpus()),
       shard_(job.dp_shard),
       ulysses_(job.cp_ulysses),
       experts_(expert_layout(job)),

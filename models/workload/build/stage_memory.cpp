@@ -38,7 +38,9 @@ int64_t mtp_activation(const Job& job) {
   if (m.mtp_layers == 0) return 0;
   const int64_t seq_local = job.seq_len / job.cp;
   const std::string kept = job.recompute == Recompute::kFull ? "none" : to_string(job.recompute);
-  const bool fp8_inputs = job.precision == compute::Precision::kFp8 && job.stack.memory.fp8_saved_inputs;
+  const double fp8_inputs = compute::quantized(job.precision) && job.stack.memory.fp8_saved_inputs
+                                ? compute::operand_bytes(job.precision)
+                                : 0.0;
   int64_t per = memory::layer_activation_bytes(m, job.micro_batch, seq_local, job.tp, job.sp, kept,
                                                job.attention == Attention::kFlash, fp8_inputs)
                     .count();
@@ -103,7 +105,8 @@ memory::StageMemoryInput stage_memory_input(const Job& job, int64_t stage) {
       schedules::ScheduleRegistry::instance().get(job.schedule, "schedule").reuses_gathered_weights;
   in.fp8_params = job.fp8_param_gather;
   const stack::StackMemory& sm = job.stack.memory;
-  in.fp8 = job.precision == compute::Precision::kFp8;
+  in.fp8 = compute::quantized(job.precision);
+  in.quantized_bytes = compute::operand_bytes(job.precision);
   in.fp8_saved_inputs = sm.fp8_saved_inputs;
   in.fp8_weight_cache = sm.fp8_weight_cache;
   in.fp8_amax_history = sm.fp8_amax_history;

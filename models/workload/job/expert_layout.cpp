@@ -19,7 +19,7 @@ ExpertLayout expert_layout(const Job& job) {
   x.dp = job.dp;
   x.ep = job.ep;
   x.etp = job.etp;
-  x.gpus_per_node = job.cluster.gpus_per_node;
+  x.gpus_per_node = job.cluster.domain_gpus();
   return x;
 }
 

@@ -164,7 +164,8 @@ void batch_fields(JobSchema& s) {
                 schedules::ScheduleRegistry::instance().get(j.schedule, p);
               })
       .enumeration("precision", &JobSpec::precision, option_names<compute::Precision>(), compute::Precision::kBf16,
-                   "Mixed precision with fp32 master weights; fp8 runs GEMMs in FP8.")
+                   "Mixed precision with fp32 master weights; fp8 runs GEMMs in FP8 (per-tensor scaling), mxfp8 and "
+                   "nvfp4 in Blackwell's block-scaled MXFP8 / NVFP4 (docs/precision.md).")
       .enumeration("attention", &JobSpec::attention, option_names<Attention>(), Attention::kFlash,
                    "Attention kernel: fused FlashAttention, or unfused batched GEMMs + softmax (2021 Megatron).");
 }
@@ -370,8 +371,9 @@ void resolve_sharding(const JobSpec& s, Job& j) {
   } else {
     j.recompute_layers = j.recompute == Recompute::kFull ? *std::max_element(j.layers.begin(), j.layers.end()) : 0;
   }
-  if (j.fp8_param_gather && j.precision != compute::Precision::kFp8)
-    throw ConfigError("fp8_param_gather", "needs --precision fp8", "add --precision fp8 or drop --fp8-param-gather");
+  if (j.fp8_param_gather && !compute::quantized(j.precision))
+    throw ConfigError("fp8_param_gather", "needs a quantized precision (fp8, mxfp8 or nvfp4)",
+                      "add --precision fp8 or drop --fp8-param-gather");
   if (j.tp_comm_overlap && j.tp > 1 && !j.sp)
     throw ConfigError("tp_comm_overlap", "overlaps the all-gather / reduce-scatter of sequence parallelism",
                       "pass --sp true, or drop --tp-comm-overlap");
@@ -505,11 +507,11 @@ void resolve_parallel(const JobSpec& s, Job& j) {
     throw ConfigError("dp",
                       "dp (" + std::to_string(*s.dp) + ") must equal gpus/(" + mp_name + ") = " + std::to_string(j.dp),
                       "drop --dp or set --gpus " + std::to_string(*s.dp * mp));
-  if (j.tp > j.cluster.gpus_per_node && j.tp % j.cluster.gpus_per_node != 0)
+  if (const int64_t domain = j.cluster.domain_gpus(); j.tp > domain && j.tp % domain != 0)
     throw ConfigError("tp",
-                      "tp (" + std::to_string(j.tp) + ") larger than a node must be a multiple of gpus_per_node (" +
-                          std::to_string(j.cluster.gpus_per_node) + ")",
-                      "use --tp at most " + std::to_string(j.cluster.gpus_per_node));
+                      "tp (" + std::to_string(j.tp) + ") larger than an NVLink domain must be a multiple of its " +
+                          std::to_string(domain) + " GPUs",
+                      "use --tp at most " + std::to_string(domain));
   const int64_t per_step = j.dp * j.micro_batch;
   if (j.global_batch % per_step != 0)
     throw ConfigError(

@@ -67,7 +67,7 @@ struct OptionNames<llm::MoeBalance> {
 };
 template <>
 struct OptionNames<compute::Precision> {
-  static constexpr std::array<const char*, 3> kNames{"bf16", "fp16", "fp8"};
+  static constexpr std::array<const char*, 5> kNames{"bf16", "fp16", "fp8", "mxfp8", "nvfp4"};
 };
 
 template <typename E>

@@ -151,6 +151,10 @@ stack::StackSpec resolve_stack(const Json& ref) {
 
 void apply_stack_kernels(const stack::StackSpec& s, hardware::GpuSpec& gpu) {
   gpu.fp8_gemm_efficiency *= s.kernels.fp8_gemm_scale;
+  // The block-scaled formats run through the same Transformer Engine GEMM path (their own
+  // efficiencies fall back to the FP8 one, already scaled, when the preset leaves them out).
+  if (gpu.mxfp8_gemm_efficiency) *gpu.mxfp8_gemm_efficiency *= s.kernels.fp8_gemm_scale;
+  if (gpu.nvfp4_gemm_efficiency) *gpu.nvfp4_gemm_efficiency *= s.kernels.fp8_gemm_scale;
   gpu.gemm_efficiency *= s.kernels.gemm_scale;
   if (gpu.peak_fp8.per_second() <= 0.0) return;  // pre-Hopper: the preset's kernel is FlashAttention-2 class
   const double fwd = gpu.attention_efficiency;

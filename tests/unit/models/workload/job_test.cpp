@@ -140,7 +140,7 @@ TEST(Job, DivisibilityErrorsNameTheFieldAndTheFix) {
             "dp: dp (4) must equal gpus/(tp*pp) = 8 (drop --dp or set --gpus 32)");
   Json wide = testing::gpt(8, 2400, 24, 1000, 512);
   EXPECT_EQ(error_of(with(base(), Json{{"model", wide}, {"tp", 12}, {"pp", 1}, {"gpus", 24}, {"global_batch", 2}})),
-            "tp: tp (12) larger than a node must be a multiple of gpus_per_node (8) (use --tp at most 8)");
+            "tp: tp (12) larger than an NVLink domain must be a multiple of its 8 GPUs (use --tp at most 8)");
   EXPECT_EQ(
       error_of(with(base(), Json{{"global_batch", 60}})),
       "global_batch: global_batch (60) is not divisible by dp*micro_batch = 8 (use a multiple of 8, e.g. 56 or 64)");
