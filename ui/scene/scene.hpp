@@ -46,6 +46,30 @@ struct TopoNode {
   topology::NodeKind kind = topology::NodeKind::kGpu;
   float x = 0, y = 0;
   int32_t members = 1;  // graph nodes drawn as this one (a collapsed server holds its GPUs)
+  int32_t rack = -1;    // its rack in Scene::racks (-1: not in a rack)
+  int32_t tray = -1;    // a GPU's compute tray in its rack (-1: not a GPU of a rack, or a whole rack)
+  bool used = true;     // false: a GPU the topology built (whole racks) that the job does not use
+};
+
+// A rectangle of the topology view, in the nodes' [0, 1] x [0, 1] coordinates (y grows downwards).
+struct TopoBox {
+  float x0 = 0, y0 = 0, x1 = 0, y1 = 0;
+  std::string label;  // "tray 0", ...
+  bool used = true;   // holds a GPU the job uses
+  bool contains(float x, float y) const { return x >= x0 && x <= x1 && y >= y0 && y <= y1; }
+};
+
+// A server that is a rack-scale NVLink domain (an NVL72 rack: 18 compute trays of 4 GPUs, 9
+// NVLink switch trays between trays 9 and 10), drawn as a rack: compute trays stacked top to bottom,
+// the NVLink switch trays as one block among them (the graph's one NVSwitch vertex stands for all).
+struct TopoRack {
+  std::string name;            // "NVL72 rack 3"
+  std::string label;           // "NVL72 rack 3 (72 GPUs)", ", 40 used" added when the job uses part of it
+  TopoBox box;                 // the whole rack, its label in a header row at the top
+  std::vector<TopoBox> trays;  // compute trays, top to bottom
+  TopoBox switches;            // the NVLink switch trays' block
+  int32_t switch_trays = 1;    // drawn as this many stripes (NVL72: 9)
+  int32_t gpus = 0, used_gpus = 0;
 };
 
 // A cable of the topology view (both directions drawn as one line).
@@ -70,6 +94,7 @@ struct Scene {
   std::vector<MemoryTrack> memory;
   std::vector<TopoNode> nodes;
   std::vector<TopoLink> links;
+  std::vector<TopoRack> racks;    // servers drawn as racks (rack-scale NVLink domains), else empty
   std::string topology;           // builder name (fat_tree, rail_optimized, torus, ...)
   bool link_utilization = false;  // links carry measured utilization
   bool has_critical_path = false;

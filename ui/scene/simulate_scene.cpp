@@ -111,7 +111,7 @@ Scene simulate_scene(const models::workload::Job& job, const SceneOptions& o) {
   models::workload::SimulateOptions opt;
   TopologyLayout layout;
   opt.on_network = [&](sim::flow::FlowNetwork&, const topology::Topology& t) {
-    layout = layout_topology(t, o.max_gpus_drawn);
+    layout = layout_topology(t, o.max_gpus_drawn, job.gpus, o.max_rack_gpus_drawn);
     scene.topology = t.builder();
   };
   traces::RecorderOptions ro;
@@ -132,6 +132,7 @@ Scene simulate_scene(const models::workload::Job& job, const SceneOptions& o) {
   scene.tokens_per_s = r.tokens_per_s;
   scene.nodes = std::move(layout.nodes);
   scene.links = std::move(layout.links);
+  scene.racks = std::move(layout.racks);
   const traces::FlowRecorder* flows = recorders.flows();
   if (flows && end.count_ns() > 0) {
     // Per drawn link and bin: bytes each way over (capacity x bin time); the busier direction.

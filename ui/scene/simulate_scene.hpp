@@ -15,8 +15,9 @@ struct SceneOptions {
   // Record every flow for link utilization. Costs a full flow-level run: identical private
   // collectives cannot reuse a measured duration (network_runner.hpp), about 10-20x slower.
   bool link_utilization = true;
-  int32_t link_bins = 100;      // utilization time bins over the iteration
-  size_t max_gpus_drawn = 128;  // more GPUs: one node per server (topology_layout.hpp)
+  int32_t link_bins = 100;            // utilization time bins over the iteration
+  size_t max_gpus_drawn = 128;        // more GPUs: one node per server (topology_layout.hpp)
+  size_t max_rack_gpus_drawn = 1152;  // rack-scale servers (NVL72): more GPUs, one node per rack
 };
 
 // Throws ConfigError for a bad job and PlanError when the plan does not fit in memory (the
