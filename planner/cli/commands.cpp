@@ -299,8 +299,12 @@ int run_topology(const Args& args, std::ostream& out) {
   const auto cluster = models::hardware::parse_cluster(
       models::presets::resolve("clusters", args.job_flags["cluster"].get<std::string>(), "--cluster"), "--cluster");
   const int64_t gpus = sim::config::read_int(args.job_flags["gpus"], "--gpus", 1, cluster.max_gpus);
+  // Whole hosts, as simulate takes them; with an NVLink domain larger than a host (an NVL72 rack of
+  // 4-GPU trays) the fabric is built from whole domains, as simulate builds it: 256 GPUs span 3.5 racks.
+  const bool domains = cluster.domain_gpus() > cluster.gpus_per_node && gpus % cluster.gpus_per_node == 0;
+  const int64_t built = domains ? models::hardware::network_gpus(cluster, gpus) : gpus;
   const topology::Topology t =
-      topology::build_topology(models::hardware::network_spec(cluster), gpus, "cluster.network");
+      topology::build_topology(models::hardware::network_spec(cluster), built, "cluster.network");
   const topology::Summary s = topology::summarize(t);
   if (const auto dot = args.command_options.find("dot"); dot != args.command_options.end()) {
     std::ofstream f(dot->second);
@@ -315,7 +319,11 @@ int run_topology(const Args& args, std::ostream& out) {
     return kExitOk;
   }
   char line[200];
-  out << "trainsim topology: " << cluster.name << ", " << gpus << " GPUs (" << t.builder() << ")\n";
+  out << "trainsim topology: " << cluster.name << ", " << gpus << " GPUs";
+  if (built != gpus)
+    out << " in " << built / cluster.domain_gpus() << " NVLink domains of " << cluster.domain_gpus() << " (" << built
+        << " GPUs built)";
+  out << " (" << t.builder() << ")\n";
   std::snprintf(line, sizeof line,
                 "  nodes %zu (%zu GPUs, %zu switches), cables %zu\n  diameter %d hops between GPUs\n", s.nodes, s.gpus,
                 s.switches, s.cables, s.diameter);

@@ -13,6 +13,10 @@ struct Device {
 constexpr Device kDevices[] = {
     {"h100-sxm-80gb", "NVIDIA H100 80GB HBM3", "H100", 0.0},
     {"h200-sxm-141gb", "NVIDIA H200", "H200", 0.0},
+    // The Grace superchips' GPUs before B200/B300: "NVIDIA GB200" contains "B200".
+    {"gb200", "NVIDIA GB200", "GB200", 0.0},
+    {"gb300", "NVIDIA GB300", "GB300", 0.0},
+    {"b300", "NVIDIA B300 SXM6 AC", "B300", 0.0},
     {"b200", "NVIDIA B200", "B200", 0.0},
     {"a100-sxm-80gb", "NVIDIA A100-SXM4-80GB", "A100", 60.0},
     {"a100-sxm-40gb", "NVIDIA A100-SXM4-40GB", "A100", 0.0},
