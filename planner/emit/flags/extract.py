@@ -312,6 +312,9 @@ class Pin:
 PINS = [
     Pin("megatron-lm_core_r0.8.0.json", "megatron-lm", "core_r0.8.0", "NVIDIA/Megatron-LM", "refs/tags/core_r0.8.0",
         megatron_lm, note="Megatron-Core 0.8 (2024): stacks megatron-core-2024 and nemo-24.07"),
+    Pin("megatron-lm_core_v0.14.0.json", "megatron-lm", "core_v0.14.0", "NVIDIA/Megatron-LM", "refs/tags/core_v0.14.0",
+        megatron_lm, note="Megatron-Core of Megatron-Bridge 25.09 (v0.1.0: megatron-core>=0.14.0a0,<0.15.0): "
+        "--fp8-recipe mxfp8, no NVFP4 (--fp4-format arrives in core_v0.15.0)"),
     Pin("megatron-lm_core_v0.15.0.json", "megatron-lm", "core_v0.15.0", "NVIDIA/Megatron-LM", "refs/tags/core_v0.15.0",
         megatron_lm, note="last Megatron-Core release of 2025 (stack megatron-core-2025)"),
     Pin(None, "megatron-lm", "core_v0.13.0", "NVIDIA/Megatron-LM", "refs/tags/core_v0.13.0", None,
@@ -352,12 +355,13 @@ def main():
             repos[pin.repo_name] = Repo(find_mirror(args.mirrors, overrides, pin.repo_name), pin.repo_name)
         return Resolved(pin, repos[pin.repo_name])
 
-    deps = {}
-    for key, version in DEPENDS.items():
-        deps[key] = resolve(next(p for p in PINS if p.version == version))
+    deps = {}  # resolved on first use: regenerating one file needs only its own mirrors
     for pin in PINS:
         if pin.out is None or (args.only and pin.out not in args.only):
             continue
+        for key in pin.needs:
+            if key not in deps:
+                deps[key] = resolve(next(p for p in PINS if p.version == DEPENDS[key]))
         r = resolve(pin)
         flags, files, method = pin.fn(r.repo, r.commit, deps)
         doc = {"framework": pin.framework, "version": pin.version, "repo": "https://github.com/" + pin.repo_name,
