@@ -76,6 +76,10 @@ std::vector<std::string> ds_notes(const Job& j) {
                 (j.zero == 2 ? "gradients are not sharded" : "gradients and weights are not sharded") +
                 ", re-check memory, or use pp = 1 with --no-pipeline-parallel.");
   if (j.precision == Precision::kFp8) n.push_back("FP8: Megatron-DeepSpeed has no FP8 GEMMs; BF16 is written.");
+  if (j.precision == Precision::kMxfp8 || j.precision == Precision::kNvfp4)
+    n.push_back(std::string(j.precision == Precision::kMxfp8 ? "MXFP8" : "NVFP4") +
+                ": Megatron-DeepSpeed has no block-scaled (MXFP8 or NVFP4) GEMMs, nor any FP8; BF16 is written, "
+                "whose GEMMs run at BF16 rates and whose weights all-gather in BF16.");
   if (j.pp > 1) {
     if (j.vp > 1)
       n.push_back("Schedule " + j.schedule + " (vp = " + str(j.vp) +

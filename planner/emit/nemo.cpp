@@ -88,6 +88,35 @@ std::string generic_model(const Job& j) {
   return out + "        ),\n    )";
 }
 
+// MXFP8 and NVFP4 in NeMo 2.x, and what NVIDIA's Blackwell recipes (Megatron-Bridge 25.11,
+// scripts/performance/configs/llama3) change for them; a stack that targets Megatron-Bridge.
+void blackwell_notes(const Job& j, std::vector<std::string>& n) {
+  if (j.stack.target.find("/Megatron-Bridge@") != std::string::npos)
+    n.push_back("Stack \"" + j.stack.name + "\" targets " + j.stack.target +
+                ": this is a NeMo 2.0 recipe (NeMo v2.4.0 names); Megatron-Bridge sets the same Megatron-Core fields "
+                "on its ConfigContainer (cfg.model, cfg.ddp, cfg.optimizer) and names its precision "
+                "cfg.mixed_precision = \"" +
+                (j.precision == Precision::kNvfp4   ? "bf16_with_nvfp4_mixed"
+                 : j.precision == Precision::kMxfp8 ? "bf16_with_mxfp8_mixed"
+                 : j.precision == Precision::kFp8   ? "bf16_with_fp8_delayed_scaling_mixed"
+                 : j.precision == Precision::kFp16  ? "fp16_mixed"
+                                                    : "bf16_mixed") +
+                "\" (megatron/bridge/training/mixed_precision.py).");
+  if (j.precision == Precision::kNvfp4)
+    n.push_back(
+        "NVFP4: NeMo 2.x has no NVFP4 recipe (v2.4.0's MegatronMixedPrecision has no fp4 fields); "
+        "bf16_with_mxfp8_mixed, the nearest, is written: its GEMMs run at MXFP8 rates, not NVFP4's. Megatron-Bridge "
+        "25.11 has bf16_with_nvfp4_mixed; --emit megatron writes --fp4-format e2m1 (Megatron-Core 0.15).");
+  if (j.precision == Precision::kMxfp8 && j.overlap_param_gather)
+    n.push_back(
+        "MXFP8 with overlap_param_gather: Megatron-Bridge 25.11's LLaMA-3 MXFP8 recipes turn it off (\"keeping this "
+        "enabled causes NaN grad norm\"); if the gradient norm turns NaN, drop it.");
+  if (j.precision == Precision::kMxfp8 && !j.fp8_param_gather)
+    n.push_back(
+        "MXFP8 without fp8_param_gather: Megatron-Core (from 0.14) warns that this \"will use significant amount "
+        "additional GPU memory\" (bf16_with_mxfp8_mixed turns it on); check memory before running.");
+}
+
 std::vector<std::string> notes(const Job& j, bool has_recipe) {
   std::vector<std::string> n;
   if (!has_recipe)
@@ -127,6 +156,7 @@ std::vector<std::string> notes(const Job& j, bool has_recipe) {
   if (!j.scatter_gather && j.pp > 1) n.push_back("scatter_gather = false has no NeMo setting.");
   if (j.model.moe && j.precision == Precision::kFp16)
     n.push_back("MoE in FP16: Megatron-Core's expert parallelism and grouped GEMMs need BF16.");
+  blackwell_notes(j, n);
   return n;
 }
 
@@ -136,14 +166,21 @@ struct NemoPrecision {
   std::string dtype;   // torch dtype of pipeline communication
   std::string plugin;  // nemo.collections.llm.recipes.precision.mixed_precision factory
 };
+// NeMo v2.4.0's factories (nemo/collections/llm/recipes/precision/mixed_precision.py): FP8 delayed
+// scaling, MXFP8 (fp8 "hybrid", fp8_recipe "mxfp8"); no NVFP4, which gets MXFP8 and a note.
 NemoPrecision nemo_precision(const Job& j) {
   const bool bf16 = j.precision != Precision::kFp16;
   const std::string dtype = bf16 ? "torch.bfloat16" : "torch.float16";
-  const std::string plugin = j.precision == Precision::kFp8 ? "bf16_with_fp8_mixed"
-                             : bf16                         ? "bf16_mixed"
-                                                            : "fp16_mixed";
+  std::string plugin = bf16 ? "bf16_mixed" : "fp16_mixed";
+  if (j.precision == Precision::kFp8) plugin = "bf16_with_fp8_mixed";
+  if (j.precision == Precision::kMxfp8 || j.precision == Precision::kNvfp4) plugin = "bf16_with_mxfp8_mixed";
   return {bf16, dtype, plugin};
 }
+
+// MXFP8 with its weights kept and all-gathered in MXFP8: the all-gather reuses the gradient buffer
+// (Megatron-Core >= 0.13 DDP and optimizer field, which Megatron-Bridge's bf16_with_mxfp8_mixed
+// sets and NeMo's plugin does not carry). The DDP config asserts fp8_param_gather with it.
+bool reuse_grad_buf(const Job& j) { return j.fp8_param_gather && j.precision != Precision::kFp8; }
 
 // The comment block at the top: plan header, how to run, and what NeMo cannot express.
 std::string file_header(const Job& j, const std::string& module, bool has_recipe) {
@@ -243,6 +280,10 @@ void set_data_parallel(Py& p, const Job& j, const NemoPrecision& prec) {
   if (j.zero == 3) ddp.push_back({"data_parallel_sharding_strategy", dq("optim_grads_params")});
   if (j.zero == 1 && j.dp_shard != j.dp_cp())
     ddp.push_back({"num_distributed_optimizer_instances", str(j.dp_cp() / j.dp_shard)});
+  if (reuse_grad_buf(j)) {
+    ddp.push_back({"fp8_param_gather", "True"});
+    ddp.push_back({"reuse_grad_buf_for_mxfp8_param_ag", "True"});
+  }
   std::string ddp_text = "run.Config(\n        DistributedDataParallelConfig,\n";
   for (const auto& [k, v] : ddp) ddp_text += "        " + k + "=" + v + ",\n";
   p.set("strategy.ddp", ddp_text + "    )");
@@ -267,7 +308,8 @@ void set_precision(Py& p, const Job& j, const NemoPrecision& prec) {
   p.line();
   p.line("# Precision");
   p.set("recipe.trainer.plugins", prec.plugin + "()");
-  if (j.precision == Precision::kFp8) p.set("recipe.trainer.plugins.fp8_param_gather", py(j.fp8_param_gather));
+  if (models::compute::quantized(j.precision)) p.set("recipe.trainer.plugins.fp8_param_gather", py(j.fp8_param_gather));
+  if (reuse_grad_buf(j)) p.set("recipe.optim.config.reuse_grad_buf_for_mxfp8_param_ag", "True");
   p.set("recipe.optim.config.bf16", py(prec.bf16));
   p.set("recipe.optim.config.fp16", py(!prec.bf16));
   p.set("recipe.model.config.attention_backend",

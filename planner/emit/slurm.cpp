@@ -17,6 +17,19 @@ std::string job_name(const models::workload::Job& j) {
   return name;
 }
 
+// Nodes per Slurm segment on a cluster whose NVLink domain spans nodes (an NVL72 rack of 18
+// 4-GPU trays): Slurm's topology/block plugin places each segment of --segment nodes inside one
+// block, the rack. The whole job when it fits one domain, else the domain's node count, else (the
+// count must divide the job's nodes) the largest divisor below it; 0 when domains are single nodes.
+int64_t segment_nodes(const models::workload::Job& j, int64_t nodes) {
+  const int64_t per_domain = j.cluster.domain_gpus() / j.cluster.gpus_per_node;
+  if (per_domain <= 1) return 0;
+  if (nodes <= per_domain) return nodes;
+  int64_t d = per_domain;
+  while (nodes % d != 0) --d;
+  return d;
+}
+
 std::vector<EmittedFile> emit_slurm(const models::workload::Job& j) {
   const detail::MegatronCommand cmd = detail::megatron_command(j);
   const detail::LaunchShape shape = detail::launch_shape(j);
@@ -26,6 +39,8 @@ std::vector<EmittedFile> emit_slurm(const models::workload::Job& j) {
   out += "#SBATCH --nodes=" + nodes + "\n";
   out += "#SBATCH --ntasks-per-node=1\n";
   out += "#SBATCH --gpus-per-node=" + per_node + "\n";
+  const int64_t segment = segment_nodes(j, shape.nodes);
+  if (segment > 0) out += "#SBATCH --segment=" + std::to_string(segment) + "\n";
   out += "#SBATCH --exclusive\n";
   out += "#SBATCH --time=04:00:00\n";
   out += "#SBATCH --output=%x-%j.out\n";
@@ -42,6 +57,17 @@ std::vector<EmittedFile> emit_slurm(const models::workload::Job& j) {
     launch.push_back("The plan's " + std::to_string(j.gpus) + " GPUs do not fill whole " +
                      std::to_string(j.cluster.gpus_per_node) + "-GPU nodes: each node runs " + per_node +
                      " ranks (torchrun needs the same count on every node).");
+  if (segment > 0) {
+    const int64_t per_domain = j.cluster.domain_gpus() / j.cluster.gpus_per_node;
+    launch.push_back("--segment keeps each group of " + std::to_string(segment) + " nodes inside one " +
+                     std::to_string(j.cluster.domain_gpus()) +
+                     "-GPU NVLink domain; it needs Slurm's topology/block plugin with one block per domain.");
+    if (segment != per_domain && shape.nodes > per_domain)
+      launch.push_back("The plan packs ranks into whole " + std::to_string(per_domain) + "-node domains; " + nodes +
+                       " nodes are not a multiple of " + std::to_string(per_domain) +
+                       ", so Slurm allocates segments of " + std::to_string(segment) +
+                       " and the NVLink groups can differ from the simulated ones.");
+  }
   out += detail::comment(launch, "# ");
   out += "#\n" + detail::render_megatron_notes(cmd) + "\n";
   out += "set -euo pipefail\n\n";

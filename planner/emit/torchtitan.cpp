@@ -102,6 +102,57 @@ DpMesh dp_mesh(const Job& j, std::vector<std::string>& notes) {
   return d;
 }
 
+// Blackwell's block-scaled formats through torchao's MX converters (torchtitan v0.2.1,
+// components/quantization/mx.py): MXFP8 only; NVFP4 (an NVFP4Linear converter) reached
+// torchtitan's main branch in 2026, after v0.2.2, so an NVFP4 plan gets MXFP8 and a note.
+bool mx(const Job& j) { return j.precision == Precision::kMxfp8 || j.precision == Precision::kNvfp4; }
+
+void quantize_notes(const Job& j, std::vector<std::string>& notes) {
+  if (j.precision == Precision::kNvfp4)
+    notes.push_back(
+        "NVFP4: torchtitan v0.2.1 has no NVFP4 training (its MX converters are MXFP8 only); MXFP8 "
+        "(quantize.linear.mx), the nearest, is written: its GEMMs run at MXFP8 rates, not NVFP4's.");
+  if (mx(j) && j.tp > 1)
+    notes.push_back(std::string("MXFP8 with tp ") + str(j.tp) +
+                    ": torchtitan v0.2.1 refuses torch.compile of the model with TP and MXFP8, so "
+                    "[compile] is off" +
+                    (j.tp_comm_overlap ? " and async TP (which needs it) is not written" : "") +
+                    "; the MXFP8 casts then run uncompiled (slower than the plan assumes).");
+  if (mx(j) && j.fp8_param_gather)
+    notes.push_back(
+        "MXFP8 parameter all-gather: torchtitan's MX converter has no MXFP8 FSDP all-gather; FSDP2 "
+        "gathers BF16 weights.");
+}
+
+// model.converters for the plan's quantized precision ("" when none).
+std::string converters(const Job& j) {
+  if (j.precision == Precision::kFp8) return "converters = [\"quantize.linear.float8\"]\n";
+  if (!mx(j)) return "";
+  if (j.model.moe) return "converters = [\"quantize.linear.mx\", \"quantize.grouped_mm.mx\"]\n";
+  return "converters = [\"quantize.linear.mx\"]\n";
+}
+
+// The [quantize.*] sections of the converters.
+std::string quantize_sections(const Job& j) {
+  std::string out;
+  if (j.precision == Precision::kFp8) {
+    out += "\n[quantize.linear.float8]\nrecipe_name = \"tensorwise\"\n";
+    out += "enable_fsdp_float8_all_gather = " + toml(j.fp8_param_gather) + "\n";
+    out += "precompute_float8_dynamic_scale_for_fsdp = " + toml(j.fp8_param_gather) + "\n";
+    out += "filter_fqns = [\"output\"]\n";
+  }
+  if (mx(j)) {
+    out += "\n[quantize.linear.mx]  # torchao MXLinear: 32-element blocks, E8M0 scales (SM100)\n";
+    out += "recipe_name = \"mxfp8_cublas\"\n";
+    out += "mxfp8_dim1_cast_kernel_choice = \"cuda\"  # torchtitan's recommendation for speed\n";
+    out += "filter_fqns = [\"output\"]  # the LM head stays BF16\n";
+  }
+  if (mx(j) && j.model.moe)
+    out +=
+        "\n[quantize.grouped_mm.mx]\nrecipe_name = \"mxfp8\"\nfqns = [\"experts\"]  # routed experts' grouped GEMMs\n";
+  return out;
+}
+
 std::vector<EmittedFile> emit_torchtitan(const Job& j) {
   const auto& m = j.model;
   std::vector<std::string> notes;
@@ -122,6 +173,7 @@ std::vector<EmittedFile> emit_torchtitan(const Job& j) {
                       "); the [model] section is a placeholder.");
   }
   if (j.precision == Precision::kFp16) notes.push_back("FP16: torchtitan trains in BF16 or FP32; BF16 is written.");
+  quantize_notes(j, notes);
   if (j.sp == false && j.tp > 1)
     notes.push_back("Sequence parallelism off: torchtitan's tensor parallelism always shards norms over the sequence.");
   if (j.attention == Attention::kUnfused) notes.push_back("Unfused attention: torchtitan uses SDPA (fused) attention.");
@@ -172,7 +224,9 @@ std::vector<EmittedFile> emit_torchtitan(const Job& j) {
     notes.push_back("MoE shape (experts, top-k, capacity) comes from the torchtitan flavor, not from this file.");
 
   const DpMesh dp = dp_mesh(j, notes);
-  const bool async_tp = j.tp_comm_overlap && j.tp > 1;
+  const bool async_tp = j.tp_comm_overlap && j.tp > 1 && !mx(j);
+  // torch.compile of the model: async TP needs it, and the MXFP8 casts are fast under it (not with TP).
+  const bool compile = async_tp || (mx(j) && j.tp == 1);
   const detail::LaunchShape shape = detail::launch_shape(j);
 
   std::string out = detail::comment(detail::header(j, "torchtitan", "torchtitan job config (TOML)."), "# ");
@@ -189,7 +243,7 @@ std::vector<EmittedFile> emit_torchtitan(const Job& j) {
 
   out += "\n[job]\ndump_folder = \"./outputs\"\ndescription = " + dq("trainsim plan: " + m.name) + "\n";
   out += "\n[model]\nname = " + dq(f.name) + "\nflavor = " + dq(f.flavor) + "\nhf_assets_path = " + dq(f.assets) + "\n";
-  if (j.precision == Precision::kFp8) out += "converters = [\"quantize.linear.float8\"]\n";
+  out += converters(j);
   out += "\n[optimizer]  # placeholders, not chosen by trainsim\nname = \"AdamW\"\nlr = 3e-4\neps = 1e-8\n";
   out += "\n[lr_scheduler]\nwarmup_steps = 100\n";
   const int64_t local_batch = j.pp > 1 ? j.micro_batch * j.microbatches : j.micro_batch;
@@ -228,13 +282,8 @@ std::vector<EmittedFile> emit_torchtitan(const Job& j) {
   out += "\n[activation_checkpoint]\n";
   out += "mode = " + dq(to_string(j.recompute)) + "\n";
   if (j.recompute == Recompute::kSelective) out += "selective_ac_option = \"op\"\n";
-  if (async_tp) out += "\n[compile]\nenable = true\ncomponents = [\"model\", \"loss\"]\n";
-  if (j.precision == Precision::kFp8) {
-    out += "\n[quantize.linear.float8]\nrecipe_name = \"tensorwise\"\n";
-    out += "enable_fsdp_float8_all_gather = " + toml(j.fp8_param_gather) + "\n";
-    out += "precompute_float8_dynamic_scale_for_fsdp = " + toml(j.fp8_param_gather) + "\n";
-    out += "filter_fqns = [\"output\"]\n";
-  }
+  if (compile) out += "\n[compile]\nenable = true\ncomponents = [\"model\", \"loss\"]\n";
+  out += quantize_sections(j);
   return {EmittedFile{"torchtitan.toml", out, false}};
 }
 

@@ -21,6 +21,8 @@ std::string layer_list(const Job& j) {
   return out;
 }
 
+bool blackwell(const Job& j) { return j.gpu.peak_mxfp8.per_second() > 0.0; }
+
 std::string plan_summary(const Job& j) {
   std::ostringstream os;
   os << j.model.name << " on " << j.gpus << " x " << j.gpu.name << " (" << j.cluster.name << ", "

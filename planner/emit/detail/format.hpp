@@ -52,6 +52,10 @@ struct ShellArgGroup {
 // One bash array per non-empty group, then `joined` holding all of them in order.
 std::string render_shell_arrays(const std::vector<ShellArgGroup>& groups, const std::string& joined);
 
+// Whether the plan's GPU is a Blackwell (compute capability 10.x): it has block-scaled MXFP8
+// tensor cores (a non-zero peak_mxfp8), which no earlier GPU has.
+bool blackwell(const Job& j);
+
 // The context-parallel algorithm in effect: "ring", "ulysses" or "hybrid"; a hybrid whose Ulysses
 // degree is cp (or 1) is plain Ulysses (or ring).
 std::string cp_algorithm(const Job& j);

@@ -3,12 +3,12 @@
 #include <algorithm>
 
 #include "planner/emit/detail/format.hpp"
+#include "planner/emit/detail/megatron_precision.hpp"
 #include "sim/error.hpp"
 
 namespace trainsim::planner::emit::detail {
 
 using models::compute::Precision;
-using models::workload::Attention;
 using models::workload::Job;
 using models::workload::Recompute;
 
@@ -19,8 +19,21 @@ std::string str(int64_t v) { return std::to_string(v); }
 // Before Megatron-Core 0.10 only the flags of core_r0.8.0 are written (the older pinned flag set:
 // no --attention-backend, --cp-comm-type, --expert-tensor-parallel-size, first/last stage layers,
 // --moe-layer-freq, shared experts, HSDP instances, FP8 parameter gather or optimizer offload).
-// Only r0.8.0 and v0.15.0 are pinned, so a release in between gets the older, smaller set.
+// r0.8.0, v0.14.0 and v0.15.0 are pinned: a release from 0.10 gets the newer names, checked
+// against 0.14 and 0.15 only.
 bool legacy(int minor) { return minor < 10; }
+
+// Megatron-Bridge releases and the Megatron-Core they run (pyproject.toml's megatron-core pin):
+// v0.1.x (container 25.09) >=0.14,<0.15; v0.2.x (25.11) >=0.15,<0.16.
+std::optional<int> bridge_core_minor(const std::string& target) {
+  for (const std::string repo : {"NVIDIA-NeMo/Megatron-Bridge@", "NVIDIA/Megatron-Bridge@"}) {
+    if (target.rfind(repo, 0) != 0) continue;
+    const std::string tag = target.substr(repo.size());
+    if (tag.rfind("v0.1.", 0) == 0 || tag == "25.09") return 14;
+    if (tag.rfind("v0.2.", 0) == 0 || tag == "25.11") return 15;
+  }
+  return std::nullopt;
+}
 
 // --moe-layer-freq: "" when every layer is MoE, N for one MoE layer every N layers, else a
 // run-length Python list expression (Megatron's moe_freq_type) such as ([0]*3+[1]*58).
@@ -219,32 +232,6 @@ void data_parallel_args(const Job& j, int minor, MegatronCommand& c) {
   if (!b.args.empty()) c.groups.push_back(std::move(b));
 }
 
-void precision_args(const Job& j, int minor, MegatronCommand& c) {
-  ShellArgGroup b{"PRECISION_ARGS", "Precision and attention kernel", {}};
-  if (j.precision == Precision::kFp16) {
-    b.flag("--fp16");
-  } else {
-    b.flag("--bf16");
-  }
-  if (j.precision == Precision::kFp8) {
-    b.arg("--fp8-format", "hybrid", "E4M3 forward, E5M2 backward (Transformer Engine)");
-    if (j.fp8_param_gather && !legacy(minor)) b.flag("--fp8-param-gather");
-  }
-  if (!legacy(minor)) {
-    b.arg("--attention-backend", j.attention == Attention::kFlash ? "flash" : "unfused");
-  } else if (j.attention == Attention::kFlash) {
-    // Before --attention-backend, Transformer Engine picks its attention kernel from the environment.
-    c.env.push_back("NVTE_FLASH_ATTN=1");
-    c.env_comments.push_back("Transformer Engine attention: FlashAttention (no --attention-backend before 0.10)");
-  } else {
-    c.env.push_back("NVTE_FLASH_ATTN=0");
-    c.env_comments.push_back("Transformer Engine attention: unfused (no --attention-backend before 0.10)");
-    c.env.push_back("NVTE_FUSED_ATTN=0");
-    c.env_comments.push_back("Transformer Engine attention: unfused (no cuDNN fused attention)");
-  }
-  c.groups.push_back(std::move(b));
-}
-
 void memory_args(const Job& j, int minor, MegatronCommand& c) {
   ShellArgGroup b{"MEMORY_ARGS", "Activation recomputation and offload", {}};
   if (j.recompute == Recompute::kSelective)
@@ -386,6 +373,12 @@ void legacy_notes(const Job& j, int minor, std::vector<std::string>& n) {
 
 // Which release the flags are for, when the job's stack does not name a Megatron-Core release.
 void version_note(const Job& j, int minor, std::vector<std::string>& n) {
+  if (bridge_core_minor(j.stack.target))
+    n.push_back("Stack \"" + j.stack.name + "\" targets " + j.stack.target + ", which runs Megatron-Core 0." +
+                str(minor) +
+                ": these are Megatron-LM's flags for that release (pretrain_gpt.py); a Megatron-Bridge recipe sets the "
+                "same Megatron-Core fields on its ConfigContainer (cfg.model, cfg.ddp, cfg.optimizer, "
+                "cfg.mixed_precision).");
   if (megatron_core_minor(j.stack.target)) return;
   n.push_back("Stack \"" + j.stack.name + "\" targets " + (j.stack.target.empty() ? "no release" : j.stack.target) +
               ", not a Megatron-Core release of NVIDIA/Megatron-LM: these flags are written for Megatron-Core 0." +
@@ -435,8 +428,7 @@ void notes(const Job& j, int minor, MegatronCommand& c) {
         "recomputation).");
   if (j.overlap_param_gather && !j.overlap_grad_reduce)
     n.push_back("--overlap-param-gather requires --overlap-grad-reduce in Megatron-LM, so both are set.");
-  if (j.fp8_param_gather && j.zero == 0)
-    n.push_back("--fp8-param-gather needs the distributed optimizer or FSDP in Megatron-LM (the plan has ZeRO 0).");
+  megatron_precision_notes(j, minor, n);
   if (j.model.moe && j.precision == Precision::kFp16)
     n.push_back(
         "MoE in FP16: Megatron-LM supports expert parallelism and grouped GEMMs only in BF16; use --precision bf16.");
@@ -449,13 +441,16 @@ void notes(const Job& j, int minor, MegatronCommand& c) {
   if (j.model.vocab % pad != 0)
     n.push_back("Megatron pads the vocabulary (" + str(j.model.vocab) + ") to a multiple of " +
                 "--make-vocab-size-divisible-by (128) x tp = " + str(pad) + "; trainsim used the unpadded size.");
-  if (j.tp > 1 && j.cluster.gpus_per_node < j.tp)
-    n.push_back("tp = " + str(j.tp) + " spans nodes: tensor parallelism leaves NVLink.");
+  if (j.tp > 1 && j.cluster.domain_gpus() < j.tp)
+    n.push_back("tp = " + str(j.tp) +
+                (j.cluster.domain_gpus() > j.cluster.gpus_per_node ? " spans NVLink domains" : " spans nodes") +
+                ": tensor parallelism leaves NVLink.");
 }
 
 }  // namespace
 
 std::optional<int> megatron_core_minor(const std::string& target) {
+  if (const auto bridge = bridge_core_minor(target)) return bridge;
   const std::string repo = "NVIDIA/Megatron-LM@core_";
   if (target.rfind(repo, 0) != 0) return std::nullopt;
   const std::string tag = target.substr(repo.size());  // r0.8.0, v0.15.0
@@ -472,7 +467,12 @@ MegatronCommand megatron_command(const Job& j) { return megatron_command(j, mega
 MegatronCommand megatron_command(const Job& j, int mcore_minor) {
   check_zero(j, mcore_minor);
   MegatronCommand c;
-  if ((j.tp > 1 || j.cp > 1) && j.zero < 2) {
+  if (blackwell(j) && mcore_minor >= 12) {
+    // From 0.12 Megatron-LM asserts CUDA_DEVICE_MAX_CONNECTIONS=1 only below compute capability 10.
+    c.env.push_back("CUDA_DEVICE_MAX_CONNECTIONS=32");
+    c.env_comments.push_back(
+        "Blackwell: no kernel-order requirement; 32 as Megatron-Bridge's scripts, so streams do not serialize");
+  } else if ((j.tp > 1 || j.cp > 1) && j.zero < 2) {
     c.env.push_back("CUDA_DEVICE_MAX_CONNECTIONS=1");
     c.env_comments.push_back("Megatron requires it with TP/CP before Blackwell: kernels issue in program order");
   }
@@ -480,7 +480,7 @@ MegatronCommand megatron_command(const Job& j, int mcore_minor) {
   parallel_args(j, mcore_minor, c);
   data_parallel_args(j, mcore_minor, c);
   batch_args(j, c);
-  precision_args(j, mcore_minor, c);
+  megatron_precision_args(j, mcore_minor, c);
   memory_args(j, mcore_minor, c);
   overlap_args(j, c);
   placeholder_args(j, mcore_minor, c);

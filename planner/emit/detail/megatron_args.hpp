@@ -24,8 +24,10 @@ struct MegatronCommand {
 inline constexpr int kMegatronCoreMinor = 15;
 
 // The minor version of a stack target naming a Megatron-Core release of NVIDIA/Megatron-LM
-// ("NVIDIA/Megatron-LM@core_r0.8.0" -> 8, "...@core_v0.15.0" -> 15); nullopt for anything else
-// (another framework, or a Megatron-LM tag before Megatron-Core such as v2.5).
+// ("NVIDIA/Megatron-LM@core_r0.8.0" -> 8, "...@core_v0.15.0" -> 15) or a Megatron-Bridge release
+// by the Megatron-Core it runs ("NVIDIA-NeMo/Megatron-Bridge@v0.1.0" or "@25.09" -> 14, "@v0.2.0"
+// or "@25.11" -> 15); nullopt for anything else (another framework, or a Megatron-LM tag before
+// Megatron-Core such as v2.5).
 std::optional<int> megatron_core_minor(const std::string& target);
 // The release a job's flags are written for: its stack's, else kMegatronCoreMinor (with a note).
 int megatron_core_minor(const models::workload::Job& j);

@@ -38,6 +38,21 @@ inline Json llama70b() {
               {"global_batch", 512}};
 }
 
+// LLaMA-3-70B on 64 B200s as Megatron-Bridge 25.11's MXFP8 recipe for DGX B200 runs it: tp 2,
+// pp 4, vp 5 interleaved, ZeRO-1, global batch 128; `precision` mxfp8 or nvfp4.
+inline Json llama70b_b200(const std::string& precision) {
+  return Json{{"model", "llama3-70b"},
+              {"cluster", "dgx-b200"},
+              {"gpus", 64},
+              {"tp", 2},
+              {"pp", 4},
+              {"vp", 5},
+              {"schedule", "interleaved"},
+              {"zero", 1},
+              {"global_batch", 128},
+              {"precision", precision}};
+}
+
 // The content of the file `name` that emitter `emitter` writes for `j` (fails the test if absent).
 inline std::string file(const std::string& emitter, const models::workload::Job& j, const std::string& name) {
   for (const auto& f : emit(emitter, j))

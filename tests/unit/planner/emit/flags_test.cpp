@@ -21,11 +21,13 @@ using testing::Written;
 // The flag-set file an emitter's output is checked against, per framework it writes for, for a
 // job on its software stack: Megatron-LM flags (the megatron and slurm emitters) against the
 // Megatron-Core release the stack targets (megatron_core_minor: megatron-core-2024 -> core_r0.8.0,
-// megatron-core-2025 and stacks naming no Megatron-Core release -> core_v0.15.0); the other
+// Megatron-Bridge v0.1 (25.09) -> core_v0.14.0, megatron-core-2025, Megatron-Bridge v0.2 (25.11) and
+// stacks naming no Megatron-Core release -> core_v0.15.0); the other
 // frameworks have one pinned set each (NeMo's is v2.4.0, also for nemo-24.07).
 std::string flag_set_file(const std::string& emitter, const std::string& framework, const models::workload::Job& job) {
   if (framework == "megatron-lm" && (emitter == "megatron" || emitter == "slurm")) {
     static const std::map<int, std::string> megatron = {{8, "megatron-lm_core_r0.8.0.json"},
+                                                        {14, "megatron-lm_core_v0.14.0.json"},
                                                         {15, "megatron-lm_core_v0.15.0.json"}};
     const auto it = megatron.find(detail::megatron_core_minor(job));
     return it == megatron.end() ? "" : it->second;
@@ -82,6 +84,7 @@ std::vector<std::pair<std::string, Json>> job_matrix() {
   const Json mixtral = {
       {"model", "mixtral-8x7b"}, {"cluster", "dgx-h100"}, {"gpus", 64}, {"tp", 2}, {"pp", 4}, {"ep", 8}, {"zero", 1},
       {"global_batch", 256},     {"seq_len", 4096}};
+  const Json b200_mx = testing::llama70b_b200("mxfp8"), b200_nv = testing::llama70b_b200("nvfp4");
   std::vector<std::pair<std::string, Json>> m = {
       {"llama70b", l70},
       {"zero 0", with(l70, Json{{"zero", 0}})},
@@ -145,6 +148,20 @@ std::vector<std::pair<std::string, Json>> job_matrix() {
                                       {"pp", 8},
                                       {"zero", 1},
                                       {"global_batch", 512}}},
+      {"mxfp8 param gather (b200)", with(b200_mx, Json{{"fp8_param_gather", true}})},
+      {"mxfp8 overlaps (b200)", with(b200_mx, Json{{"tp_comm_overlap", true}, {"overlap_param_gather", true}})},
+      {"mxfp8 tp 1 (b200)", with(b200_mx, Json{{"tp", 1}, {"pp", 8}, {"vp", 1}, {"schedule", "1f1b"}})},
+      {"nvfp4 param gather (b200)", with(b200_nv, Json{{"fp8_param_gather", true}})},
+      {"nvfp4 tp overlap zero 0 (b200)",
+       with(b200_nv, Json{{"tp_comm_overlap", true}, {"zero", 0}, {"fp8_param_gather", true}})},
+      {"deepseek-v3 mxfp8 (b200)", Json{{"model", "deepseek-v3"},
+                                        {"cluster", "dgx-b200"},
+                                        {"gpus", 256},
+                                        {"pp", 8},
+                                        {"ep", 32},
+                                        {"global_batch", 256},
+                                        {"precision", "mxfp8"},
+                                        {"fp8_param_gather", true}}},
       {"gpt3 2021 (fp16, unfused, full recompute, interleaved)", Json{{"model", "gpt3-175b"},
                                                                       {"cluster", "dgx-a100"},
                                                                       {"gpus", 512},
@@ -216,6 +233,29 @@ TEST(EmitterFlags, EveryWrittenFlagExistsInTheTargetedRelease) {
   }
 }
 
+// Megatron-Core 0.14 (Megatron-Bridge 25.09): the matrix written for that release, its NVFP4 jobs
+// falling back to MXFP8, checked against core_v0.14.0 (no stack preset targets it, so the job's
+// stack target is set here).
+TEST(EmitterFlags, Core014FlagsExistInCore014) {
+  std::set<std::string> missing;
+  size_t checked = 0;
+  for (const auto& [name, spec] : job_matrix()) {
+    auto job = testing::job(with(spec, Json{{"stack", "research"}}));  // runs every job of the matrix
+    job.stack.target = "NVIDIA/Megatron-LM@core_v0.14.0";
+    ASSERT_EQ(detail::megatron_core_minor(job), 14);
+    for (const std::string emitter : {"megatron", "slurm"})
+      for (const auto& f : emit(emitter, job))
+        for (const Written& w : written(emitter, f)) {
+          if (w.framework != "megatron-lm") continue;
+          ++checked;
+          if (flag_set("megatron-lm_core_v0.14.0.json").count(w.flag) == 0 && missing.insert(w.flag).second)
+            ADD_FAILURE() << emitter << " (job \"" << name << "\") writes " << w.flag
+                          << " for Megatron-Core 0.14, which is not in megatron-lm_core_v0.14.0.json";
+        }
+  }
+  EXPECT_GT(checked, 2000u);
+}
+
 // The flag set follows the stack: Megatron-Core 0.8 for megatron-core-2024 (and its flags are a
 // smaller set), 0.15 for megatron-core-2025 and for stacks that name no Megatron-Core release.
 TEST(EmitterFlags, TheStackPicksTheFlagSet) {
@@ -232,6 +272,15 @@ TEST(EmitterFlags, TheStackPicksTheFlagSet) {
   EXPECT_LT(flag_set("megatron-lm_core_r0.8.0.json").size(), flag_set("megatron-lm_core_v0.15.0.json").size());
   for (const std::string f : {"--use-megatron-fsdp", "--data-parallel-sharding-strategy"}) {
     EXPECT_EQ(flag_set("megatron-lm_core_v0.15.0.json").count(f), 1u) << f;
+    EXPECT_EQ(flag_set("megatron-lm_core_r0.8.0.json").count(f), 0u) << f;
+  }
+  // NVFP4 arrives in 0.15; the MXFP8 recipe is in 0.14 (and 0.12), not in 0.8.
+  for (const std::string f : {"--fp4-format", "--fp4-recipe", "--fp4-param-gather"}) {
+    EXPECT_EQ(flag_set("megatron-lm_core_v0.15.0.json").count(f), 1u) << f;
+    EXPECT_EQ(flag_set("megatron-lm_core_v0.14.0.json").count(f), 0u) << f;
+  }
+  for (const std::string f : {"--fp8-recipe", "--reuse-grad-buf-for-mxfp8-param-ag"}) {
+    EXPECT_EQ(flag_set("megatron-lm_core_v0.14.0.json").count(f), 1u) << f;
     EXPECT_EQ(flag_set("megatron-lm_core_r0.8.0.json").count(f), 0u) << f;
   }
 }
@@ -263,9 +312,9 @@ TEST(EmitterFlags, ParsersFindEachKindOfName) {
 
 // Each flag-set file names its pinned release and holds a sorted, non-empty list.
 TEST(EmitterFlags, FlagSetFilesArePinned) {
-  for (const std::string file :
-       {"megatron-lm_core_r0.8.0.json", "megatron-lm_core_v0.15.0.json", "nemo_v2.4.0.json", "deepspeed_v0.16.9.json",
-        "megatron-deepspeed_4efb479.json", "torchtitan_v0.2.1.json", "slurm_24.11.7.json"}) {
+  for (const std::string file : {"megatron-lm_core_r0.8.0.json", "megatron-lm_core_v0.14.0.json",
+                                 "megatron-lm_core_v0.15.0.json", "nemo_v2.4.0.json", "deepspeed_v0.16.9.json",
+                                 "megatron-deepspeed_4efb479.json", "torchtitan_v0.2.1.json", "slurm_24.11.7.json"}) {
     std::ifstream in(std::string(TRAINSIM_EMIT_FLAGS_DIR) + "/" + file);
     ASSERT_TRUE(in) << file;
     const auto j = nlohmann::json::parse(in);
