@@ -29,8 +29,9 @@ std::optional<int> bridge_core_minor(const std::string& target) {
   for (const std::string repo : {"NVIDIA-NeMo/Megatron-Bridge@", "NVIDIA/Megatron-Bridge@"}) {
     if (target.rfind(repo, 0) != 0) continue;
     const std::string tag = target.substr(repo.size());
-    if (tag.rfind("v0.1.", 0) == 0 || tag == "25.09") return 14;
-    if (tag.rfind("v0.2.", 0) == 0 || tag == "25.11") return 15;
+    const std::string release = tag.size() > 1 && (tag[0] == 'v' || tag[0] == 'r') ? tag.substr(1) : tag;
+    if (release.rfind("0.1.", 0) == 0 || tag == "25.09") return 14;  // v0.1.0, r0.1.0 (release branch)
+    if (release.rfind("0.2.", 0) == 0 || tag == "25.11") return 15;
   }
   return std::nullopt;
 }

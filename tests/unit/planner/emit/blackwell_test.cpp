@@ -108,6 +108,16 @@ TEST(BlackwellMegatron, MegatronBridgeTargetsNameTheirMegatronCore) {
   EXPECT_EQ(detail::megatron_core_minor(std::string("NVIDIA-NeMo/Megatron-Bridge@v0.1.0rc4")), 14);
   EXPECT_EQ(detail::megatron_core_minor(std::string("NVIDIA-NeMo/Megatron-Bridge@25.11")), 15);
   EXPECT_EQ(detail::megatron_core_minor(std::string("NVIDIA-NeMo/Megatron-Bridge@25.09")), 14);
+  EXPECT_EQ(detail::megatron_core_minor(std::string("NVIDIA-NeMo/Megatron-Bridge@r0.2.0")), 15);
+  // A stack on Megatron-Bridge 25.11 writes Megatron-LM's 0.15 flags and says where they go.
+  auto j = testing::job(testing::llama70b_b200("nvfp4"));
+  j.stack.name = "bridge";
+  j.stack.target = "NVIDIA-NeMo/Megatron-Bridge@v0.2.0";
+  const auto c = detail::megatron_command(j);
+  const std::string m = detail::render_megatron_arrays(c) + detail::render_megatron_notes(c);
+  EXPECT_EQ(flag_value(m, "--fp4-format"), "e2m1");
+  EXPECT_TRUE(says(m, "which runs Megatron-Core 0.15")) << m;
+  EXPECT_TRUE(says(testing::file("nemo", j, "nemo_recipe.py"), "cfg.mixed_precision = \"bf16_with_nvfp4_mixed\""));
   EXPECT_FALSE(detail::megatron_core_minor(std::string("NVIDIA-NeMo/Megatron-Bridge@v0.6.0")));
 }
 
