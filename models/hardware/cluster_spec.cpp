@@ -102,7 +102,12 @@ Json network_spec(const ClusterSpec& c) {
          {"spines", 8},
          {"oversubscription", 1.0},
          {"sharp", nvls_capable(c)}};
-  if (domain > c.gpus_per_node) j["gpus_per_tray"] = c.gpus_per_node;
+  if (domain > c.gpus_per_node) {
+    // NVL72: GPU i of every compute tray has its NIC on rail i (DGX SuperPOD GB200 reference
+    // architecture: a rack's trays are the "servers" of the rails).
+    j["gpus_per_tray"] = c.gpus_per_node;
+    j["rails"] = c.gpus_per_node;
+  }
   return j;
 }
 

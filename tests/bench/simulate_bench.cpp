@@ -96,6 +96,28 @@ void BM_Simulate_Llama3_405B_16384(benchmark::State& state) {
 }
 BENCHMARK(BM_Simulate_Llama3_405B_16384)->Arg(0)->Arg(1)->Unit(benchmark::kMillisecond)->Iterations(3);
 
+void BM_Simulate_Llama3_405B_16384_GB200(benchmark::State& state) {
+  // The same production shape on GB200 NVL72 racks (issue 32's speed target, <= 0.5 s on the flow
+  // network): 16,384 GPUs = 227.6 racks of 72, so the fabric holds 228 racks (the last one partly
+  // used) and TP 8 groups straddle a rack boundary every 9 racks in Megatron's rank order.
+  Json model = trainsim::models::presets::find("models", "llama3-405b", "model");
+  model["layers"] = 128;
+  model["name"] = "llama3-405b-128l";
+  const Json job{{"model", model},
+                 {"cluster", "gb200-nvl72"},
+                 {"gpus", 16384},
+                 {"tp", 8},
+                 {"pp", 16},
+                 {"global_batch", 2048},
+                 {"micro_batch", 1},
+                 {"seq_len", 8192},
+                 {"recompute", "full"},
+                 {"zero", 1}};
+  run(state, make_job(with_network(job, state.range(0) == 0 ? "flow" : "analytic")));
+  state.SetLabel(state.range(0) == 0 ? "flow" : "analytic");
+}
+BENCHMARK(BM_Simulate_Llama3_405B_16384_GB200)->Arg(0)->Arg(1)->Unit(benchmark::kMillisecond)->Iterations(3);
+
 void BM_Simulate_Llama3_70B_1024(benchmark::State& state) {
   // The README's main job; Arg 0 on the flow network, 1 on the analytic one.
   const Json job{{"model", "llama3-70b"},

@@ -4,7 +4,8 @@
 // takes NVLink to the destination's rail first (NCCL's PXN) or a spine. The spine layer is
 // modelled as `spines` switches sharing the leaves' uplink capacity, servers_per_unit x
 // nic_bandwidth / oversubscription per leaf, evenly.
-// Closed forms (g GPUs, n = g / gpus_per_node servers, U units, R = gpus_per_node rails):
+// `rails` < gpus_per_node puts several GPUs of a server on one rail (an NVL72 rack: GPU i of each
+// 4-GPU tray on rail i). Closed forms (g GPUs, n = g / gpus_per_node servers, U units, R rails):
 // leaves U R; cables = server cables + g NIC cables + U R spines (when n > 1). Bisection
 // (halves of whole units): one unit (g/2) x nic; several (1/2) sum over leaves of
 // min(GPUs on the leaf x nic, uplink), = (g/2) x nic / r for full units.
@@ -24,6 +25,7 @@ struct Params {
   int64_t spines = 8;
   double oversubscription = 1.0;
   int64_t gpus_per_tray = 0;
+  int64_t rails = 0;
 };
 
 const sim::config::Schema<Params>& schema() {
@@ -41,7 +43,11 @@ const sim::config::Schema<Params>& schema() {
                 "Leaf downlink / uplink capacity ratio (1 = non-blocking).")
         .integer("gpus_per_tray", &Params::gpus_per_tray, 0, 1024, 0,
                  "GPUs per compute tray (host) inside a server that is a rack-scale NVLink domain (NVL72: 4); "
-                 "must divide gpus_per_node. 0: a server is one host. Drawing and naming only.");
+                 "must divide gpus_per_node. 0: a server is one host. Drawing and naming only.")
+        .integer("rails", &Params::rails, 0, 1024, 0,
+                 "Rails (rail leaves per scalable unit): GPU i of a server is on rail i mod rails. 0: one rail per "
+                 "GPU of a server (a DGX's 8). An NVL72 rack has 4: the NIC of GPU i of each 4-GPU compute tray "
+                 "goes to rail leaf i, 18 trays x 8 racks per leaf.");
     return s;
   }();
   return s;
@@ -63,9 +69,17 @@ Topology build(const sim::config::Json& j, int64_t gpus, const std::string& path
   t.set_gpus_per_tray(p.gpus_per_tray);
   const auto servers = detail::add_servers(t, fabric, gpus);
   const auto n = static_cast<int64_t>(servers.size());
-  const int64_t rails = fabric.gpus_per_node, units = (n + p.servers_per_unit - 1) / p.servers_per_unit;
+  if (p.rails > 0 && fabric.gpus_per_node % p.rails != 0)
+    throw ConfigError(path + ".rails",
+                      std::to_string(p.rails) + " does not divide the " + std::to_string(fabric.gpus_per_node) +
+                          " GPUs of a server",
+                      "use a divisor of gpus_per_node, or 0 for one rail per GPU");
+  const int64_t rails = p.rails > 0 ? p.rails : fabric.gpus_per_node;
+  const int64_t per_rail = fabric.gpus_per_node / rails;  // GPUs of one server on one rail
+  const int64_t units = (n + p.servers_per_unit - 1) / p.servers_per_unit;
   const bool with_spines = n > 1 && units * rails > 1;
-  const sim::Bandwidth uplink = p.nic_bandwidth * (static_cast<double>(p.servers_per_unit) / p.oversubscription);
+  const sim::Bandwidth uplink =
+      p.nic_bandwidth * (static_cast<double>(p.servers_per_unit * per_rail) / p.oversubscription);
   std::vector<Vertex> spine;
   for (int64_t s = 0; s < p.spines && with_spines; ++s)
     spine.push_back(t.add_node(NodeKind::kSpine, detail::numbered("spine", s)));
@@ -75,10 +89,12 @@ Topology build(const sim::config::Json& j, int64_t gpus, const std::string& path
       const Vertex leaf = t.add_node(NodeKind::kLeaf, detail::numbered("rail_leaf", u * rails + rail));
       const int64_t last = std::min((u + 1) * p.servers_per_unit, n);
       for (int64_t s = u * p.servers_per_unit; s < last; ++s)
-        t.add_cable(servers[static_cast<size_t>(s)][static_cast<size_t>(rail)], leaf, p.nic_bandwidth, p.link_latency,
-                    "ib");
+        for (int64_t g = rail; g < fabric.gpus_per_node; g += rails)
+          t.add_cable(servers[static_cast<size_t>(s)][static_cast<size_t>(g)], leaf, p.nic_bandwidth, p.link_latency,
+                      "ib");
       for (const Vertex sp : spine) t.add_cable(leaf, sp, uplink / static_cast<double>(p.spines), p.link_latency, "ib");
-      const double down = p.nic_bandwidth.bytes_per_second() * static_cast<double>(last - u * p.servers_per_unit);
+      const double down =
+          p.nic_bandwidth.bytes_per_second() * static_cast<double>((last - u * p.servers_per_unit) * per_rail);
       cross += std::min(down, uplink.bytes_per_second());
     }
   if (n > 1)

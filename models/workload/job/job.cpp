@@ -465,6 +465,9 @@ Job resolve_platform(const JobSpec& s) {
   j.stack = resolve_stack(s.stack);
   apply_stack_kernels(j.stack, j.gpu);
   j.precision = s.precision;
+  // A precision the GPU's tensor cores do not run is the job's error before anything is sized
+  // (the compute model's constructor names the GPU and the fix).
+  if (compute::quantized(j.precision)) (void)compute::ComputeModel(j.gpu, j.precision);
   j.attention = s.attention;
   return j;
 }

@@ -1,0 +1,211 @@
+// Blackwell pre-training runs, as recorded in ../shared/data/published_dev_2026.json:
+// Megatron-Bridge 25.09 and 25.11 (NeMo containers) on DGX-B200, GB200 NVL72 and GB300 NVL72
+// (Llama 3 8B-405B, DeepSeek-V3, Qwen3 30B-A3B / 235B-A22B, GPT-OSS 120B; BF16, FP8 current
+// scaling, MXFP8) and NeMo 25.02-25.07 FP8 runs on B200 / GB200 (GPT-3 175B, Llama 3 / 3.1 / 4
+// Scout, Nemotron-4 15B / 340B, Mixtral 8x7B / 8x22B). Tokens/s per GPU.
+//
+// Mapping (what the rows say, and what trainsim assumes where they are silent):
+// - cluster: B200 -> dgx-b200, GB200 -> gb200-nvl72, GB300 -> gb300-nvl72 (72-GPU NVLink domain,
+//   4-GPU trays; the recipes set NVLINK_DOMAIN_SIZE=72).
+// - stack: megatron-core-2025 (Megatron-Core 0.15 / Megatron-Bridge + Transformer Engine 2.x).
+// - precision: "BF16" bf16; "FP8-CS" and the 25.02-25.07 "FP8 (per-tensor, current scaling)" fp8;
+//   "FP8-MX" mxfp8. The 25.09 rows have no precision column: the un-parenthesised value is taken as
+//   FP8 current scaling and the parenthesised one as MXFP8 (the 25.11 tables label the same pair
+//   'FP8-CS (FP8-MX)'); the NeMo 25.07 "variant B" rows likewise as MXFP8; the 25.02 rows as FP8.
+// - FSDP column > 0: Megatron FSDP (ZeRO-3 over the data-parallel ranks); 0 or absent: the
+//   distributed optimizer (ZeRO-1), as the recipes set.
+// - models: the presets where trainsim has one (their shapes match the rows); Nemotron-4 from the
+//   row's shape with NeMo's Nemotron config (squared-ReLU priced as GeLU, LayerNorm, RoPE, no
+//   bias, untied, 256K vocabulary). DeepSeek-V3 'w/o MTP' rows drop the MTP module.
+// - MoE: the tables force-balance the token distribution and are dropless (router_skew 0, the
+//   presets' value); the alltoall dispatcher of the recipes.
+// - vp: interleaved schedule when vp > 1; micro-batch and global batch as printed.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <map>
+
+#include "accuracy_common.hpp"
+#include "models/presets/catalog.hpp"
+#include "models/workload/job/job.hpp"
+#include "models/workload/job/layout.hpp"
+#include "models/workload/run/simulate.hpp"
+
+namespace trainsim::accuracy {
+namespace {
+
+bool starts_with(const std::string& s, const char* p) { return s.rfind(p, 0) == 0; }
+
+std::string cluster_of(const std::string& gpu) {
+  if (starts_with(gpu, "GB300")) return "gb300-nvl72";
+  if (starts_with(gpu, "GB200")) return "gb200-nvl72";
+  if (starts_with(gpu, "B200")) return "dgx-b200";
+  return "";
+}
+
+bool blackwell(const Json& rec) { return !cluster_of(rec.at("cluster").at("gpu").get<std::string>()).empty(); }
+
+// Whether the row is the parenthesised (alternative quantization granularity) variant.
+bool alt_variant(const Json& rec) {
+  const std::string id = rec.at("id").get<std::string>();
+  return id.find("_alt") != std::string::npos || id.find("_variantB") != std::string::npos;
+}
+
+std::string precision_of(const Json& rec) {
+  const std::string p = rec.at("precision").is_null() ? "" : rec.at("precision").get<std::string>();
+  if (p == "BF16") return "bf16";
+  if (p == "FP8-MX") return "mxfp8";
+  if (p == "NVFP4") return "nvfp4";
+  if (p == "FP8-CS") return "fp8";
+  // 25.09 (no column) and NeMo 25.07 variant B: the parenthesised variant is MXFP8.
+  return alt_variant(rec) ? "mxfp8" : "fp8";
+}
+
+Json model_of(const Json& m) {
+  const std::string name = m.at("name").get<std::string>();
+  static const std::map<std::string, std::string> presets{{"Llama 3 8B", "llama3-8b"},
+                                                          {"Llama 3 70B", "llama3-70b"},
+                                                          {"Llama 3.1 405B", "llama3-405b"},
+                                                          {"DeepSeek-V3", "deepseek-v3"},
+                                                          {"GPT OSS 120B", "gpt-oss-120b"},
+                                                          {"Qwen3-30B-A3B", "qwen3-30b-a3b"},
+                                                          {"Qwen3-235B-A22B", "qwen3-235b-a22b"},
+                                                          {"GPT3-175B", "gpt3-175b"},
+                                                          {"Mixtral 8x7B", "mixtral-8x7b"},
+                                                          {"Mixtral 8x22B", "mixtral-8x22b"},
+                                                          {"Llama 4 Scout (LLM part)", "llama4-scout"}};
+  if (const auto it = presets.find(name); it != presets.end()) {
+    Json j = models::presets::find("models", it->second, "model");
+    j["seq_len"] = m.at("seq_len");
+    return j;
+  }
+  // Nemotron-4: the row's shape with NeMo's Nemotron4Config.
+  return Json{{"name", name},
+              {"layers", m.at("layers")},
+              {"hidden", m.at("hidden")},
+              {"heads", m.at("heads")},
+              {"kv_heads", m.at("kv_heads")},
+              {"ffn_hidden", m.at("ffn_hidden")},
+              {"vocab", m.at("vocab").is_null() ? Json(256000) : m.at("vocab")},
+              {"seq_len", m.at("seq_len")},
+              {"activation", "gelu"},
+              {"norm", "layernorm"},
+              {"position", "rope"},
+              {"bias", false},
+              {"tied_embeddings", false},
+              {"dropout", false}};
+}
+
+Json blackwell_job(const Json& rec) {
+  const Json& p = rec.at("parallel");
+  auto knob = [&](const char* k) { return !p.contains(k) || p.at(k).is_null() ? Json(1) : p.at(k); };
+  Json model = model_of(rec.at("model"));
+  const std::string notes = rec.value("notes", "");
+  if (notes.find("without the MTP module") != std::string::npos) model["mtp_layers"] = 0;
+  Json job{{"stack", "megatron-core-2025"},
+           {"model", model},
+           {"cluster", cluster_of(rec.at("cluster").at("gpu").get<std::string>())},
+           {"gpus", rec.at("cluster").at("gpus")},
+           {"tp", knob("tp")},
+           {"pp", knob("pp")},
+           {"cp", knob("cp")},
+           {"micro_batch", knob("micro_batch")},
+           {"global_batch", p.at("global_batch")},
+           {"precision", precision_of(rec)}};
+  if (knob("ep").get<int>() > 1) {
+    // Megatron-Bridge's MoE recipes set expert_tensor_parallel_size 1 (the rows' etp column is
+    // empty). EP must divide a stage's tp x cp x dp ranks: the one row that prints more (the
+    // 25.09 DeepSeek-V3 GB200 parenthesised variant, EP 64 with PP 8 on 256 GPUs) is read as the
+    // largest EP its stages hold, and the table says so.
+    const int64_t stage = job.at("gpus").get<int64_t>() / job.at("pp").get<int64_t>();
+    job["ep"] = std::min<int64_t>(p.at("ep").get<int64_t>(), stage);
+    job["etp"] = p.contains("etp") && !p.at("etp").is_null() ? p.at("etp") : Json(1);
+  }
+  const bool fsdp = p.contains("fsdp") && !p.at("fsdp").is_null() && p.at("fsdp").get<int>() > 0;
+  job["zero"] = fsdp ? 3 : 1;
+  if (knob("vp").get<int>() > 1) {
+    job["vp"] = p.at("vp");
+    job["schedule"] = "interleaved";
+  }
+  // Layers that do not divide over pp x vp chunks (DeepSeek-V3's 61 over 32): Megatron-Bridge's
+  // pipeline_model_parallel_layout gives the embedding's chunk fewer layers and the last chunk only
+  // the MTP module and the loss; trainsim's default (lighter first and last chunks) is used where
+  // it exists.
+  const int64_t chunks = knob("pp").get<int64_t>() * knob("vp").get<int64_t>();
+  const int64_t L = model.at("layers").get<int64_t>();
+  const int64_t k = (L + chunks - 1) / chunks, first = L - k * (chunks - 2);
+  if (chunks > 2 && L % chunks != 0 && models::workload::uneven_layout(L, chunks).empty() && first > 0 && first <= k) {
+    std::vector<int64_t> layout{first};
+    layout.insert(layout.end(), static_cast<size_t>(chunks - 2), k);
+    layout.push_back(0);
+    job["pp_layout"] = layout;
+  }
+  return job;
+}
+
+struct Result {
+  Row row;
+  double peak_gib = 0, capacity_gib = 0;
+  std::string error;
+};
+
+Result simulate_row(const Json& rec) {
+  Result out;
+  out.row.id = rec.at("id").get<std::string>();
+  out.row.measured = rec.at("measured").at("tokens_per_s_per_gpu").get<double>();
+  try {
+    const Json job = blackwell_job(rec);
+    const auto j = models::workload::resolve_job(models::workload::parse_job(job));
+    const auto r = models::workload::simulate(j);
+    out.row.fits = r.fits;
+    if (r.fits) out.row.predicted = r.tokens_per_s / static_cast<double>(j.gpus);
+    out.peak_gib = r.peak_memory().gib();
+    out.capacity_gib = r.capacity.gib();
+    char mem[64];
+    std::snprintf(mem, sizeof mem, " mem %.1f/%.1f GiB", out.peak_gib, out.capacity_gib);
+    out.row.config = cat(job.at("precision").get<std::string>(), " g", j.gpus, " t", j.tp, " p", j.pp, " v", j.vp, " c",
+                         j.cp, " e", j.ep, " z", j.zero, " mb", j.micro_batch, mem);
+  } catch (const std::exception& e) {
+    out.error = e.what();
+    out.row.fits = false;
+    out.row.config = cat("ERROR ", e.what());
+  }
+  return out;
+}
+
+TEST(Blackwell, PretrainingTokensPerGpu) {
+  const auto data = load_shared("published_dev_2026.json");
+  if (!data) GTEST_SKIP() << "../shared/data/published_dev_2026.json not present";
+  std::vector<Row> rows;
+  size_t errors = 0;
+  for (const auto& rec : *data) {
+    if (!blackwell(rec) || !rec.at("measured").contains("tokens_per_s_per_gpu") ||
+        rec.at("measured").at("tokens_per_s_per_gpu").is_null())
+      continue;
+    const Result r = simulate_row(rec);
+    if (!r.error.empty()) ++errors;
+    rows.push_back(r.row);
+  }
+  ASSERT_EQ(rows.size(), 71u);
+  print_table("Blackwell pre-training (Megatron-Bridge 25.09/25.11, NeMo 25.02-25.07), tokens/s per GPU", rows,
+              "tokens/s");
+  const Stats s = stats(rows);
+  // Observed 2026-11-27 (issue 32, first cut): 71 rows, 49 simulated, median |error| 17.5%,
+  // signed median +9.1%, 22 rejected on memory. Targets (median <= 8%, every row fits) NOT met:
+  // - Dense Llama 3 8B within 0-9% on every GPU and precision; GPT-3 175B, Nemotron-4 340B
+  //   pessimistic (-23% to -33%); MoE with small experts optimistic (Qwen3 30B-A3B +38% to +194%,
+  //   GPT-OSS 120B +81%, Qwen3 235B +42% to +85%), DeepSeek-V3 +12% to +18%.
+  // - The rows that do not fit are the ones whose Megatron-Bridge recipes use knobs trainsim does
+  //   not model yet (Megatron-Bridge perf recipes at tag v0.2.0 and branch r0.1.0, summarised in
+  //   docs/accuracy.md): layer-granular activation CPU offload with Megatron FSDP (Llama 3 70B /
+  //   405B at TP 1-2, 20-95 layers offloaded), selective recompute of named modules
+  //   (recompute_modules: moe_act, mla_up_proj, layernorm), BF16 main gradients and Adam moments
+  //   (DeepSeek-V3), FP8 parameter gather by default. These are issue 33's "memory per recipe".
+  // The bounds below guard the first cut against regressions; tighten them as those land.
+  EXPECT_EQ(errors, 0u);
+  EXPECT_LE(s.not_fitting, 22u);
+  EXPECT_LE(s.median_abs, 0.18);
+}
+
+}  // namespace
+}  // namespace trainsim::accuracy
