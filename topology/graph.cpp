@@ -66,6 +66,7 @@ Topology::Topology(const Topology& other)
     : g_(other.g_),
       gpus_(other.gpus_),
       gpus_per_server_(other.gpus_per_server_),
+      gpus_per_tray_(other.gpus_per_tray_),
       in_network_reduction_(other.in_network_reduction_),
       bisection_(other.bisection_),
       builder_(other.builder_),
@@ -85,6 +86,7 @@ Topology::Topology(Topology&& other)
     : g_(std::move(other.g_)),
       gpus_(std::move(other.gpus_)),
       gpus_per_server_(other.gpus_per_server_),
+      gpus_per_tray_(other.gpus_per_tray_),
       in_network_reduction_(other.in_network_reduction_),
       bisection_(other.bisection_),
       builder_(std::move(other.builder_)),
@@ -98,6 +100,7 @@ Topology& Topology::operator=(Topology&& other) {
     g_ = std::move(other.g_);
     gpus_ = std::move(other.gpus_);
     gpus_per_server_ = other.gpus_per_server_;
+    gpus_per_tray_ = other.gpus_per_tray_;
     in_network_reduction_ = other.in_network_reduction_;
     bisection_ = other.bisection_;
     builder_ = std::move(other.builder_);
