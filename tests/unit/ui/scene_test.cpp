@@ -132,6 +132,30 @@ TEST(SimulateScene, TopologyAndLinkUtilization) {
   EXPECT_NEAR(quick.iteration_s, s.iteration_s, 1e-3 * s.iteration_s);
 }
 
+// A GB200 NVL72 job of 100 GPUs: the topology builds two whole racks (144 GPUs), drawn as racks
+// of 18 trays with the 44 GPUs the job leaves idle marked unused.
+TEST(SimulateScene, Nvl72JobDrawsRacksWithItsUnusedGpus) {
+  const Json j = {{"model", "llama3.2-1b"}, {"cluster", "gb200-nvl72"}, {"gpus", 100},    {"tp", 4}, {"pp", 1},
+                  {"micro_batch", 1},       {"global_batch", 100},      {"seq_len", 2048}};
+  const auto job = models::workload::resolve_job(models::workload::parse_job(j));
+  SceneOptions fast;
+  fast.link_utilization = false;
+  const Scene s = simulate_scene(job, fast);
+  ASSERT_EQ(s.racks.size(), 2u) << s.topology << " " << s.nodes.size();
+  EXPECT_EQ(s.racks[0].label, "NVL72 rack 0 (72 GPUs)");
+  EXPECT_EQ(s.racks[1].label, "NVL72 rack 1 (72 GPUs, 28 used)");
+  EXPECT_EQ(s.racks[1].trays.size(), 18u);
+  size_t gpus = 0, unused = 0;
+  for (const TopoNode& n : s.nodes)
+    if (n.kind == topology::NodeKind::kGpu) {
+      ++gpus;
+      unused += !n.used;
+      EXPECT_GE(n.tray, 0);
+    }
+  EXPECT_EQ(gpus, 144u);
+  EXPECT_EQ(unused, 44u);
+}
+
 TEST(SimulateScene, PlanThatDoesNotFitIsAPlanError) {
   const Json j = {{"model", "llama3-70b"}, {"cluster", "dgx-h100"}, {"gpus", 8},      {"tp", 8},
                   {"micro_batch", 4},      {"global_batch", 8},     {"seq_len", 8192}};

@@ -175,6 +175,19 @@ TEST(TopologyLayout, Nvl72RacksOfTraysWithTheSwitchBlockInside) {
   EXPECT_EQ(static_cast<size_t>(cables), t.cable_count());
 }
 
+// The simulation holds its topology by a copy or a move (network_runner.cpp): the trays survive.
+TEST(TopologyLayout, RacksSurviveCopiesAndMoves) {
+  topology::Topology built = build(kNvl72, 144);
+  const topology::Topology copy(built);
+  topology::Topology moved(std::move(built));
+  topology::Topology assigned;
+  assigned = copy;
+  for (const topology::Topology* t : std::vector<const topology::Topology*>{&copy, &moved, &assigned}) {
+    EXPECT_EQ(t->gpus_per_tray(), 4);
+    EXPECT_EQ(layout_topology(*t).racks.size(), 2u);
+  }
+}
+
 TEST(TopologyLayout, ManyRacksCollapseToOneNodeEach) {
   const topology::Topology t = build(kNvl72, 288);
   const TopologyLayout l = layout_topology(t, 128, 0, /*max_rack_gpus=*/144);
