@@ -1,5 +1,6 @@
 # Runs `trainsim ui --screenshot` under xvfb-run, then screenshot_check on the image.
 #   -DXVFB_RUN= -DTRAINSIM= -DCHECK= -DOUT=<dir> -DNAME=<case> -DSIZE=WxH -DARGS="a;b;..." [-DTRACE_JOB="..."]
+#   [-DMODE=racks] (screenshot_check's mode for a job)
 # With TRACE_JOB set, `trainsim simulate TRACE_JOB --trace OUT/NAME.trace.json` runs first and the
 # viewer opens that trace. With TRACE_FILE set (a PyTorch profiler trace), the viewer opens it.
 file(MAKE_DIRECTORY ${OUT})
@@ -7,7 +8,7 @@ set(png ${OUT}/${NAME}.png)
 set(regions ${OUT}/${NAME}.regions.json)
 file(REMOVE ${png} ${regions})
 set(view_args ${ARGS})
-set(mode "")
+set(mode "${MODE}")
 if(DEFINED TRACE_FILE)
   list(PREPEND view_args ${TRACE_FILE})
   set(mode kineto)

@@ -3,9 +3,10 @@
 // background, and each view shows its own marks: the schedule at least three task colours, the
 // memory view the red capacity line, the topology view node colours, the plans and what-if
 // panels text. Exit 0 when every check passes, 1 with one line per failure otherwise.
-//   screenshot_check IMAGE.png REGIONS.json WIDTH HEIGHT [trace | kineto]
+//   screenshot_check IMAGE.png REGIONS.json WIDTH HEIGHT [trace | kineto | racks]
 // "trace": the image is of trainsim's trace file (no plans, no what-if); "kineto": of a PyTorch
-// profiler trace (no memory counters, no link counters, communication as NCCL kernels).
+// profiler trace (no memory counters, no link counters, communication as NCCL kernels); "racks":
+// of a job on NVL72 racks that leaves part of its last rack idle (the topology view draws racks).
 #include <stb_image.h>
 
 #include <cstdio>
@@ -56,12 +57,13 @@ size_t count_near(const Image& im, const nlohmann::json& r, unsigned c, int tol,
 
 int main(int argc, char** argv) {
   if (argc < 5) {
-    std::fprintf(stderr, "usage: screenshot_check IMAGE.png REGIONS.json WIDTH HEIGHT [trace | kineto]\n");
+    std::fprintf(stderr, "usage: screenshot_check IMAGE.png REGIONS.json WIDTH HEIGHT [trace | kineto | racks]\n");
     return 2;
   }
   const std::string mode = argc > 5 ? argv[5] : "";
   const bool kineto = mode == "kineto";
   const bool trace = mode == "trace" || kineto;
+  const bool racks = mode == "racks";
   Image im;
   int channels = 0;
   unsigned char* data = stbi_load(argv[1], &im.w, &im.h, &channels, 4);
@@ -132,6 +134,11 @@ int main(int argc, char** argv) {
     // The table's header row (ImGui's dark TableHeaderBg, 0.19 0.19 0.20): there only when the
     // planner's table is drawn, not its "planning..." or error line.
     expect("Plans", 0x303033, 2000, "the plans table", 20, 1);
+  }
+  if (racks) {
+    // ui/views/topology_view.cpp: a rack's NVLink switch trays, and the GPUs the job leaves idle.
+    expect("Topology", 0x4a3c68, 400, "the racks' NVLink switch trays", 20, 2);
+    expect("Topology", 0x3a4a2c, 30, "the unused GPUs, dimmed", 20, 2);
   }
   if (failures == 0) std::printf("screenshot_check: %s passes (%zu colours)\n", argv[1], all.size());
   return failures == 0 ? 0 : 1;
