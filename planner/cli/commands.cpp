@@ -371,6 +371,8 @@ void print_help(std::ostream& out) {
          "                    [--emit megatron,nemo,deepspeed,torchtitan,slurm --out DIR] [--json]\n"
          "                    [--plot FILE.svg]   time vs memory front (sweep: time vs GPUs) (docs/plots.md)\n"
          "                    search every parallel configuration; `mpirun -np K trainsim plan ...` shards it\n"
+         "                    --cluster A,B,C: the same plan on each cluster side by side (days, cost, energy;\n"
+         "                    --price-per-gpu-hour P or PA,PB,PC; --plot: bars, or time vs GPUs with MIN:MAX)\n"
          "                    goodput: ranks by expected days with failures (the reliability flags apply)\n"
          "  trainsim reliability [JOB.json] (job flags) --tokens 15T | --days 54 [--runs 1000] [--seed S]\n"
          "                    [--checkpoint sync|snapshot|async|in-memory] [--checkpoint-interval 10min|auto]\n"

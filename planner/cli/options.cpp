@@ -24,17 +24,21 @@ int64_t int_option(const Args& args, const std::string& key, int64_t fallback, i
   return v;
 }
 
+double number_value(const std::string& text, const std::string& key, double lo, double hi) {
+  char* end = nullptr;
+  const double v = std::strtod(text.c_str(), &end);
+  if (text.empty() || *end != '\0' || !(v >= lo && v <= hi)) {
+    char range[96];
+    std::snprintf(range, sizeof range, "[%g, %g]", lo, hi);
+    throw ConfigError("--" + key, "expected a number in " + std::string(range) + ", got \"" + text + "\"");
+  }
+  return v;
+}
+
 double number_option(const Args& args, const std::string& key, double fallback, double lo, double hi) {
   const auto it = args.command_options.find(key);
   if (it == args.command_options.end()) return fallback;
-  char* end = nullptr;
-  const double v = std::strtod(it->second.c_str(), &end);
-  if (it->second.empty() || *end != '\0' || !(v >= lo && v <= hi)) {
-    char range[96];
-    std::snprintf(range, sizeof range, "[%g, %g]", lo, hi);
-    throw ConfigError("--" + key, "expected a number in " + std::string(range) + ", got \"" + it->second + "\"");
-  }
-  return v;
+  return number_value(it->second, key, lo, hi);
 }
 
 double parse_tokens(const std::string& text) {

@@ -21,6 +21,7 @@
 #include "planner/cli/job_input.hpp"
 #include "planner/cli/options.hpp"
 #include "planner/cli/overrides.hpp"
+#include "planner/cli/plan_compare.hpp"
 #include "planner/cli/plan_plot.hpp"
 #include "planner/cli/plan_report.hpp"
 #include "planner/cli/reliability_options.hpp"
@@ -119,7 +120,9 @@ PlanReportOptions report_options(const Args& args) {
   ro.objective = sim::config::read_enum(Json(option(args, "objective", "time")), "--objective",
                                         {"time", "cost", "energy", "goodput"});
   if (args.command_options.count("tokens")) ro.tokens = parse_tokens(args.command_options.at("tokens"));
-  ro.price_per_gpu_hour = number_option(args, "price-per-gpu-hour", 0.0, 0.0, 1e6);
+  // A list of prices ("2.5,4,6") is one per cluster of a comparison (cluster_prices).
+  if (option(args, "price-per-gpu-hour", "").find(',') == std::string::npos)
+    ro.price_per_gpu_hour = number_option(args, "price-per-gpu-hour", 0.0, 0.0, 1e6);
   ro.top = int_option(args, "top", 10, 1, 1000);
   return ro;
 }
@@ -320,6 +323,66 @@ int run_single(PlanRun& p) {
   return kExitOk;
 }
 
+// Several clusters (`--cluster A,B,C`): the same search on each (on each size of a --gpus
+// MIN:MAX sweep, with the sweep's fewer re-simulations), side by side, and the comparison plot.
+int run_compare(PlanRun& p, const std::vector<std::string>& names) {
+  const Args& args = p.args;
+  if (!p.emitters.empty())
+    throw ConfigError("--emit", "writes the launch configs of one plan, not of a comparison of clusters",
+                      "give one --cluster");
+  if (!args.overrides.empty())
+    throw ConfigError("--override", "changes the hardware of one cluster, not of a comparison of clusters",
+                      "give one --cluster, or add a cluster file with the change to the list");
+  const bool sweep = p.sizes.size() > 1;
+  if (sweep) {
+    p.so.rerank = args.command_options.count("rerank") ? p.so.rerank : std::min<int64_t>(p.so.rerank, 10);
+    p.so.rerank_flow =
+        args.command_options.count("rerank-flow") ? p.so.rerank_flow : std::min<int64_t>(p.so.rerank_flow, 3);
+  }
+  const std::vector<double> prices = cluster_prices(option(args, "price-per-gpu-hour", "0"), names.size());
+  // Every cluster resolved before any search: an unknown preset (did-you-mean) or a malformed
+  // file is an error of --cluster.
+  std::vector<ClusterPlans> clusters(names.size());
+  for (size_t i = 0; i < names.size(); ++i) {
+    Json j = p.base_json;
+    j["cluster"] = names[i];
+    clusters[i].cluster = names[i];
+    clusters[i].gpu = models::workload::resolve_platform(models::workload::parse_job(j)).gpu.name;
+    clusters[i].price_per_gpu_hour = prices[i];
+  }
+  for (auto& c : clusters) {
+    Json j = p.base_json;
+    j["cluster"] = c.cluster;
+    p.given["cluster"] = c.cluster;
+    for (const int64_t g : p.sizes) {
+      p.so.progress = progress_bar(sweep ? c.cluster + ", " + std::to_string(g) + " GPUs" : c.cluster);
+      SizeResult row;
+      row.gpus = g;
+      search_into(p, j, g, p.ro.require_power, row);
+      c.sizes.push_back(std::move(row));
+    }
+  }
+  if (!p.dist.root()) return kExitOk;
+  // The plot first: a plot that cannot be written fails the run before any report is printed.
+  if (args.command_options.count("plot")) {
+    std::string model;
+    for (const auto& c : clusters)
+      for (const auto& s : c.sizes)
+        if (model.empty() && s.ok) model = s.job.model.name + " ";
+    const std::string title = sweep ? model + "on " + std::to_string(clusters.size()) + " clusters: cluster sizes"
+                                    : model + "on " + std::to_string(p.sizes.front()) + " GPUs of " +
+                                          std::to_string(clusters.size()) + " clusters";
+    traces::write_svg_file(args.command_options.at("plot"),
+                           sweep ? compare_sweep_svg(clusters, p.ro, title) : compare_svg(clusters, p.ro, title),
+                           "--plot");
+  }
+  print_comparison(p.out, clusters, p.ro, sweep);
+  if (best_row(clusters, p.ro).first >= clusters.size())
+    throw PlanError("plan", "no cluster in the list has a configuration that fits",
+                    sweep ? "use more GPUs" : "use more GPUs, or try --gpus MIN:MAX");
+  return kExitOk;
+}
+
 }  // namespace
 
 int run_plan(const Args& args, std::ostream& out) {
@@ -330,6 +393,10 @@ int run_plan(const Args& args, std::ostream& out) {
   if (p.ro.objective == "energy") p.ro.require_power = true;
   read_reliability(p);
   p.emitters = read_emitters(args);
+  const std::vector<std::string> clusters = cluster_list(p.base_json);
+  if (!clusters.empty()) return run_compare(p, clusters);
+  if (option(args, "price-per-gpu-hour", "").find(',') != std::string::npos)
+    cluster_prices(args.command_options.at("price-per-gpu-hour"), 1);  // throws: a list for one cluster
   p.what_if_json = apply_overrides(p.base_json, args.overrides);
   p.ro.overrides = args.overrides;
   return p.sizes.size() > 1 ? run_sweep(p) : run_single(p);

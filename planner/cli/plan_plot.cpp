@@ -169,4 +169,111 @@ std::string sweep_svg(const std::vector<SizeResult>& rows, size_t best, const st
   return svg.str();
 }
 
+namespace {
+
+const char* const kClusterColors[] = {"#4e79a7", "#f28e2b", "#59a14f", "#e15759", "#76b7b2",
+                                      "#edc948", "#b07aa1", "#ff9da7", "#9c755f", "#bab0ac"};
+const char* cluster_color(size_t i) { return kClusterColors[i % (sizeof kClusterColors / sizeof *kClusterColors)]; }
+
+// One panel of bars, a bar per cluster (none where the cluster has no plan), its value on top and
+// the cluster's name under it.
+void bar_panel(SvgCanvas& svg, const ComparisonMetric& m, const std::vector<ClusterPlans>& clusters, double left,
+               double width) {
+  constexpr double kPanelTop = 90, kPanelH = 380;
+  double hi = 0;
+  for (const double v : m.values) hi = std::max(hi, v);
+  const double n = static_cast<double>(std::max<size_t>(1, clusters.size()));
+  Chart chart(svg, left, kPanelTop, width, kPanelH, Axis{0, n, false, "", {}, true},
+              Axis{0, hi > 0 ? hi * 1.15 : 1, false, "", {}});
+  chart.draw_axes();
+  svg.open_group("bars");
+  svg.text(left + width / 2, kPanelTop - 12, m.label, 12, "middle", "#222", 0, "bold");
+  for (size_t i = 0; i < clusters.size(); ++i) {
+    const double x0 = chart.px(static_cast<double>(i) + 0.15), x1 = chart.px(static_cast<double>(i) + 0.85);
+    const double xm = (x0 + x1) / 2;
+    svg.text(xm, kPanelTop + kPanelH + 14, clusters[i].cluster, 11, "end", "#222", -35);
+    const double v = i < m.values.size() ? m.values[i] : -1;
+    if (v < 0) {
+      svg.text(xm, chart.py(0) - 6, "no plan", 10, "middle", "#888");
+      continue;
+    }
+    std::ostringstream tip;
+    tip << clusters[i].cluster << ": " << traces::svg_number(v, m.decimals);
+    svg.rect(x0, chart.py(v), x1 - x0, chart.py(0) - chart.py(v), cluster_color(i), {}, tip.str());
+    svg.text(xm, chart.py(v) - 5, traces::svg_number(v, m.decimals), 10, "middle", "#222");
+  }
+  svg.close_group();
+}
+
+}  // namespace
+
+std::string compare_svg(const std::vector<ClusterPlans>& clusters, const PlanReportOptions& o,
+                        const std::string& title) {
+  const std::vector<ComparisonMetric> metrics = comparison_metrics(clusters, o);
+  SvgCanvas svg(kWidth, kHeight);
+  size_t fit = 0;
+  for (const auto& c : clusters) fit += best_size_of(c, o) < c.sizes.size() ? 1 : 0;
+  std::ostringstream sub;
+  sub << clusters.size() << " clusters, " << fit
+      << " with a plan that fits; the best plan of each (objective: " << o.objective << ")";
+  heading(svg, title, sub.str());
+  // Panels side by side, 90 pixels apart, with room for the tick labels on their left.
+  const double gap = 90, left0 = 70;
+  const double panel_w =
+      (kWidth - left0 - 20 - gap * static_cast<double>(metrics.size() - 1)) / static_cast<double>(metrics.size());
+  for (size_t k = 0; k < metrics.size(); ++k)
+    bar_panel(svg, metrics[k], clusters, left0 + static_cast<double>(k) * (panel_w + gap), panel_w);
+  return svg.str();
+}
+
+std::string compare_sweep_svg(const std::vector<ClusterPlans>& clusters, const PlanReportOptions& o,
+                              const std::string& title) {
+  double lo = 0, hi = 0, max_t = 0;
+  std::vector<double> ticks;
+  for (const auto& c : clusters)
+    for (const auto& s : c.sizes) {
+      if (!s.ok) continue;
+      const double g = static_cast<double>(s.gpus);
+      lo = lo == 0 ? g : std::min(lo, g);
+      hi = std::max(hi, g);
+      max_t = std::max(max_t, s.result.plans.front().iteration_s);
+      if (std::find(ticks.begin(), ticks.end(), g) == ticks.end()) ticks.push_back(g);
+    }
+  std::sort(ticks.begin(), ticks.end());
+  SvgCanvas svg(kWidth, kHeight);
+  std::ostringstream sub;
+  sub << clusters.size() << " clusters, " << ticks.size() << " cluster sizes with a plan that fits; the best size of "
+      << "each cluster (objective: " << o.objective << ") marked";
+  heading(svg, title, sub.str());
+  if (lo == 0) lo = hi = 1;
+  const double pad = hi > lo ? 1.08 : 2;
+  Chart chart(svg, kLeft, kTop, kPlotW, kPlotH, Axis{lo / pad, hi * pad, true, "GPUs", ticks},
+              Axis{0, max_t * 1.1 + 1e-12, false, "iteration time of the best plan (s)", {}});
+  chart.draw_axes();
+  std::vector<LegendEntry> legend;
+  svg.open_group("clusters");
+  for (size_t i = 0; i < clusters.size(); ++i) {
+    const ClusterPlans& c = clusters[i];
+    std::vector<Point> line;
+    for (const auto& s : c.sizes)
+      if (s.ok) line.push_back({chart.px(static_cast<double>(s.gpus)), chart.py(s.result.plans.front().iteration_s)});
+    if (line.size() > 1) svg.polyline(line, cluster_color(i), 1.5);
+    size_t k = 0;
+    const size_t best = best_size_of(c, o);
+    for (size_t j = 0; j < c.sizes.size(); ++j) {
+      if (!c.sizes[j].ok) continue;
+      const auto& p = c.sizes[j].result.plans.front();
+      std::ostringstream tip;
+      tip << c.cluster << ", " << c.sizes[j].gpus << " GPUs: " << search::describe(p.candidate) << ", "
+          << traces::svg_number(p.iteration_s, 3) << " s";
+      svg.circle(line[k].x, line[k].y, j == best ? 7 : 4, cluster_color(i), j == best ? "#222" : "", tip.str());
+      ++k;
+    }
+    legend.push_back({c.cluster, cluster_color(i), true});
+  }
+  svg.close_group();
+  traces::draw_legend(svg, kLeft + kPlotW + 20, kTop, legend);
+  return svg.str();
+}
+
 }  // namespace trainsim::planner::cli

@@ -17,8 +17,6 @@ namespace trainsim::planner::cli {
 using models::workload::Job;
 using sim::config::Json;
 
-namespace {
-
 // 1234567 -> "1,234,567".
 std::string grouped(int64_t v) {
   std::string s = std::to_string(v < 0 ? -v : v), out;
@@ -31,6 +29,8 @@ std::string grouped(int64_t v) {
 
 std::string pad(const std::string& s, size_t w) { return s.size() >= w ? s : s + std::string(w - s.size(), ' '); }
 std::string lpad(const std::string& s, size_t w) { return s.size() >= w ? s : std::string(w - s.size(), ' ') + s; }
+
+namespace {
 
 double gib(double bytes) { return bytes / (1024.0 * 1024.0 * 1024.0); }
 
@@ -60,6 +60,8 @@ Economics economics(const Job& j, double iteration_s, const PlanReportOptions& o
   }
   return e;
 }
+
+}  // namespace
 
 // The quantity --objective minimises, per token (so sizes compare); goodput: the expected wall
 // clock to train including failures (the search's score).
@@ -98,6 +100,8 @@ Json plan_json(const search::Plan& p, const Job& j, int rank, const PlanReportOp
   }
   return out;
 }
+
+namespace {
 
 // Rows of the breakdown comparison, in report order.
 const std::vector<std::pair<const char*, const char*>>& breakdown_rows() {

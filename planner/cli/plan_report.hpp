@@ -47,6 +47,17 @@ void print_plan(std::ostream& out, const search::SearchResult& r, const models::
                 const BaselineResult* baseline, const std::vector<std::string>& written,
                 const models::failure::ReliabilityReport* reliability = nullptr);
 
+// One plan as the report's JSON (an entry of "plans"; the sweep's and comparison's "plan").
+sim::config::Json plan_json(const search::Plan& p, const models::workload::Job& j, int rank,
+                            const PlanReportOptions& o);
+// The quantity --objective minimises for plan `p` of job `j`, per token so that sizes and
+// clusters compare (goodput: the expected wall clock with failures).
+double objective_value(const models::workload::Job& j, const search::Plan& p, const PlanReportOptions& o);
+// Table text: 1234567 -> "1,234,567"; `s` padded on the right / left to `w` characters.
+std::string grouped(int64_t v);
+std::string pad(const std::string& s, size_t w);
+std::string lpad(const std::string& s, size_t w);
+
 void print_sweep(std::ostream& out, const std::vector<SizeResult>& rows, const PlanReportOptions& o);
 // The row with the best objective value among the sizes that have a plan (rows.size() if none).
 size_t best_size(const std::vector<SizeResult>& rows, const PlanReportOptions& o);

@@ -39,8 +39,10 @@ SearchSpace make_space(const JobSpec& spec, const Json& given, const Job& hw, co
   const auto& m = hw.model;
   SearchSpace s;
   auto pinned = [&](const char* key) { return given.contains(key) && !given.at(key).is_null(); };
-  // tp divides the heads, the KV heads and the MLP width (their common divisors); beyond one node
-  // only multiples of gpus_per_node (resolve_job's rule, counted when it removes).
+  // tp divides the heads, the KV heads and the MLP width (their common divisors), not capped at a
+  // node: beyond one NVLink domain (a DGX node, an NVL72 rack) only multiples of it (resolve_job's
+  // rule, counted when it removes). TP, CP and EP groups inside a 72-GPU rack are searched and
+  // priced on its NVLink.
   const int64_t tp_max = std::gcd(std::gcd(m.heads, m.kv_heads_or_heads()), m.ffn_hidden);
   s.tp = pinned("tp") ? std::vector<int64_t>{spec.tp} : divisors(tp_max, tp_max);
   const int64_t seq = spec.seq_len.value_or(m.seq_len);
@@ -125,7 +127,11 @@ Enumeration enumerate(const SearchSpace& s, const Job& hw, int64_t gpus, int64_t
   Enumeration e;
   const auto& m = hw.model;
   const auto& schedules = models::schedules::ScheduleRegistry::instance().all();
-  const int64_t gpn = hw.cluster.gpus_per_node;
+  const int64_t gpn = hw.cluster.domain_gpus();
+  // The rule's name says "node" where the domain is one node, as before multi-node NVLink.
+  const std::string tp_rule = gpn == hw.cluster.gpus_per_node
+                                  ? "tp beyond a node must be a multiple of gpus_per_node"
+                                  : "tp beyond an NVLink domain must be a multiple of nvlink_domain";
   // Sizes of the loops inside each level, so that a rule failing at an outer level counts every
   // configuration it removes.
   const int64_t n_inner_mb = static_cast<int64_t>(s.zero.size() * s.recompute.size() * s.sp.size());
@@ -157,7 +163,7 @@ Enumeration enumerate(const SearchSpace& s, const Job& hw, int64_t gpus, int64_t
       continue;
     }
     if (tp > gpn && tp % gpn) {
-      reject("tp beyond a node must be a multiple of gpus_per_node", n_inner_tp(tp));
+      reject(tp_rule, n_inner_tp(tp));
       continue;
     }
     for (const int64_t cp : s.cp) {

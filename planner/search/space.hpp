@@ -2,8 +2,8 @@
 // The planner's search space: every parallel configuration of a job over its model, cluster,
 // GPU count and global batch. A dimension the user gave (a flag or a job-file key: --tp 8,
 // --schedule interleaved, --zero 1, ...) is pinned to that value; every other one is enumerated.
-// Enumeration applies the divisibility rules of resolve_job (heads and ffn by tp, tp inside a
-// node, gpus by tp*cp*pp, the batch by dp*micro_batch, layers by pp*vp or an uneven split,
+// Enumeration applies the divisibility rules of resolve_job (heads and ffn by tp, tp inside an
+// NVLink domain, gpus by tp*cp*pp, the batch by dp*micro_batch, layers by pp*vp or an uneven split,
 // schedule shapes, experts by ep) and counts what each rule removed.
 
 #include <cstdint>

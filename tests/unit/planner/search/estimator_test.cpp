@@ -251,6 +251,104 @@ TEST(Estimator, MemoryEqualsTheFitCheckOverWholeSearchSpaces) {
   }
 }
 
+// dgx-h100's figures with one NVLink domain of 72 GPUs (nine nodes on one NVSwitch fabric): the
+// NVL72 shape without the Blackwell presets' other figures, so that only the domain differs.
+Json nvl72_like() {
+  Json c = models::presets::find("clusters", "dgx-h100", "cluster");
+  c["name"] = "h100-nvl72-like";
+  c["nvlink_domain"] = 72;
+  return c;
+}
+
+// dgx-h100's figures in servers of `gpus` GPUs on one NVSwitch each (a NIC per GPU): what a
+// group inside the domain should cost.
+Json big_node(int64_t gpus) {
+  Json c = models::presets::find("clusters", "dgx-h100", "cluster");
+  c["name"] = "h100-big-node";
+  c["gpus_per_node"] = gpus;
+  c["nics_per_node"] = gpus;
+  return c;
+}
+
+// Groups inside the NVLink domain are priced as NVLink traffic, not as the 8-GPU server's NICs:
+// EP 64 and TP 16 in a 72-GPU domain cost what they cost inside one 64- or 16-GPU NVSwitch
+// server; EP 64 across eight DGX H100 nodes goes through each GPU's NIC, several times slower.
+// (TP 16 across two DGX H100 nodes is only a little slower: a ring's cross-node step has the
+// node's eight NICs, about one GPU's NVLink bandwidth.)
+TEST(Estimator, ParallelGroupsInsideTheNVLinkDomainAreNVLinkTraffic) {
+  auto estimate = [](const Json& j, const Json& cluster) {
+    Json job = j;
+    job["cluster"] = cluster;
+    const Resolved r = resolve(job);
+    Estimator est(r.hardware, r.spec, 1.0);
+    Estimate e;
+    EXPECT_EQ(est.estimate(candidate_of(r.job), e), Verdict::kOk) << job.dump().substr(0, 200);
+    return e;
+  };
+  const Json moe{{"model", "qwen3-30b-a3b"},
+                 {"gpus", 128},
+                 {"global_batch", 256},
+                 {"seq_len", 4096},
+                 {"tp", 1},
+                 {"pp", 1},
+                 {"cp", 1},
+                 {"etp", 1},
+                 {"zero", 1},
+                 {"micro_batch", 1},
+                 {"network", "analytic"}};
+  Json ep8 = moe, ep64 = moe;
+  ep8["ep"] = 8;
+  ep64["ep"] = 64;
+  const double h100_8 = estimate(ep8, "dgx-h100").ep_s, h100_64 = estimate(ep64, "dgx-h100").ep_s;
+  const double nvl_8 = estimate(ep8, nvl72_like()).ep_s, nvl_64 = estimate(ep64, nvl72_like()).ep_s;
+  const double node_64 = estimate(ep64, big_node(64)).ep_s;
+  std::printf("EP s/iteration: dgx-h100 ep8 %.4f ep64 %.4f; 72-GPU domain ep8 %.4f ep64 %.4f; 64-GPU node %.4f\n",
+              h100_8, h100_64, nvl_8, nvl_64, node_64);
+  EXPECT_NEAR(nvl_8, h100_8, 0.01 * h100_8);  // inside one node on both
+  EXPECT_NEAR(nvl_64, node_64, 0.01 * node_64);
+  EXPECT_GT(h100_64, 3.0 * nvl_64);
+
+  const Json dense{
+      {"model", "gpt3-175b"}, {"gpus", 256},          {"global_batch", 256}, {"tp", 16}, {"pp", 8}, {"zero", 1},
+      {"micro_batch", 1},     {"network", "analytic"}};
+  const double tp_h100 = estimate(dense, "dgx-h100").tp_s, tp_nvl = estimate(dense, nvl72_like()).tp_s;
+  const double tp_node = estimate(dense, big_node(16)).tp_s;
+  std::printf("TP 16 s/iteration: dgx-h100 %.4f, 72-GPU domain %.4f, 16-GPU node %.4f\n", tp_h100, tp_nvl, tp_node);
+  EXPECT_NEAR(tp_nvl, tp_node, 0.01 * tp_node);
+  EXPECT_LT(tp_nvl, tp_h100);
+}
+
+// The same on the presets: on gb200-nvl72 EP 64 stays on the rack's NVLink (about what EP 8
+// costs), on dgx-b200 (the same NVLink5 and 400G NICs, 8-GPU nodes) it crosses nodes.
+TEST(Estimator, ExpertParallelismOnGb200Nvl72StaysInTheRack) {
+  auto ep_s = [](const char* cluster, int ep) {
+    const Resolved r = resolve(Json{{"model", "qwen3-30b-a3b"},
+                                    {"cluster", cluster},
+                                    {"gpus", 128},
+                                    {"global_batch", 256},
+                                    {"seq_len", 4096},
+                                    {"tp", 1},
+                                    {"pp", 1},
+                                    {"cp", 1},
+                                    {"ep", ep},
+                                    {"etp", 1},
+                                    {"zero", 1},
+                                    {"micro_batch", 1},
+                                    {"network", "analytic"}});
+    Estimator est(r.hardware, r.spec, 1.0);
+    Estimate e;
+    EXPECT_EQ(est.estimate(candidate_of(r.job), e), Verdict::kOk) << cluster << " ep " << ep;
+    return e.ep_s;
+  };
+  const double nvl_8 = ep_s("gb200-nvl72", 8), nvl_64 = ep_s("gb200-nvl72", 64);
+  const double b200_8 = ep_s("dgx-b200", 8), b200_64 = ep_s("dgx-b200", 64);
+  std::printf("EP s/iteration: gb200-nvl72 ep8 %.4f ep64 %.4f; dgx-b200 ep8 %.4f ep64 %.4f\n", nvl_8, nvl_64, b200_8,
+              b200_64);
+  EXPECT_LT(nvl_64, 1.5 * nvl_8);
+  EXPECT_GT(b200_64, 3.0 * b200_8);
+  EXPECT_GT(b200_64, 3.0 * nvl_64);
+}
+
 TEST(Estimator, IterationTimeIsCloseToTheDiscreteEventSimulation) {
   std::vector<double> errors;
   for (Json j : cases()) {

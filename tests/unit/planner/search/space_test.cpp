@@ -4,6 +4,7 @@
 
 #include <algorithm>
 
+#include "models/presets/catalog.hpp"
 #include "sim/error.hpp"
 
 namespace trainsim::planner::search {
@@ -133,6 +134,43 @@ TEST(Space, TensorParallelismBeyondANodeOnlyInWholeNodes) {
   EXPECT_TRUE(std::any_of(e.candidates.begin(), e.candidates.end(), [](const Candidate& c) { return c.tp == 16; }));
   for (const Candidate& c : e.candidates) EXPECT_TRUE(c.tp <= 8 || c.tp % 8 == 0) << describe(c);
   EXPECT_GT(e.rejected.at("tp beyond a node must be a multiple of gpus_per_node"), 0);
+}
+
+// An NVL72-shaped cluster: dgx-h100's figures with one NVLink domain of 72 GPUs (nine 8-GPU
+// nodes on one NVSwitch fabric), independent of the Blackwell presets' own figures.
+Json nvl72_like() {
+  Json c = models::presets::find("clusters", "dgx-h100", "cluster");
+  c["name"] = "h100-nvl72-like";
+  c["nvlink_domain"] = 72;
+  return c;
+}
+
+TEST(Space, TensorParallelismIsSearchedAcrossTheWholeNVLinkDomain) {
+  // GPT-3's 96 heads: TP 12, 16, 24, 32 and 48 stay inside a 72-GPU domain; TP 96 does not (not a
+  // multiple of 72). On DGX A100 only multiples of the 8-GPU node go beyond 8.
+  const Fixture f =
+      fixture(Json{{"model", "gpt3-175b"}, {"cluster", nvl72_like()}, {"gpus", 1152}, {"global_batch", 1536}});
+  const Enumeration e = run(f);
+  for (const int64_t tp : {12, 16, 24, 32, 48})
+    EXPECT_TRUE(std::any_of(e.candidates.begin(), e.candidates.end(), [&](const Candidate& c) { return c.tp == tp; }))
+        << tp;
+  for (const Candidate& c : e.candidates) EXPECT_LE(c.tp, 72) << describe(c);
+  EXPECT_GT(e.rejected.at("tp beyond an NVLink domain must be a multiple of nvlink_domain"), 0);
+  EXPECT_EQ(e.rejected.count("tp beyond a node must be a multiple of gpus_per_node"), 0u);
+}
+
+TEST(Space, ExpertParallelismIsNotCappedAtANode) {
+  // Qwen3-30B-A3B's 128 experts over 128 GPUs: EP 64 and 128 are searched, on NVL72 racks
+  // (inside a rack: NVLink, Estimator.ParallelGroupsInsideTheNVLinkDomainAreNVLinkTraffic) as on
+  // DGX H100 (across nodes).
+  for (const Json& cluster : {Json(nvl72_like()), Json("gb200-nvl72"), Json("dgx-h100")}) {
+    const Fixture f = fixture(Json{
+        {"model", "qwen3-30b-a3b"}, {"cluster", cluster}, {"gpus", 128}, {"global_batch", 256}, {"seq_len", 4096}});
+    const Enumeration e = run(f);
+    for (const int64_t ep : {16, 64, 128})
+      EXPECT_TRUE(std::any_of(e.candidates.begin(), e.candidates.end(), [&](const Candidate& c) { return c.ep == ep; }))
+          << ep << " on " << cluster.dump().substr(0, 40);
+  }
 }
 
 TEST(Space, PipelineLayoutCannotBePinned) {
