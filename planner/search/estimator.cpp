@@ -345,7 +345,7 @@ void Estimator::zero3_ops(Pass& s) {
   const Job& j = s.j;
   const int64_t gpn = s.gpn;
   const double layer_params = j.rank_layer_params(j.layers.size() > 1 ? 1 : 0);
-  s.grad_elem = j.precision == models::compute::Precision::kFp16 ? 2 : 4;
+  s.grad_elem = j.precision == models::compute::Precision::kFp16 ? 2 : j.stack.memory.main_grad_bytes;
   s.shard = GroupPlacement{j.dp_shard, clamp_per_node(gpn, j.tp, j.dp_shard)};
   s.grad_group = GroupPlacement{j.dp_cp(), clamp_per_node(gpn, j.tp, j.dp_cp())};
   s.replica = GroupPlacement{j.dp_cp() / j.dp_shard, clamp_per_node(gpn, j.tp * j.dp_shard, j.dp_cp() / j.dp_shard)};

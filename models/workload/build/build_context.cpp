@@ -143,9 +143,10 @@ BuildContext::BuildContext(const Job& j, const compute::ComputeModel& c, const c
   m = j.microbatches;
   vstages = p * v;
   split_blocks = j.cp > 1 || overlap_chunks > 1;
-  // Megatron reduces fp32 main gradients under bf16 (accumulate_allreduce_grads_in_fp32) and
-  // 16-bit gradients under fp16.
-  grad_elem = j.precision == compute::Precision::kFp16 ? 2 : 4;
+  // Gradients are reduced in the stack's main-gradient dtype (Megatron's fp32 main grads under
+  // bf16, accumulate_allreduce_grads_in_fp32; BF16 where the recipes set grad_reduce_in_fp32
+  // False, as NeMo 24.07's and Megatron-Bridge's do) and in 16-bit under fp16.
+  grad_elem = j.precision == compute::Precision::kFp16 ? 2 : j.stack.memory.main_grad_bytes;
   layer_params = j.model.moe ? j.model.layer_parameters() / static_cast<double>(j.tp) : j.rank_layer_params(0);
   reuses_gathered = schedules::ScheduleRegistry::instance().get(j.schedule, "schedule").reuses_gathered_weights;
   if (j.model.moe) moe = MoeBlock(j, shape, cm, comm, lc, graph);

@@ -90,8 +90,9 @@ TEST(Calibration, OverridesAreCheckedByTheSpecSchemasAtTheirOwnPath) {
   // Fields that are not fitted constants: the name, and datasheet figures of the cluster.
   EXPECT_EQ(parse_error(with(h100_calibration(), Json{{"gpu_overrides", {{"name", "b200"}}}})),
             "calibration.gpu_overrides.name: \"name\" is not a calibrated gpu constant (calibrations override "
-            "memory, hbm_bandwidth, peak_bf16, peak_fp16, peak_fp8, peak_fp32, sms, gemm_efficiency, "
-            "fp8_gemm_efficiency, attention_efficiency, attention_bwd_efficiency, hbm_efficiency, sustained_clock, "
+            "memory, hbm_bandwidth, peak_bf16, peak_fp16, peak_fp8, peak_mxfp8, peak_nvfp4, peak_fp32, sms, "
+            "gemm_efficiency, fp8_gemm_efficiency, mxfp8_gemm_efficiency, nvfp4_gemm_efficiency, "
+            "attention_efficiency, attention_bwd_efficiency, hbm_efficiency, sustained_clock, "
             "gemm_tile_overhead_k, "
             "gemm_wave_quantization, "
             "kernel_launch, reserved_memory, tdp_watts)");
