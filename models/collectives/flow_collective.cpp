@@ -1,5 +1,8 @@
 #include "models/collectives/flow_collective.hpp"
 
+#include <algorithm>
+#include <cmath>
+
 #include "models/collectives/flow_executor.hpp"
 #include "sim/engine.hpp"
 #include "sim/error.hpp"
@@ -8,14 +11,15 @@
 namespace trainsim::models::collectives {
 
 std::vector<std::vector<int32_t>> ring_channel_orders(CollectiveOp op, const Group& group,
-                                                      const std::vector<int32_t>& gpus) {
+                                                      const std::vector<int32_t>& gpus, int32_t count) {
   const int32_t per_node = group.ranks_per_node();
+  const int32_t channels = count > 0 ? std::min(count, per_node) : per_node;
   std::vector<std::vector<int32_t>> orders;
   const bool rootless =
       op == CollectiveOp::kAllReduce || op == CollectiveOp::kAllGather || op == CollectiveOp::kReduceScatter;
   if (!rootless || group.node_count() <= 1 || per_node < 2) return orders;
   const auto by_node = group.ranks_by_node();
-  for (int32_t c = 0; c < per_node; ++c) {
+  for (int32_t c = 0; c < channels; ++c) {
     std::vector<int32_t> order;
     for (const auto& ranks : by_node)
       for (int32_t l = 0; l < per_node; ++l)
@@ -59,6 +63,20 @@ CollectivePlan first_shard(const CollectivePlan& plan, int32_t per_node) {
   std::erase_if(out.steps, [](const Step& st) { return st.transfers.empty(); });
   derive_dependencies(out);
   return out;
+}
+
+// The channels of a ring share a GPU's NVLink (each sends one transfer of b bytes per step) but
+// drift apart, each idle for its step latency L between transfers: at a link of capacity c the
+// ones transmitting at once settle at C_eff = C - L c / b (tx = b C_eff / c, duty tx / (tx + L)),
+// from 1 when latency dominates to C when bytes do. Checked against every channel's flows:
+// NcclTuning.FastModeRingsAgreeWithEveryChannel (DGX A100) and RingsAcrossNvl72RacksAreBoundByNvlink.
+double ring_overlap(const ChannelPlan& cp, sim::Bytes bytes, int32_t ranks, const hardware::ClusterSpec& c) {
+  const auto channels = static_cast<double>(cp.orders.size());
+  if (channels <= 1.0 || ranks <= 1) return 1.0;
+  const double b = static_cast<double>(bytes.count()) / channels / ranks * cp.cost.wire_factor;
+  const double cap = c.nvlink_bandwidth.bytes_per_second() * c.nvlink_efficiency;
+  const double effective = std::clamp(channels - cp.cost.step_intra.seconds() * cap / std::max(b, 1.0), 1.0, channels);
+  return (effective - 1.0) / (channels - 1.0);
 }
 
 }  // namespace
@@ -114,8 +132,14 @@ ChannelPlan plan_channels(const CollectiveSpec& spec, const Group& group, const 
     params.inter_node = "double_binary_tree";
   // Rings and node-level trees run one channel per GPU of a server, each entering and leaving
   // the servers through different GPUs (and so NICs), as NCCL's channels do.
-  if (chosen->name == "ring" || chosen->name == "double_binary_tree")
-    out.orders = ring_channel_orders(spec.op, group, gpus);
+  // NCCL runs its graph's channels (16 across NVL72 racks, not 72): as many as use distinct
+  // GPUs' NIC shares (a GPU owning half a NIC counts half a channel).
+  if (chosen->name == "ring" || chosen->name == "double_binary_tree") {
+    int32_t count = 0;
+    if (system && nccl.overrides.channels == 0)
+      count = static_cast<int32_t>(std::ceil(system->channels / std::max(1e-9, nccl.cluster->nic_share())));
+    out.orders = ring_channel_orders(spec.op, group, gpus, count);
+  }
   CollectiveSpec one = spec;  // one channel's share
   if (out.orders.empty()) {
     out.orders.push_back(gpus);
@@ -155,14 +179,16 @@ FlowCollectiveResult run_flow_collective(const topology::Router& router, int32_t
   // stands for every shard (first_shard), its switch hops counted per step (switch_usage).
   const bool nodes = group.node_count() > 1 && group.ranks_per_node() >= 2;
   const bool ring = cp.algorithm == "ring" && cp.orders.size() > 1 &&
-                    group.ranks_per_node() == static_cast<int32_t>(cp.orders.size());
+                    group.ranks_per_node() >= static_cast<int32_t>(cp.orders.size());
   const bool nvls = cp.algorithm == "nvls" && nodes && cp.plan->chunks % group.ranks_per_node() == 0;
   const bool symmetric = !full && (ring || nvls);
   size_t running = symmetric ? 1 : cp.orders.size();
   const auto done = [&] {
     if (--running == 0) end = engine.now();
   };
-  const RankRotation local{group.node_count(), group.ranks_per_node(), true};
+  RankRotation local{group.node_count(), group.ranks_per_node(), true,
+                     nvls ? 0 : static_cast<int32_t>(cp.orders.size())};
+  if (ring && nccl.cluster != nullptr) local.overlap = ring_overlap(cp, bytes, gpus, *nccl.cluster);
   CollectivePlan shard;
   if (symmetric && nvls) {
     shard = first_shard(*cp.plan, group.ranks_per_node());

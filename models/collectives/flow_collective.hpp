@@ -27,12 +27,13 @@ struct NcclContext {
   NcclOverrides overrides;
 };
 
-// NCCL's ring channels across servers: one per GPU of a server, each ring with the server-local
-// order rotated so that every channel leaves a server from a different GPU (so NIC); each carries
-// 1/channels of the buffer (rounded up). Empty when the group is on one server or has one rank per
-// server, and for rooted ops (broadcast, reduce), whose ring must start or end at the root.
+// NCCL's ring channels across servers: one per GPU of a server (at most `count` when > 0), each
+// ring with the server-local order rotated by its index so that every channel leaves a server
+// from a different GPU (so NIC); each carries 1/channels of the buffer (rounded up). Empty when
+// the group is on one server or has one rank per server, and for rooted ops (broadcast, reduce),
+// whose ring must start or end at the root.
 std::vector<std::vector<int32_t>> ring_channel_orders(CollectiveOp op, const Group& group,
-                                                      const std::vector<int32_t>& gpus);
+                                                      const std::vector<int32_t>& gpus, int32_t count = 0);
 
 // A collective ready to run on the flow network: the plan of one channel and the GPU order of
 // every channel (one order when the algorithm runs on a single channel).
@@ -63,8 +64,8 @@ ChannelPlan plan_channels(const CollectiveSpec& spec, const Group& group, const 
 // 512 KiB slices (at most 64), as NCCL streams chunks through a tree.
 // Fast mode (`full` false): NCCL's ring channels across servers are images of channel 0 under
 // the rotations inside each server (RankRotation::local_only), so channel 0 runs alone and each
-// of its transfers counts its images on the links they share, as symmetric copies do; `full`
-// runs every channel's flows. Trees run every channel.
+// of its transfers stands for every image on the links they share; `full` runs every channel's
+// flows. Trees run every channel.
 FlowCollectiveResult run_flow_collective(const topology::Router& router, int32_t gpus, CollectiveOp op,
                                          sim::Bytes bytes, const std::string& algorithm, sim::Time launch,
                                          const NcclContext& nccl = {}, bool full = false);

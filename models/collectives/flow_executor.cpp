@@ -400,7 +400,8 @@ void FlowExecutor::rotated_routes(const Compiled& c, const std::vector<int32_t>&
       sr.cross_node = t.server_of(static_cast<size_t>(src)) != t.server_of(static_cast<size_t>(dst));
       for (const auto l : r.links) {
         sr.latency += t.link(l).latency;
-        sr.usage.push_back(images[l] / reps[l]);
+        const double ratio = images[l] / reps[l];
+        sr.usage.push_back(ratio > 1.0 ? 1.0 + (ratio - 1.0) * cp.rotation.overlap : ratio);
       }
       sr.fraction = r.fraction;
       out.push_back(std::move(sr));
@@ -446,10 +447,11 @@ const std::pair<const std::pair<uint32_t, std::vector<int32_t>>, FlowExecutor::C
   // Every item's routes for this communicator and its copies, computed on its first run.
   auto bit = c.bound.find({copies, gpus});
   if (bit == c.bound.end()) {
-    // Rotations across servers (the all-to-all) share load between different transfers of the
-    // plan; rotations inside servers (a ring's channels) count as copies of each transfer.
+    // Rotations share load between different transfers of the plan: across servers (the
+    // all-to-all) and inside servers (a ring's channels: channel b's transfer out of a GPU is the
+    // image of channel 0's out of another GPU of its server).
     const RankRotation& rot = copies_of_id_[copies]->rotation;
-    if (!rot.none() && !rot.local_only) rotated_routes(c, gpus, copies);
+    if (!rot.none()) rotated_routes(c, gpus, copies);
     Compiled::Bound bound{std::vector<const Routes*>(c.items.size(), nullptr), switch_usage(c, gpus, copies)};
     for (size_t i = 0; i < c.items.size(); ++i) {
       const Compiled::Item& it = c.items[i];

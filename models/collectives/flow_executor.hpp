@@ -67,14 +67,22 @@ void add_topology_links(const topology::Topology& t, sim::flow::FlowNetwork& net
 Group group_on(const topology::Topology& t, const std::vector<int32_t>& gpus);
 
 // See "Rank rotations": the group's ranks as `nodes` servers x `per_node` ranks (1 x 1: none).
-// With local_only, the images are the per_node rotations inside every server ((k, i) -> (k, i + b)):
-// the channels of a ring or tree that NCCL runs one per local GPU, each entering and leaving the
-// servers through its own GPU, are images of channel 0 under them; each transfer then counts
-// its own images on its links, as symmetric copies do (no load sharing between transfers).
+// With local_only, the images are the rotations inside every server ((k, i) -> (k, i + b)): the
+// channels of a ring that NCCL runs one per local GPU, each entering and leaving the servers
+// through its own GPU, are images of channel 0 under them. Every image of every transfer counts on
+// the links it crosses, as for the all-to-all: a GPU's NVLink carries one transfer of each channel
+// per ring step (on a 72-GPU NVLink domain the NVLinks, not the NICs, bound a ring across racks).
 struct RankRotation {
   int32_t nodes = 1, per_node = 1;
   bool local_only = false;
-  int32_t images() const { return (local_only ? 1 : nodes) * per_node; }
+  // With local_only: the rotations by 0..local_count-1 (0: all per_node), as many as the channels
+  // of a ring that NCCL runs on fewer channels than the server has GPUs (a 72-GPU NVLink domain).
+  int32_t local_count = 0;
+  // The fraction of a link's other images that send at the same time as the representative (1:
+  // all, the all-to-all's bulk exchange). A ring's channels drift apart and each waits out its
+  // step latency between transfers, so fewer than all share a GPU's NVLink at any moment.
+  double overlap = 1.0;
+  int32_t images() const { return local_only ? (local_count > 0 ? local_count : per_node) : nodes * per_node; }
   bool none() const { return images() <= 1; }
   friend auto operator<=>(const RankRotation&, const RankRotation&) = default;
 };

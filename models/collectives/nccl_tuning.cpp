@@ -58,11 +58,22 @@ const std::vector<double> kInterSpeeds[4] = {
     {48, 45, 42, 40, 30, 24, 22, 20, 17.5, 15, 12, 6, 3, 2.4, 1.2, 0.24, 0.12},
     {96, 86, 80, 48, 45.1, 42, 40, 30, 24, 22, 20, 17.5, 15, 12, 6, 3, 2.4, 1.2, 0.24, 0.12}};
 constexpr int32_t kMaxRingChannels = 32;  // MAXCHANNELS / 2, the search's limit
+constexpr int64_t kMaxNvlsArity = 32;     // device.h NCCL_MAX_NVLS_ARITY: NVLS graph channels (heads)
 // device.h / comm.h: threads per channel and bytes per thread before another channel is used.
 constexpr int32_t kMaxThreads[kProtocols] = {512, 640, 512};  // LL, LL128, Simple (NCCL_*_MAX_NTHREADS)
 constexpr int32_t kThreadThreshold[kProtocols] = {8, 8, 64};  // NCCL_{LL,LL128,SIMPLE}_THREAD_THRESHOLD
-// nvls.cc: NVLS channels (CTAs) at run time.
+// nvls.cc ncclNvlsTuning: NVLS channels (CTAs) a call runs on. Hopper 16; Blackwell 24 on one
+// NVLink domain (NVLS_NCHANNELS_SM100_NVL) and across domains 32, or per ncclNvlsTreeSm100Tuning
+// from the NIC speed and the GPUs per domain (nvls_run_channels).
 constexpr int32_t kNvlsRunChannels[4] = {0, 0, 16, 24};
+
+int32_t nvls_run_channels(int arch, int32_t nodes, int64_t per_node, double nic_GBps) {
+  if (arch < 3 || nodes <= 1) return kNvlsRunChannels[arch];
+  if (nodes == 2 && nic_GBps >= 48.0) return 32;
+  if (nic_GBps >= 96.0) return per_node <= 8 ? 24 : 32;
+  if (nic_GBps >= 48.0) return 24;
+  return 32;
+}
 
 int arch_index(const std::string& a) {
   if (a == "volta") return 0;
@@ -70,6 +81,12 @@ int arch_index(const std::string& a) {
   if (a == "blackwell") return 3;
   return 2;
 }
+
+int cpu_index(const std::string& c) { return c == "amd" ? 1 : c == "arm" ? 2 : 0; }
+
+// tuning.cc getNetOverhead: a network step's post overhead in us (Intel and Arm 1, AMD 2), x3 for
+// Simple (ring latency across servers).
+double net_overhead(const NcclSystem& s, int p) { return (s.cpu == 1 ? 2.0 : 1.0) * (p == kSimple ? 3.0 : 1.0); }
 
 const hardware::ProtocolScale& scale_of(const NcclSystem& s, int a, int p) {
   const auto& c = s.calibration;
@@ -124,6 +141,7 @@ NcclSystem nccl_system(const hardware::ClusterSpec& c, int64_t ranks, int64_t pe
   NcclSystem s;
   s.calibration = c.nccl;
   s.arch = arch_index(c.nccl.architecture);
+  s.cpu = cpu_index(c.nccl.cpu);
   s.ranks = static_cast<int32_t>(std::max<int64_t>(ranks, 1));
   per_node = std::clamp<int64_t>(per_node, 1, s.ranks);
   s.nodes = static_cast<int32_t>((s.ranks + per_node - 1) / per_node);
@@ -150,7 +168,11 @@ NcclSystem nccl_system(const hardware::ClusterSpec& c, int64_t ranks, int64_t pe
     const double speed = first_speed_at_most(kInterSpeeds[s.arch], std::min(nic, nvlink));
     const double per_nic = std::max(1.0, std::floor(nic / speed));
     const double gpu_share = c.nic_share();
-    const auto n = static_cast<int32_t>(std::max(1.0, per_nic * gpu_share * static_cast<double>(per_node)));
+    auto n = static_cast<int32_t>(std::max(1.0, per_nic * gpu_share * static_cast<double>(per_node)));
+    // Each channel also crosses every GPU of the server on NVLink, and a GPU forwards on NVLink in
+    // every channel but the one that leaves through its own NIC: channels x speed fit the GPU's
+    // NVLinks plus one (binds on a 72-GPU NVLink domain: 16 channels at 48 GB/s, not 72).
+    n = std::min(n, static_cast<int32_t>(std::floor(nvlink / speed)) + 1);
     s.channels = std::clamp(n, 1, kMaxRingChannels);
     s.bw_intra = s.bw_inter = speed;
   }
@@ -159,8 +181,9 @@ NcclSystem nccl_system(const hardware::ClusterSpec& c, int64_t ranks, int64_t pe
   // has one channel per local GPU at the fastest speed they fill (non-ring patterns may count
   // n/(n-1) of the GPU's NVLink, search.cc).
   if (nvls && s.arch >= 2 && per_node >= 2) {
-    const double n = static_cast<double>(std::min<int64_t>(per_node, 32));
+    const double n = static_cast<double>(std::min<int64_t>(per_node, kMaxNvlsArity));
     s.nvls_channels = static_cast<int32_t>(n);
+    s.nvls_run = nvls_run_channels(s.arch, s.nodes, per_node, c.nic_bandwidth.gbyte_per_second());
     s.nvls_bw = kIntraSpeeds[s.arch].back();
     for (double v : kIntraSpeeds[s.arch])
       if (v * n <= nvlink * n / (n - 1.0)) {
@@ -194,7 +217,8 @@ NcclEntry nccl_entry(CollectiveOp op, NcclAlgorithm algorithm, Protocol protocol
   if (a == kNvls && m > 1 && !s.collnet) return {};
   if (ag_rs && (a == kNvls || a == kCollNetDirect) && m > 1) return {};  // needs CollNet all-gather support
   const int steps = ar ? 2 * (n - 1) : ag_rs ? n - 1 : n;
-  const int index2 = m <= 2 ? m - 1 : 2, index1 = m == 1 ? g : 0;  // multi-node LL: the CPU (x86 Intel)
+  // LL's cap: the GPU generation on one server, the CPU across servers (AMD row 1, others row 0).
+  const int index2 = m <= 2 ? m - 1 : 2, index1 = m == 1 ? g : s.cpu == 1 ? 1 : 0;
   const bool collnet = a == kCollNetDirect || a == kCollNetChain;
   const bool nvls_algo = a == kNvls || a == kNvlsTree;
   const int32_t channels = nvls_algo ? s.nvls_channels : s.channels;
@@ -204,7 +228,11 @@ NcclEntry nccl_entry(CollectiveOp op, NcclAlgorithm algorithm, Protocol protocol
     double intra = per * kNvlsEfficiency[g] * (channels - 1) / channels;
     intra *= ar ? 2.0 : (ppn - 1) / ppn;
     const double inter = s.bw_inter * ((m <= 2 && a == kNvlsTree) ? 2 : 1);
-    bw = std::min({intra, m > 1 ? inter : per, a == kNvlsTree ? kPerChNvlsTree[g][index2] : 1e30});
+    // Simplification: NCCL's NVLS graph across servers runs at the network's speed inside the
+    // server too; trainsim keeps the server's own NVLS graph speed `per` as a bound (NVLS-tree's
+    // intra-server half is the same switch reduction), so NVLS-tree is never faster per GPU than
+    // NVLS on one server. It binds on NVL72 racks (32 channels at 20 GB/s) and on two Hopper servers.
+    bw = std::min({intra, per, m > 1 ? inter : per, a == kNvlsTree ? kPerChNvlsTree[g][index2] : 1e30});
   }
   double bus = channels * bw;
   if (a == kRing && p == kLL) bus = std::min(kLlMaxBw[index1][index2], bus * 0.5);
@@ -232,8 +260,7 @@ NcclEntry nccl_entry(CollectiveOp op, NcclAlgorithm algorithm, Protocol protocol
       // Rooted rings: NCCL's search usually finds the same channels twice (sameChannels): one step.
       lat += kHwLat[m == 1 ? intra_hw : kHwNet][a][p];
     } else {
-      // x86 Intel host: 1 us network post overhead (x3 for Simple), tuning.cc getNetOverhead.
-      const double overhead = m > 1 ? (p == kSimple ? 3.0 : 1.0) : 0.0;
+      const double overhead = m > 1 ? net_overhead(s, p) : 0.0;
       intra_lat = std::max(intra_lat, overhead);
       const int inter_steps = m == 1 ? 0 : ar ? 2 * (m - 1) : m - 1;
       lat += (steps - inter_steps) * intra_lat + inter_steps * inter_lat;
@@ -269,7 +296,7 @@ NcclSteps nccl_steps(CollectiveOp op, NcclAlgorithm algorithm, Protocol protocol
   const double ppn = static_cast<double>(s.ranks) / s.nodes;
   out.base_us = kBaseLat[a][p] * k;
   double intra = kHwLat[kHwNvlink][a][p];
-  if (a == kRing && s.nodes > 1) intra = std::max(intra, p == kSimple ? 3.0 : 1.0);
+  if (a == kRing && s.nodes > 1) intra = std::max(intra, net_overhead(s, p));
   out.intra_us = intra * k;
   out.inter_us = (ppn == 1 ? kHwLat[kHwNet][kTree][p] : kHwLat[kHwNet][a][p]) * k;
   return out;
@@ -283,6 +310,10 @@ double nccl_time_us(CollectiveOp op, NcclAlgorithm algorithm, Protocol protocol,
   const int64_t b = bytes.count();
   const int log_size = b >> 6 > 0 ? static_cast<int>(std::floor(std::log2(static_cast<double>(b >> 6)))) : -1;
   if (algorithm == NcclAlgorithm::kTree && op == CollectiveOp::kAllReduce && log_size >= 0 && log_size < 23)
+    bw *= kTreeCorrection[static_cast<int>(protocol)][log_size];
+  // Blackwell NVLS-tree on x86 hosts takes the same correction (not on Grace).
+  if (algorithm == NcclAlgorithm::kNvlsTree && op == CollectiveOp::kAllReduce && log_size >= 0 && log_size < 24 &&
+      s.arch >= 3 && s.cpu != 2)
     bw *= kTreeCorrection[static_cast<int>(protocol)][log_size];
   // "Plateau effect of ring" (tuning.cc), compute capability 8.0 and later.
   if (algorithm == NcclAlgorithm::kRing && protocol == Protocol::kSimple && s.nodes > 1 &&
@@ -308,7 +339,7 @@ std::optional<NcclChoice> nccl_choose(CollectiveOp op, sim::Bytes bytes, const N
   // Channels and threads the message fills (enqueue.cc topoGetAlgoInfo).
   const int p = static_cast<int>(best->protocol);
   const bool nvls_algo = best->algorithm == NcclAlgorithm::kNvls || best->algorithm == NcclAlgorithm::kNvlsTree;
-  int64_t nc = nvls_algo ? kNvlsRunChannels[s.arch] : s.channels;
+  int64_t nc = nvls_algo ? s.nvls_run : s.channels;
   int64_t nt =
       best->algorithm == NcclAlgorithm::kRing || best->algorithm == NcclAlgorithm::kTree ? kMaxThreads[p] : 640;
   int64_t threshold = kThreadThreshold[p];

@@ -46,7 +46,9 @@ struct NcclSystem {
   double bw_inter = 0.0;      // GB/s per channel across servers (bw_intra on one server)
   int32_t nvls_channels = 0;  // 0: no NVLink SHARP
   double nvls_bw = 0.0;       // GB/s per NVLS channel
+  int32_t nvls_run = 0;       // NVLS channels (CTAs) a call runs on (nvls.cc ncclNvlsTuning)
   bool collnet = false;       // SHARP in the network fabric (CollNet)
+  int cpu = 0;                // 0 intel, 1 amd, 2 arm (calibration.cpu)
   hardware::NcclCalibration calibration;
 };
 // `ranks` ranks, `per_node` per server; `nvls`: the servers' NVSwitches reduce (NVLink SHARP);

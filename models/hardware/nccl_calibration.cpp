@@ -28,6 +28,10 @@ const sim::config::Schema<NcclCalibration>& nccl_calibration_schema() {
     s.enumeration("architecture", &NcclCalibration::architecture, {"volta", "ampere", "hopper", "blackwell"},
                   std::string("hopper"),
                   "GPU generation whose NCCL tuning constants apply (NVIDIA/nccl v2.30.7 src/graph/tuning.cc).");
+    s.enumeration("cpu", &NcclCalibration::cpu, {"intel", "amd", "arm"}, std::string("intel"),
+                  "Host CPU as NCCL's tuning sees it (tuning.cc): the network post overhead of a ring step (1 us "
+                  "on Intel and Arm, 2 on AMD), LL's multi-node bandwidth cap (AMD row), and the size correction "
+                  "of Blackwell NVLS-tree (x86 hosts only). DGX: intel; Grace (GB200, GB300): arm.");
     const auto scale = [&](const char* key, ProtocolScale NcclCalibration::*m, const char* doc) {
       s.custom(key, "{\"latency\": number, \"bandwidth\": number}", std::string("{}"), doc,
                [m](NcclCalibration& c, const Json& j, const std::string& p) { read_scale(c.*m, j, p); });

@@ -18,6 +18,7 @@ struct ProtocolScale {
 
 struct NcclCalibration {
   std::string architecture = "hopper";  // volta | ampere | hopper | blackwell (NCCL's compute-capability classes)
+  std::string cpu = "intel";            // intel | amd | arm: the host CPU NCCL's tuning reads (tuning.cc)
   ProtocolScale ll, ll128, simple;      // ring and tree with the LL, LL128 and Simple protocols
   ProtocolScale nvls;                   // NVLS and NVLS-tree (NVLink SHARP; Simple protocol)
 };
