@@ -1,7 +1,8 @@
 // nccl-tests all_reduce_perf on one 8x A100 NVSwitch node (stas00/ml-engineering, in
-// ../shared/data/collectives_dev.json, ids mle_a100_8gpu_allreduce_*) and on one 8x H200 node
-// (../shared/data/collectives_dev_h200.json): bus bandwidth per message size, compared with
-// `trainsim collective` on the dgx-a100 and dgx-h200 presets.
+// ../shared/data/collectives_dev.json, ids mle_a100_8gpu_allreduce_*), on one 8x H200 node
+// (../shared/data/collectives_dev_h200.json) and on one 8x B200 node
+// (../shared/data/collectives_dev_b200.json): bus bandwidth per message size, compared with
+// `trainsim collective` on the dgx-a100, dgx-h200 and dgx-b200 presets.
 //
 // Target (issue 21): A100 busbw median error <= 8% from 1 MB up and <= 12% below; H200 median
 // <= 10% across the curve. Two predictions each: the analytic model (NCCL's tuning model,
@@ -33,8 +34,10 @@ struct Curve {
 // Every record of `file` whose id starts with `prefix` and has a size, run on `gpus` GPUs of
 // `preset` with `algorithm` ("auto" or a registered plan; on the analytic model "ring" pins NCCL's
 // ring).
+// `field`: the record's measured bus bandwidth (the B200 sweep keeps its NVLS-off run in
+// busbw_nvls_off_GBps beside the default one).
 Curve run_curve(const std::string& file, const std::string& prefix, const std::string& preset, col::CollectiveOp op,
-                const std::string& algorithm, int32_t gpus_filter = 0) {
+                const std::string& algorithm, int32_t gpus_filter = 0, const std::string& field = "busbw_GBps") {
   Curve out;
   const auto data = load_shared(file);
   if (!data) return out;
@@ -45,7 +48,9 @@ Curve run_curve(const std::string& file, const std::string& prefix, const std::s
   const col::AlphaBetaModel model(cluster);
   for (const auto& rec : *data) {
     const std::string id = rec.at("id").get<std::string>();
-    if (id.rfind(prefix, 0) != 0 || !rec.at("size_bytes").is_number() || !rec.at("busbw_GBps").is_number()) continue;
+    if (id.rfind(prefix, 0) != 0 || !rec.at("size_bytes").is_number() || !rec.contains(field) ||
+        !rec.at(field).is_number())
+      continue;
     // A prefix ending in '_' names a curve: the rest of the id is the size.
     if (prefix.back() == '_' && id.find_first_not_of("0123456789", prefix.size()) != std::string::npos) continue;
     const auto n = rec.at("gpus").get<int32_t>();
@@ -54,8 +59,8 @@ Curve run_curve(const std::string& file, const std::string& prefix, const std::s
     const double factor = col::bus_bandwidth_factor(op, n);
     const col::GroupPlacement g{n, n};
     Row row;
-    row.id = id;
-    row.measured = rec.at("busbw_GBps").get<double>();
+    row.id = field == "busbw_GBps" ? id : id + " (" + field + ")";
+    row.measured = rec.at(field).get<double>();
     double t = model.collective(op, size, g).seconds();
     std::string label = model.algorithm(op, size, g);
     if (algorithm == "ring") {
@@ -134,6 +139,46 @@ TEST(NcclTests, H200CurvesBusBandwidth) {
   // form does not follow): met.
   EXPECT_LE(stats(analytic).median_abs, 0.10);
   EXPECT_LE(stats(flow).median_abs, 0.10);
+}
+
+// The 8 x B200 curve (NVLink5, NCCL 2.27.7; ml-engineering all_reduce_bench.py, 32 KiB to 16 GiB)
+// and the 4-8 GPU sweep at 8 GiB with NVLS on (NCCL's default) and off (ring). The dgx-b200
+// preset's `nccl` scales are fitted to these rows (docs/tools/fit_nccl_protocols.py blackwell), so
+// they check the fit and the plumbing on both networks; GB200 NVL72 across racks is checked
+// against published nccl-tests in docs/network.md.
+TEST(NcclTests, B200CurvesBusBandwidth) {
+  const std::string file = "collectives_dev_b200.json";
+  const Curve curve = run_curve(file, "mle_b200_1node_allreduce_", "dgx-b200", col::CollectiveOp::kAllReduce, "auto");
+  if (curve.analytic.empty()) GTEST_SKIP() << "../shared/data/collectives_dev_b200.json not present";
+  ASSERT_EQ(curve.analytic.size(), 20u);
+  const auto [small, large] = split_at_1mb(curve.analytic);
+  const auto [flow_small, flow_large] = split_at_1mb(curve.flow);
+  print_table("nccl-tests all_reduce 8x B200, messages < 1 MB (busbw GB/s, analytic)", small, "GB/s");
+  print_table("nccl-tests all_reduce 8x B200, messages >= 1 MB (busbw GB/s, analytic)", large, "GB/s");
+  print_table("nccl-tests all_reduce 8x B200 on the flow network, >= 1 MB (busbw GB/s)", flow_large, "GB/s");
+  std::vector<Row> sweep, flow_sweep;
+  for (int32_t n = 4; n <= 8; ++n) {
+    const std::string id = cat("mle_b200_", n, "gpu_allreduce_8GiB_default");
+    for (const auto& [algo, field] : {std::pair<std::string, std::string>{"auto", "busbw_GBps"},
+                                      std::pair<std::string, std::string>{"ring", "busbw_nvls_off_GBps"}}) {
+      const Curve c = run_curve(file, id, "dgx-b200", col::CollectiveOp::kAllReduce, algo, n, field);
+      sweep.insert(sweep.end(), c.analytic.begin(), c.analytic.end());
+      flow_sweep.insert(flow_sweep.end(), c.flow.begin(), c.flow.end());
+    }
+  }
+  ASSERT_EQ(sweep.size(), 10u);
+  print_table("nccl-tests all_reduce 4-8 B200 at 8 GiB, NVLS on and off (busbw GB/s, analytic)", sweep, "GB/s");
+  print_table("nccl-tests all_reduce 4-8 B200 at 8 GiB on the flow network (busbw GB/s)", flow_sweep, "GB/s");
+  // Target (issue 32): median <= 10% from 1 MB. Observed 2026-11-28 (15 points from 1 MB):
+  // analytic 7.9%, flow 8.7%: met. The curve ramps more slowly between 4 and 64 MiB than latency +
+  // bytes / bandwidth (up to +42% at 8 MiB) and jumps from 741 GB/s at 4 GiB to 839 at 8 GiB (-7%
+  // there). Below 1 MB 0.7%. Sweep (10 rows): 0.7% on both; 6 and 7 GPUs run NVLS at 778-811
+  // GB/s under NCCL 2.27.7, whose NVLS entry is 5/6 x channels x speed; NCCL 2.30.7's table,
+  // which trainsim follows, puts 6 GPUs on the ring and 7 on NVLS at 681 (-13%, -16%).
+  EXPECT_LE(stats(large).median_abs, 0.10);
+  EXPECT_LE(stats(flow_large).median_abs, 0.10);
+  EXPECT_LE(stats(small).median_abs, 0.10);
+  EXPECT_LE(stats(sweep).median_abs, 0.10);
 }
 
 // Multi-node all-reduce bus bandwidth against the per-NIC figures in collectives_dev.json (large
