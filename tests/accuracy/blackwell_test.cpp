@@ -201,11 +201,13 @@ TEST(Blackwell, PretrainingTokensPerGpu) {
   print_table("Blackwell pre-training (Megatron-Bridge 25.09/25.11, NeMo 25.02-25.07), tokens/s per GPU", rows,
               "tokens/s");
   const Stats s = stats(rows);
-  // Observed 2026-11-27 (issue 32): 71 rows, 63 simulated, median |error| 14.0%, signed median
-  // +5.7%, 8 rejected on memory. Targets (median <= 8%, every row fits) NOT met:
+  // Observed 2026-11-27 (issue 32): 71 rows, 63 simulated, median |error| 12.3%, signed median
+  // +10.3%, 8 rejected on memory (each rack holds the job's nvlink_segment: 64 of 72 GPUs for the
+  // 256-GPU rows, so that their EP 32-64 groups stay inside a rack, as Slurm's --segment places them). Targets (median
+  // <= 8%, every row fits) NOT met:
   // - Dense Llama 3 8B within 0-9% on every GPU and precision; GPT-3 175B, Nemotron-4 340B
   //   pessimistic (-23% to -33%); MoE with small experts optimistic (Qwen3 30B-A3B +38% to +194%,
-  //   GPT-OSS 120B +81%, Qwen3 235B +42% to +85%), DeepSeek-V3 +12% to +18%.
+  //   GPT-OSS 120B +69% to +81%, Qwen3 235B +4% to +85%), DeepSeek-V3 +9% to +27%.
   // - The rows that do not fit (Llama 3 70B / 3.1 405B under Megatron FSDP at TP 1-2, 405B at TP 2
   //   PP 8 on GB300, GPT-OSS on B200) use recipe knobs trainsim does not model yet (Megatron-Bridge
   //   perf recipes at tag v0.2.0 and branch r0.1.0, summarised in docs/accuracy.md): layer-granular
@@ -214,7 +216,7 @@ TEST(Blackwell, PretrainingTokensPerGpu) {
   // The bounds below guard this state against regressions; tighten them as those land.
   EXPECT_EQ(errors, 0u);
   EXPECT_LE(s.not_fitting, 8u);
-  EXPECT_LE(s.median_abs, 0.145);
+  EXPECT_LE(s.median_abs, 0.13);
 }
 
 }  // namespace

@@ -84,6 +84,14 @@ void parallel_fields(JobSchema& s) {
                "Expert-parallel size for MoE models: experts are split over ep ranks. The expert layers fold "
                "a stage's tp*cp*dp ranks into etp x ep x expert-dp (Megatron-Core parallel folding), so "
                "ep*etp must divide tp*cp*dp and ep may exceed dp; tokens travel by all-to-all.")
+      .nullable_integer(
+          "nvlink_segment", &JobSpec::nvlink_segment, 1, 1152,
+          "GPUs the job uses in each rack-scale NVLink domain (Slurm --segment x gpus_per_node on an "
+          "NVL72 cluster): ranks fill that many GPUs of a rack before the next rack, so the "
+          "model-parallel groups that divide it stay inside a rack. A multiple of gpus_per_node, at "
+          "most the domain; null = the largest such value of at least half a domain that divides the job's "
+          "GPUs (64 of 72 for 256 GPUs), else racks filled in rank order. Ignored on clusters whose "
+          "NVLink domain is one node.")
       .nullable_integer("etp", &JobSpec::etp, 1, 1024,
                         "Expert tensor-parallel size; null = tp. Experts' weights are split over etp "
                         "consecutive ranks, independent of the attention tp (parallel folding).")
@@ -242,6 +250,34 @@ Json resolve_ref(const std::string& kind, const Json& ref, const std::string& pa
 namespace {
 // Layers per virtual stage: the --pp-layout list, an even split, or (layers not dividing) the
 // lighter-first-and-last split the planner uses (layout.hpp).
+// On a cluster whose NVLink domain spans several nodes (an NVL72 rack of 4-GPU trays) a job places
+// its ranks on `nvlink_segment` GPUs of each rack, as Slurm's --segment does: the job's fabric then
+// has domains of that many GPUs (the rest of each rack is not the job's).
+void resolve_nvlink_segment(const JobSpec& s, Job& j) {
+  const int64_t domain = j.cluster.domain_gpus(), host = std::max<int64_t>(1, j.cluster.gpus_per_node);
+  if (domain <= host) return;
+  if (s.nvlink_segment) {
+    const int64_t seg = *s.nvlink_segment;
+    if (seg > domain || seg % host != 0)
+      throw ConfigError("nvlink_segment",
+                        std::to_string(seg) + " GPUs is not a whole number of " + std::to_string(host) +
+                            "-GPU nodes within the " + std::to_string(domain) + "-GPU NVLink domain",
+                        "use a multiple of " + std::to_string(host) + " up to " + std::to_string(domain) +
+                            ", or drop --nvlink-segment");
+    j.cluster.nvlink_domain = seg;
+    return;
+  }
+  // Auto: a job that fits one domain packs it; a larger one uses the largest whole-node share of
+  // each rack, at least half of it, that divides its GPUs (256 GPUs: 4 racks of 64, as a Slurm
+  // --segment of 16 trays places them); with none, racks are filled in rank order.
+  if (j.gpus <= domain) return;
+  for (int64_t c = domain / host * host; c * 2 >= domain; c -= host)
+    if (j.gpus % c == 0) {
+      j.cluster.nvlink_domain = c;
+      return;
+    }
+}
+
 void resolve_layout(const JobSpec& s, Job& j) {
   const int64_t vstages = j.pp * j.vp, L = j.model.layers;
   if (s.pp_layout.empty()) {
@@ -477,6 +513,7 @@ void resolve_parallel(const JobSpec& s, Job& j) {
   j.etp = s.etp.value_or(s.tp);
   j.seq_len = s.seq_len.value_or(j.model.seq_len);
 
+  resolve_nvlink_segment(s, j);
   const auto& m = j.model;
   if (j.gpus > j.cluster.max_gpus)
     throw ConfigError("gpus",
@@ -591,6 +628,7 @@ Json Job::to_json() const {
   // Only when set, so that reports of uncalibrated runs are unchanged.
   if (calibration) out["calibration"] = calibration->name;
   if (model.moe) add_moe_json(*this, out);
+  if (cluster.nvlink_domain > 0) out["nvlink_segment"] = cluster.nvlink_domain;  // rack-scale domains only
   out["stack"] = stack.name;
   return out;
 }

@@ -66,6 +66,7 @@ struct JobSpec : JobOptions {
   std::optional<int64_t> dp_shard;                 // sharding group size (HSDP / MiCS); null: the whole dp*cp group
   std::optional<int64_t> recompute_layers;         // full recompute of the first N layers of each chunk
   std::optional<int64_t> seq_len;                  // null: the model's
+  std::optional<int64_t> nvlink_segment;           // GPUs used per rack-scale NVLink domain (null: auto)
 };
 
 const sim::config::Schema<JobSpec>& job_schema();

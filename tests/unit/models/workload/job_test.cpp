@@ -172,8 +172,15 @@ TEST(Job, ScheduleAndShardingErrors) {
             0u);
   EXPECT_EQ(error_of(with(base(), Json{{"gpus", 100000}})),
             "gpus: 100000 GPUs exceed cluster \"dgx-h100\"'s maximum of 65536 (use at most 65536 GPUs)");
-  EXPECT_EQ(error_of(with(base(), Json{{"precision", "fp8"}, {"cluster", "dgx-a100"}})), "")
-      << "fp8 on A100 is rejected by the compute model, not by the job";
+  // A precision the GPU cannot run is the job's error, before anything is sized.
+  EXPECT_EQ(error_of(with(base(), Json{{"precision", "fp8"}, {"cluster", "dgx-a100"}})),
+            "precision: fp8 GEMMs need a GPU with FP8 tensor cores; a100-sxm-80gb has none (use --precision bf16 or "
+            "an H100/H200/B200 GPU)");
+  EXPECT_EQ(error_of(with(base(), Json{{"precision", "mxfp8"}}))
+                .rfind("precision: mxfp8 needs tensor cores with "
+                       "block scaling (Blackwell); h100-sxm-80gb",
+                       0),
+            0u);
 }
 
 TEST(Job, ClosedSchemaSuggestsTheNearestKey) {
@@ -222,6 +229,27 @@ TEST(Job, ConfigJsonHoldsEveryResolvedValue) {
   EXPECT_EQ(c.at("microbatches"), 8);
   EXPECT_EQ(c.at("precision"), "bf16");
   EXPECT_EQ(c.at("bucket_size_bytes"), 160'000'000);
+}
+
+}  // namespace
+}  // namespace trainsim::models::workload
+
+namespace trainsim::models::workload {
+namespace {
+
+// NVL72: a job places its ranks on a whole-tray share of each rack (Slurm --segment).
+TEST(Job, NvlinkSegmentOnRackScaleDomains) {
+  const auto segment = [](Json j) { return resolve_job(parse_job(j)).cluster.domain_gpus(); };
+  const Json nvl = with(base(), Json{{"cluster", "gb200-nvl72"}, {"tp", 1}, {"pp", 1}});
+  EXPECT_EQ(segment(with(nvl, Json{{"gpus", 256}, {"global_batch", 256}})), 64);  // 4 racks of 64
+  EXPECT_EQ(segment(with(nvl, Json{{"gpus", 288}, {"global_batch", 288}})), 72);  // 4 whole racks
+  EXPECT_EQ(segment(with(nvl, Json{{"gpus", 100}, {"global_batch", 100}})), 72);  // no share divides: packed
+  EXPECT_EQ(segment(with(nvl, Json{{"gpus", 16}, {"global_batch", 16}})), 72);    // inside one rack
+  EXPECT_EQ(segment(with(nvl, Json{{"gpus", 256}, {"global_batch", 256}, {"nvlink_segment", 32}})), 32);
+  EXPECT_EQ(segment(with(base(), Json{{"nvlink_segment", 32}})), 8);  // a DGX: one node is the domain
+  EXPECT_EQ(error_of(with(nvl, Json{{"gpus", 256}, {"global_batch", 256}, {"nvlink_segment", 70}})),
+            "nvlink_segment: 70 GPUs is not a whole number of 4-GPU nodes within the 72-GPU NVLink domain (use a "
+            "multiple of 4 up to 72, or drop --nvlink-segment)");
 }
 
 }  // namespace
