@@ -11,7 +11,7 @@
 //   Megatron-Core 0.14 / 0.15: distributed optimizer, BF16 gradient reduction); the NeMo 25.0x
 //   rows (NeMo 2.0 on Megatron-Core 0.11-0.13, the same performance scripts' lineage) use it too.
 // - recipe knobs (Megatron-Bridge v0.2.0 / r0.1.0 scripts/performance): fp8_param_gather on the
-//   FP8-CS rows, BF16 Adam moments on DeepSeek-V3.
+//   FP8-CS rows, BF16 Adam moments on DeepSeek-V3, activation offload of N layers with FSDP.
 // - precision: "BF16" bf16; "FP8-CS" and the 25.02-25.07 "FP8 (per-tensor, current scaling)" fp8;
 //   "FP8-MX" mxfp8. The 25.09 rows have no precision column: the un-parenthesised value is taken as
 //   FP8 current scaling and the parenthesised one as MXFP8 (the 25.11 tables label the same pair
@@ -133,6 +133,18 @@ Json blackwell_job(const Json& rec) {
   if (starts_with(id, "mbridge_") && job.at("precision") == "fp8") job["fp8_param_gather"] = true;
   if (model.at("name") == "deepseek-v3") job["optimizer_states"] = "bf16";
   const bool fsdp = p.contains("fsdp") && !p.at("fsdp").is_null() && p.at("fsdp").get<int>() > 0;
+  // Megatron-Bridge pairs Megatron FSDP with layer-granular activation offload on Blackwell
+  // (cpu_offloading_num_layers, scripts/performance configs at v0.2.0 / r0.1.0): Llama 3 70B
+  // FP8-CS 40 layers on GB200 and 20 on GB300; Llama 3.1 405B FP8-CS at TP 2 on GB200 92 (25.11)
+  // and 95 (25.09). The NeMo 25.07 405B FSDP row is taken as the 25.09 recipe.
+  if (fsdp && (starts_with(id, "mbridge_") || starts_with(id, "nemo2507_"))) {
+    const std::string name = rec.at("model").at("name").get<std::string>();
+    const bool gb300 = job.at("cluster") == "gb300-nvl72";
+    int64_t layers = 0;
+    if (name == "Llama 3 70B" && starts_with(id, "mbridge_")) layers = gb300 ? 20 : 40;
+    if (name == "Llama 3.1 405B") layers = starts_with(id, "mbridge_25p11") ? 92 : 95;
+    if (layers > 0) job["offload_activation_layers"] = layers;
+  }
   job["zero"] = fsdp ? 3 : 1;
   if (knob("vp").get<int>() > 1) {
     job["vp"] = p.at("vp");
@@ -201,22 +213,21 @@ TEST(Blackwell, PretrainingTokensPerGpu) {
   print_table("Blackwell pre-training (Megatron-Bridge 25.09/25.11, NeMo 25.02-25.07), tokens/s per GPU", rows,
               "tokens/s");
   const Stats s = stats(rows);
-  // Observed 2026-11-27 (issue 32): 71 rows, 63 simulated, median |error| 12.3%, signed median
-  // +10.3%, 8 rejected on memory (each rack holds the job's nvlink_segment: 64 of 72 GPUs for the
-  // 256-GPU rows, so that their EP 32-64 groups stay inside a rack, as Slurm's --segment places them). Targets (median
-  // <= 8%, every row fits) NOT met:
-  // - Dense Llama 3 8B within 0-9% on every GPU and precision; GPT-3 175B, Nemotron-4 340B
-  //   pessimistic (-23% to -33%); MoE with small experts optimistic (Qwen3 30B-A3B +38% to +194%,
-  //   GPT-OSS 120B +69% to +81%, Qwen3 235B +4% to +85%), DeepSeek-V3 +9% to +27%.
-  // - The rows that do not fit (Llama 3 70B / 3.1 405B under Megatron FSDP at TP 1-2, 405B at TP 2
-  //   PP 8 on GB300, GPT-OSS on B200) use recipe knobs trainsim does not model yet (Megatron-Bridge
-  //   perf recipes at tag v0.2.0 and branch r0.1.0, summarised in docs/accuracy.md): layer-granular
-  //   activation CPU offload with Megatron FSDP (cpu_offloading_num_layers 5-95), selective
-  //   recompute of named modules (recompute_modules: moe_act, mla_up_proj, layernorm).
-  // The bounds below guard this state against regressions; tighten them as those land.
+  // Observed 2026-11-27 (issue 32): 71 rows, 68 simulated, median |error| 10.2%, signed median
+  // +10.0%, 3 rejected on memory. Each rack holds the job's nvlink_segment (64 of 72 GPUs for the
+  // 256-GPU rows, as Slurm's --segment places them); FSDP rows offload the recipes' layers.
+  // Targets (median <= 8%, every row fits) NOT met:
+  // - Dense Llama 3 8B / 70B / 405B mostly within 0-14%; GPT-3 175B and Nemotron-4 340B pessimistic
+  //   (-12% to -23%); MoE with small experts optimistic (Qwen3 30B-A3B +19% to +194%, GPT-OSS 120B
+  //   +69% to +81%, Qwen3 235B +4% to +85%), DeepSeek-V3 +9% to +27%; the parenthesised (MXFP8)
+  //   variants of 70B / 405B at TP 2-4 PP 4-8 +14% to +39%.
+  // - Not fitting: Llama 3.1 405B at TP 2 PP 8 CP 2 on GB300 (9 GiB over), GPT-OSS 120B on B200
+  //   (1 GiB over; its recipe recomputes layernorm and moe_act: recompute_modules is not modelled),
+  //   Llama 3 70B at TP 2 PP 4 VP 5 MB 2 on GB200 (25.09 variant, 45 GiB over).
+  // The bounds below guard this state against regressions; tighten them as the rest lands.
   EXPECT_EQ(errors, 0u);
-  EXPECT_LE(s.not_fitting, 8u);
-  EXPECT_LE(s.median_abs, 0.13);
+  EXPECT_LE(s.not_fitting, 3u);
+  EXPECT_LE(s.median_abs, 0.11);
 }
 
 }  // namespace

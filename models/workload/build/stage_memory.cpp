@@ -144,7 +144,13 @@ int64_t chunk_activation_bytes(const Job& job, int64_t vs) {
   in.embedding_chunk = vs == 0;
   in.moe_extra_activation = job.model.moe ? moe_block_extra(job) * moe_layers_in(job, vs) : 0;
   if (vs == job.pp * job.vp - 1) in.moe_extra_activation += mtp_activation(job);
-  return memory::stage_memory(in).activation_per_chunk.count();
+  const int64_t bytes = memory::stage_memory(in).activation_per_chunk.count();
+  if (job.offload_activation_layers <= 0 || in.layers_per_chunk <= 0) return bytes;
+  // Layer-granular offload: n of the chunk's L layers wait in host memory; the device keeps the
+  // other L - n and one offloaded layer being copied out or prefetched back.
+  const int64_t L = in.layers_per_chunk, n = std::min(job.offload_activation_layers, L);
+  const int64_t kept = std::min(L, L - n + 1);
+  return static_cast<int64_t>(static_cast<double>(bytes) * static_cast<double>(kept) / static_cast<double>(L));
 }
 
 ActivationPeak activation_peak(const Job& job, int64_t stage, const std::vector<schedules::Op>& order) {

@@ -139,7 +139,13 @@ void memory_fields(JobSchema& s) {
                "Copy each chunk's stored activations to host memory after its forward and back before its "
                "backward, on device-to-host and host-to-device copy streams beside compute; the fit check "
                "assumes two chunks stay on the device, the simulated timeline reports what the host link "
-               "achieves.");
+               "achieves.")
+      .integer("offload_activation_layers", &JobSpec::offload_activation_layers, 0, 1 << 20, 0,
+               "Layer-granular activation offload (Megatron-Core --cpu-offloading-num-layers, as Megatron-Bridge's "
+               "FSDP recipes set it): the stored activations of this many transformer layers of each model "
+               "chunk wait in host memory between their forward and their backward, copied while later layers "
+               "compute; the device keeps the other layers' and one layer in flight. The copies are taken as "
+               "hidden behind compute (the host link is not simulated for them). 0: none.");
 }
 
 // Communication: overlaps, priorities and FP8 parameter gathers.
@@ -407,6 +413,9 @@ void resolve_sharding(const JobSpec& s, Job& j) {
   } else {
     j.recompute_layers = j.recompute == Recompute::kFull ? *std::max_element(j.layers.begin(), j.layers.end()) : 0;
   }
+  if (j.offload_activation_layers > 0 && j.offload_activations)
+    throw ConfigError("offload_activation_layers", "and offload_activations both offload the stored activations",
+                      "keep one: --offload-activation-layers N (per layer) or --offload-activations (whole chunks)");
   if (j.fp8_param_gather && !compute::quantized(j.precision))
     throw ConfigError("fp8_param_gather", "needs a quantized precision (fp8, mxfp8 or nvfp4)",
                       "add --precision fp8 or drop --fp8-param-gather");
@@ -629,6 +638,7 @@ Json Job::to_json() const {
   if (calibration) out["calibration"] = calibration->name;
   if (model.moe) add_moe_json(*this, out);
   if (cluster.nvlink_domain > 0) out["nvlink_segment"] = cluster.nvlink_domain;  // rack-scale domains only
+  if (offload_activation_layers > 0) out["offload_activation_layers"] = offload_activation_layers;
   out["stack"] = stack.name;
   return out;
 }

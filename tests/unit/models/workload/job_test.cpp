@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include "../test_support.hpp"
+#include "models/workload/build/stage_memory.hpp"
 #include "sim/error.hpp"
 
 namespace trainsim::models::workload {
@@ -250,6 +251,27 @@ TEST(Job, NvlinkSegmentOnRackScaleDomains) {
   EXPECT_EQ(error_of(with(nvl, Json{{"gpus", 256}, {"global_batch", 256}, {"nvlink_segment", 70}})),
             "nvlink_segment: 70 GPUs is not a whole number of 4-GPU nodes within the 72-GPU NVLink domain (use a "
             "multiple of 4 up to 72, or drop --nvlink-segment)");
+}
+
+}  // namespace
+}  // namespace trainsim::models::workload
+
+namespace trainsim::models::workload {
+namespace {
+
+// Megatron's --cpu-offloading-num-layers: n of a chunk's L layers wait in host memory; the device
+// keeps L - n + 1 layers' activations (one in flight).
+TEST(Job, LayerGranularActivationOffload) {
+  const Json j = with(base(), Json{{"pp", 1}, {"tp", 8}});  // one chunk of 32 layers
+  const int64_t all = chunk_activation_bytes(resolve_job(parse_job(j)), 0);
+  const int64_t kept =
+      chunk_activation_bytes(resolve_job(parse_job(with(j, Json{{"offload_activation_layers", 16}}))), 0);
+  EXPECT_NEAR(static_cast<double>(kept), static_cast<double>(all) * 17.0 / 32.0, 1.0);
+  EXPECT_EQ(chunk_activation_bytes(resolve_job(parse_job(with(j, Json{{"offload_activation_layers", 99}}))), 0),
+            all / 32);
+  EXPECT_EQ(error_of(with(j, Json{{"offload_activation_layers", 4}, {"offload_activations", true}})),
+            "offload_activation_layers: and offload_activations both offload the stored activations (keep one: "
+            "--offload-activation-layers N (per layer) or --offload-activations (whole chunks))");
 }
 
 }  // namespace
