@@ -193,14 +193,18 @@ void add(CollectivePlan& plan, size_t step, int32_t src, int32_t dst, int32_t ch
 // over all members), false an all-gather (member j starts with block j). `reversed` turns the ring.
 void ring_pass(CollectivePlan& plan, size_t first_step, const std::vector<int32_t>& members,
                const std::vector<std::vector<int32_t>>& blocks, bool reduce, bool reversed);
-// Shards the buffer over the g ranks of each server (shard l for local rank l) and plans, for each
-// l, an all-reduce of shard l among the ranks with local index l (one per server) with the
-// registered algorithm `inter`. Sets plan's chunks (g x C: shard l is chunks l*C .. l*C + C - 1)
-// and returns those cross-node steps in group ranks, to be spliced in with append_steps.
+// Shards the buffer over the g ranks of each server (shard l for local rank l; g is the smallest
+// server's count when they differ) and plans, for each l, an all-reduce of shard l among the ranks
+// with local index l (one per server) with the registered algorithm `inter`. Sets plan's chunks
+// (g x C: shard l is chunks l*C .. l*C + C - 1) and returns those cross-node steps in group ranks,
+// to be spliced in with append_steps.
 std::vector<Step> shard_and_plan_cross_node(CollectivePlan& plan, const CollectiveSpec& spec, const Group& group,
                                             const std::string& inter);
-// "" when shard_and_plan_cross_node can run `inter` on this group, otherwise why not.
-std::string cross_node_check(const Group& group, const std::string& inter);
+// "" when shard_and_plan_cross_node can run `inter` on this group, otherwise why not; with
+// `uneven`, servers may hold different numbers of the group's ranks.
+std::string cross_node_check(const Group& group, const std::string& inter, bool uneven = false);
+// The fewest ranks any server of the group holds.
+int32_t fewest_per_node(const Group& group);
 // Appends `steps` at step `first_step` onwards (merging with steps already there).
 void append_steps(CollectivePlan& plan, size_t first_step, const std::vector<Step>& steps);
 }  // namespace detail

@@ -8,8 +8,15 @@ namespace trainsim::models::collectives {
 
 namespace detail {
 
-std::string cross_node_check(const Group& group, const std::string& inter) {
-  if (group.ranks_per_node() == 0) return "its servers hold different numbers of ranks";
+int32_t fewest_per_node(const Group& group) {
+  const auto by_node = group.ranks_by_node();
+  size_t fewest = by_node.empty() ? 0 : by_node.front().size();
+  for (const auto& ranks : by_node) fewest = std::min(fewest, ranks.size());
+  return static_cast<int32_t>(fewest);
+}
+
+std::string cross_node_check(const Group& group, const std::string& inter, bool uneven) {
+  if (!uneven && group.ranks_per_node() == 0) return "its servers hold different numbers of ranks";
   if (inter == "hierarchical") return "inter_node cannot be \"hierarchical\" itself";
   const auto& reg = AlgorithmRegistry::instance();
   const auto names = reg.names();
@@ -25,7 +32,7 @@ std::vector<Step> shard_and_plan_cross_node(CollectivePlan& plan, const Collecti
                                             const std::string& inter) {
   const auto by_node = group.ranks_by_node();
   const auto m = static_cast<int32_t>(by_node.size());
-  const auto g = static_cast<int32_t>(by_node.front().size());
+  const int32_t g = fewest_per_node(group);
   const AlgorithmInfo& algo = AlgorithmRegistry::instance().get(inter, "inter_node");
   const std::vector<sim::Bytes> shard = split_bytes(spec.bytes, g);
   std::vector<Step> steps;

@@ -12,18 +12,23 @@ namespace trainsim::models::collectives {
 
 std::vector<std::vector<int32_t>> ring_channel_orders(CollectiveOp op, const Group& group,
                                                       const std::vector<int32_t>& gpus, int32_t count) {
-  const int32_t per_node = group.ranks_per_node();
-  const int32_t channels = count > 0 ? std::min(count, per_node) : per_node;
   std::vector<std::vector<int32_t>> orders;
   const bool rootless =
       op == CollectiveOp::kAllReduce || op == CollectiveOp::kAllGather || op == CollectiveOp::kReduceScatter;
-  if (!rootless || group.node_count() <= 1 || per_node < 2) return orders;
   const auto by_node = group.ranks_by_node();
+  if (!rootless || by_node.size() <= 1) return orders;
+  // Servers may hold different numbers of the group's ranks (a job ending on part of an NVL72
+  // rack): each rotates its own ranks, and there are as many channels as the smallest one has.
+  size_t fewest = by_node.front().size();
+  for (const auto& ranks : by_node) fewest = std::min(fewest, ranks.size());
+  if (fewest < 2) return orders;
+  const auto most = static_cast<int32_t>(fewest);
+  const int32_t channels = count > 0 ? std::min(count, most) : most;
   for (int32_t c = 0; c < channels; ++c) {
     std::vector<int32_t> order;
     for (const auto& ranks : by_node)
-      for (int32_t l = 0; l < per_node; ++l)
-        order.push_back(gpus[static_cast<size_t>(ranks[static_cast<size_t>((l + c) % per_node)])]);
+      for (size_t l = 0; l < ranks.size(); ++l)
+        order.push_back(gpus[static_cast<size_t>(ranks[(l + static_cast<size_t>(c)) % ranks.size()])]);
     orders.push_back(std::move(order));
   }
   return orders;
@@ -128,7 +133,7 @@ ChannelPlan plan_channels(const CollectiveSpec& spec, const Group& group, const 
   AlgorithmParams params;
   // NVLS across servers runs NCCL's NVLS-tree: a tree between the servers' switches.
   if (out.nccl && out.nccl->algorithm == NcclAlgorithm::kNvlsTree &&
-      detail::cross_node_check(group, "double_binary_tree").empty())
+      detail::cross_node_check(group, "double_binary_tree", true).empty())
     params.inter_node = "double_binary_tree";
   // Rings and node-level trees run one channel per GPU of a server, each entering and leaving
   // the servers through different GPUs (and so NICs), as NCCL's channels do.
@@ -160,7 +165,8 @@ FlowCollectiveResult run_flow_collective(const topology::Router& router, int32_t
   const topology::Topology& t = router.topology();
   std::vector<int32_t> all(static_cast<size_t>(gpus));
   for (int32_t g = 0; g < gpus; ++g) all[static_cast<size_t>(g)] = g;
-  const ChannelPlan cp = plan_channels(CollectiveSpec{op, bytes, 0}, group_on(t, all), all, algorithm, nccl);
+  const Group group = group_on(t, all);
+  const ChannelPlan cp = plan_channels(CollectiveSpec{op, bytes, 0}, group, all, algorithm, nccl);
   ExecOptions options;
   if (cp.algorithm != "ring") {
     // NCCL's Simple protocol moves a 4 MiB buffer (NCCL_BUFFSIZE default) in NCCL_STEPS = 8 slots:
@@ -173,25 +179,25 @@ FlowCollectiveResult run_flow_collective(const topology::Router& router, int32_t
   add_topology_links(t, net);
   FlowExecutor exec(engine, net, router, options);
   sim::Time end;
-  const Group group = group_on(t, all);
   // Rings: checked against every channel within 13% (docs/network.md); the trees' two halves
   // cross each other's heads, which per-transfer copies do not see. NVLS across servers: shard 0
   // stands for every shard (first_shard), its switch hops counted per step (switch_usage).
-  const bool nodes = group.node_count() > 1 && group.ranks_per_node() >= 2;
-  const bool ring = cp.algorithm == "ring" && cp.orders.size() > 1 &&
-                    group.ranks_per_node() >= static_cast<int32_t>(cp.orders.size());
-  const bool nvls = cp.algorithm == "nvls" && nodes && cp.plan->chunks % group.ranks_per_node() == 0;
+  // Shard l of NVLS-tree is the image of shard 0 under the rotation by l inside every server, also
+  // when servers hold different numbers of ranks (g, the fewest, own shards; FlowExecutor::Copies).
+  const int32_t g = detail::fewest_per_node(group);
+  const bool ring = cp.algorithm == "ring" && cp.orders.size() > 1;
+  const bool nvls = cp.algorithm == "nvls" && group.node_count() > 1 && g >= 2 && cp.plan->chunks % g == 0;
   const bool symmetric = !full && (ring || nvls);
   size_t running = symmetric ? 1 : cp.orders.size();
   const auto done = [&] {
     if (--running == 0) end = engine.now();
   };
-  RankRotation local{group.node_count(), group.ranks_per_node(), true,
-                     nvls ? 0 : static_cast<int32_t>(cp.orders.size())};
+  const auto channels = static_cast<int32_t>(cp.orders.size());
+  RankRotation local{group.node_count(), nvls ? g : channels, true, nvls ? g : channels};
   if (ring && nccl.cluster != nullptr) local.overlap = ring_overlap(cp, bytes, gpus, *nccl.cluster);
   CollectivePlan shard;
   if (symmetric && nvls) {
-    shard = first_shard(*cp.plan, group.ranks_per_node());
+    shard = first_shard(*cp.plan, g);
     exec.run(shard, cp.orders[0], launch + cp.base, done, {}, 1.0, local, cp.cost);
   } else if (symmetric) {
     exec.run(*cp.plan, cp.orders[0], launch + cp.base, done, {}, 1.0, local, cp.cost);

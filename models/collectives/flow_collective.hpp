@@ -27,11 +27,11 @@ struct NcclContext {
   NcclOverrides overrides;
 };
 
-// NCCL's ring channels across servers: one per GPU of a server (at most `count` when > 0), each
-// ring with the server-local order rotated by its index so that every channel leaves a server
-// from a different GPU (so NIC); each carries 1/channels of the buffer (rounded up). Empty when
-// the group is on one server or has one rank per server, and for rooted ops (broadcast, reduce),
-// whose ring must start or end at the root.
+// NCCL's ring channels across servers: one per GPU of a server (of the server with the fewest of
+// the group's ranks; at most `count` when > 0), each ring with every server's local order rotated
+// by its index so that every channel leaves a server from a different GPU (so NIC); each carries
+// 1/channels of the buffer (rounded up). Empty when the group is on one server or has one rank on
+// some server, and for rooted ops (broadcast, reduce), whose ring must start or end at the root.
 std::vector<std::vector<int32_t>> ring_channel_orders(CollectiveOp op, const Group& group,
                                                       const std::vector<int32_t>& gpus, int32_t count = 0);
 

@@ -202,7 +202,13 @@ int64_t FlowExecutor::Copies::image(size_t j, int32_t gpu) const {
   const size_t rotations = static_cast<size_t>(rotation.images());
   const size_t t = j / rotations, r = j % rotations;
   int64_t g = gpu;
-  if (r != 0) {
+  if (r != 0 && rotation.local_only) {
+    const auto rank = static_cast<int32_t>(std::lower_bound(members.begin(), members.end(), gpu) - members.begin());
+    const auto k = static_cast<size_t>(std::upper_bound(starts.begin(), starts.end(), rank) - starts.begin()) - 1;
+    const int32_t begin = starts[k],
+                  q = (k + 1 < starts.size() ? starts[k + 1] : static_cast<int32_t>(members.size())) - begin;
+    g = members[static_cast<size_t>(begin + (rank - begin + static_cast<int32_t>(r)) % q)];
+  } else if (r != 0) {
     const auto it = std::lower_bound(members.begin(), members.end(), gpu);
     const auto rank = static_cast<int32_t>(it - members.begin());
     const int32_t q = rotation.per_node, m = rotation.nodes;
@@ -214,12 +220,21 @@ int64_t FlowExecutor::Copies::image(size_t j, int32_t gpu) const {
 
 uint32_t FlowExecutor::copies_id(const std::vector<int32_t>& offsets, RankRotation rotation,
                                  const std::vector<int32_t>& gpus) {
-  Copies key{offsets, rotation, rotation.none() ? std::vector<int32_t>{} : gpus};
+  Copies key{offsets, rotation, rotation.none() ? std::vector<int32_t>{} : gpus, {}};
   if (!key.offsets.empty() && key.offsets.size() == 1 && key.offsets[0] == 0) key.offsets.clear();
+  if (!rotation.none() && rotation.local_only) {
+    const topology::Topology& t = router_->topology();
+    for (size_t i = 0; i < gpus.size(); ++i)
+      if (i == 0 || t.server_of(static_cast<size_t>(gpus[i])) != t.server_of(static_cast<size_t>(gpus[i - 1])))
+        key.starts.push_back(static_cast<int32_t>(i));
+  }
   auto it = copies_ids_.find(key);
   if (it == copies_ids_.end()) {
-    TRAINSIM_ASSERT(rotation.none() || static_cast<size_t>(rotation.nodes * rotation.per_node) == gpus.size(),
+    TRAINSIM_ASSERT(rotation.none() || rotation.local_only ||
+                        static_cast<size_t>(rotation.nodes * rotation.per_node) == gpus.size(),
                     "rank rotation ", rotation.nodes, " x ", rotation.per_node, " over ", gpus.size(), " ranks");
+    TRAINSIM_ASSERT(!rotation.local_only || std::is_sorted(gpus.begin(), gpus.end()),
+                    "rotations inside servers need the group's GPUs in ascending order");
     it = copies_ids_.emplace(std::move(key), static_cast<uint32_t>(copies_ids_.size())).first;
     copies_of_id_.push_back(&it->first);
   }

@@ -77,6 +77,8 @@ struct RankRotation {
   bool local_only = false;
   // With local_only: the rotations by 0..local_count-1 (0: all per_node), as many as the channels
   // of a ring that NCCL runs on fewer channels than the server has GPUs (a 72-GPU NVLink domain).
+  // Each server rotates its own ranks, so servers may hold different numbers of them (per_node
+  // is then their fewest).
   int32_t local_count = 0;
   // The fraction of a link's other images that send at the same time as the representative (1:
   // all, the all-to-all's bulk exchange). A ring's channels drift apart and each waits out its
@@ -207,6 +209,9 @@ class FlowExecutor {
     std::vector<int32_t> offsets;
     RankRotation rotation;
     std::vector<int32_t> members;  // the group's GPUs (only with a rotation)
+    // With rotations inside servers: where each server's ranks begin in `members`, then its
+    // size (servers may hold different numbers of the group's ranks).
+    std::vector<int32_t> starts;
     friend auto operator<=>(const Copies&, const Copies&) = default;
     size_t count() const { return std::max<size_t>(offsets.size(), 1) * static_cast<size_t>(rotation.images()); }
     // GPU `gpu` of the group in copy j (j = 0: itself).

@@ -55,13 +55,13 @@ TransferCost transfer_cost(const NcclChoice& choice, CollectiveOp op, const Nccl
     // other ranks' blocks) at NVLink speed. Across servers (NVLS-tree) each of a server's g ranks
     // also all-reduces its 1/g shard over the network on its NIC share.
     idle = op == CollectiveOp::kAllGather ? nvlink * n / (n - 1.0) : nvlink;
-    const int32_t m = group.node_count(), g = std::max(1, group.ranks_per_node());
+    const int32_t m = group.node_count(), g = std::max(1, detail::fewest_per_node(group));
     if (m > 1)
       idle = std::min(idle, c.nic_bandwidth.gbyte_per_second() * c.nic_efficiency * c.nic_share() * g /
                                 bus_bandwidth_factor(CollectiveOp::kAllReduce, m));
   } else {
     // A ring: its bus bandwidth over the slower of NVLink and the NIC share.
-    const int32_t per_node = std::max(1, group.ranks_per_node());
+    const int32_t per_node = std::max(1, detail::fewest_per_node(group));
     double bus = nvlink;
     if (group.node_count() > 1) {
       const double share = c.nic_share();

@@ -11,6 +11,8 @@
 // the ranks with local index l all-reduce shard l across servers with `inter_node` (default ring);
 // local rank l sends the shard back into the switch, which multicasts it to the others. Closed
 // form with the ring across servers: 2(m-1) + 4 steps and N + 2(m-1)/m x N/g + N/g bytes per rank.
+// Servers may hold different numbers of ranks (a job ending on part of an NVL72 rack): g is the
+// smallest count, and a server's other ranks only reduce into its switch and receive the result.
 // Real NVLS also moves the reduced shard through the GPU that requested it (multimem.ld_reduce
 // then multimem.st, about N/g more each way on one server); the one-server plans idealise that.
 #include "models/collectives/collective.hpp"
@@ -46,14 +48,15 @@ CollectivePlan plan_nvls(const CollectiveSpec& spec, const Group& group, const A
     return p;
   }
   const std::vector<Step> cross = detail::shard_and_plan_cross_node(p, spec, group, params.inter_node);
-  const auto g = static_cast<int32_t>(by_node.front().size());
+  const int32_t g = detail::fewest_per_node(group);
   const int32_t per_shard = p.chunks / g;
   const size_t last = 2 + cross.size();
   for (const auto& members : by_node) {
     const int32_t sw = switch_rank(group.node(members.front()));
+    for (const int32_t r : members)
+      for (int32_t k = 0; k < p.chunks; ++k) detail::add(p, 0, r, sw, k, true);
     for (int32_t l = 0; l < g; ++l) {
       const int32_t r = members[static_cast<size_t>(l)];
-      for (int32_t k = 0; k < p.chunks; ++k) detail::add(p, 0, r, sw, k, true);
       for (int32_t j = 0; j < per_shard; ++j) {
         const int32_t k = l * per_shard + j;
         detail::add(p, 1, sw, r, k, false);
@@ -71,8 +74,8 @@ std::string check_nvls(const CollectiveSpec& spec, const Group& group, const Alg
   if (!group.nvls_capable) return "the group's servers have no NVLink SHARP switch (nvls_capable is false)";
   if (group.node_count() == 1) return "";
   if (spec.op != CollectiveOp::kAllReduce) return "nvls runs reduce-scatter and all-gather inside one server only";
-  const std::string why = detail::cross_node_check(group, params.inter_node);
-  if (!why.empty() || group.ranks_per_node() >= 2) return why;
+  const std::string why = detail::cross_node_check(group, params.inter_node, true);
+  if (!why.empty() || detail::fewest_per_node(group) >= 2) return why;
   return "nvls across servers needs at least 2 ranks in each server (the switch has nothing to reduce)";
 }
 

@@ -70,6 +70,9 @@ Expect closed_form(const std::string& algorithm, CollectiveOp op, const Group& g
   const auto by_node = group.ranks_by_node();
   const auto m = static_cast<int32_t>(by_node.size());
   const int32_t g = group.ranks_per_node();
+  // nvls across servers shards over the fewest ranks any server holds (g when they are equal).
+  int32_t owners = by_node.empty() ? 0 : static_cast<int32_t>(by_node.front().size());
+  for (const auto& ranks : by_node) owners = std::min(owners, static_cast<int32_t>(ranks.size()));
   std::vector<int32_t> node_index(static_cast<size_t>(n)), local(static_cast<size_t>(n));
   for (int32_t a = 0; a < m; ++a)
     for (size_t l = 0; l < by_node[static_cast<size_t>(a)].size(); ++l) {
@@ -122,18 +125,21 @@ Expect closed_form(const std::string& algorithm, CollectiveOp op, const Group& g
       // hierarchical: (g-1)/g N (reduce-scatter) + inter-node all-reduce of N/g + (g-1)/g N
       //   (all-gather), 2(g-1) + inter steps.
       // nvls across servers: N into the switch + inter-node all-reduce of N/g + N/g back into the
-      //   switch, 4 + inter steps.
-      const Expect inter =
-          closed_form(params.inter_node, CollectiveOp::kAllReduce, Group::blocked(m, 1), {}, nc / g, 0);
+      //   switch, 4 + inter steps; a server's ranks past the g shard owners send only N.
       const bool hier = algorithm == "hierarchical";
-      const int64_t intra = hier ? 2 * (g - 1) * nc / g : nc + nc / g;
+      const int32_t shards = hier ? g : owners;
+      const Expect inter =
+          closed_form(params.inter_node, CollectiveOp::kAllReduce, Group::blocked(m, 1), {}, nc / shards, 0);
+      const int64_t intra = hier ? 2 * (g - 1) * nc / g : nc + nc / shards;
       e.steps = (hier ? static_cast<size_t>(2 * (g - 1)) : 4) + inter.steps;
       if (inter.exact) {
         for (int32_t r = 0; r < n; ++r)
-          s[static_cast<size_t>(r)] = intra + inter.sent[static_cast<size_t>(node_index[static_cast<size_t>(r)])];
+          s[static_cast<size_t>(r)] = local[static_cast<size_t>(r)] < shards
+                                          ? intra + inter.sent[static_cast<size_t>(node_index[static_cast<size_t>(r)])]
+                                          : nc;
       } else {
         e.exact = false;
-        e.total += n * intra + g * inter.total;
+        e.total += (hier ? n * intra : n * nc + m * nc) + shards * inter.total;
         e.max_rank += intra + inter.max_rank;
       }
     } else if (algorithm == "torus") {
