@@ -186,6 +186,7 @@ void print_plan_json(std::ostream& out, const search::SearchResult& r, const Job
          {"rejected", r.rejected},
          {"stack", r.stack},
          {"stack_excluded", r.stack_excluded}};
+  if (r.flow_stopped) j["flow_stopped"] = true;
   Json plans = Json::array();
   for (size_t i = 0; i < r.plans.size(); ++i)
     plans.push_back(plan_json(r.plans[i], jobs[i], static_cast<int>(i + 1), o));
@@ -240,7 +241,8 @@ void print_search_summary(std::ostream& out, const search::SearchResult& r, cons
       << " GiB)\n  the best " << r.simulated << " re-simulated (discrete-event, analytic network)";
   if (r.simulated_flow > 0) out << ", the best " << r.simulated_flow << " of those again on the flow network";
   if (r.flow_over_budget > 0)
-    out << " (" << r.flow_over_budget << " more over the flow network's work budget kept their analytic time)";
+    out << " (" << r.flow_over_budget << " more over the flow network's work budget kept their analytic time"
+        << (r.flow_stopped ? "; the flow re-ranking stopped there" : "") << ")";
   out << "\n";
   // What removed the most configurations.
   std::vector<std::pair<int64_t, std::string>> rej;

@@ -34,6 +34,12 @@ constexpr uint64_t kFlowEventsPerPlan = 2'000'000, kFlowEventsTotal = 12'000'000
 // 16,384 H100 solve 0.6 M; a plan whose 512-rank ZeRO rings share the spines solved about 1,000
 // flows at each of its 2 M events (80 s) before this bound.
 constexpr uint64_t kFlowSolvedPerPlan = 10'000'000;
+// The first flow round starts with its best kFlowProbe plans; when every one of them runs past
+// the budget the re-ranking stops there (the others keep their analytic times), else the round
+// goes on with the rest, as one round would. LLaMA-3-70B on 1,024 GPUs of gb200-nvl72: all ten
+// of the first round need more than 2 M events (140 M for the first; the NVL72 fabric's events
+// cost two to three times a DGX's), 10 s of flow simulation on 2 cores that kept no flow time.
+constexpr size_t kFlowProbe = 4;
 
 // Runs f(0..threads-1) on `threads` threads and rethrows the first failure (lowest thread index).
 // Under MPI a failure on one rank would leave the others waiting in a collective: it aborts the
@@ -508,8 +514,23 @@ void rerank_flow(Search& s) {
     if (done + todo.size() > budget) todo.resize(budget - done);
     std::vector<Candidate> round;
     for (const size_t k : todo) round.push_back(sim_plans[k].candidate);
-    const std::vector<Simulated> flow = simulate_all(s.hw, s.base, round, models::workload::Network::kFlow, s.threads,
-                                                     s.capacity, kFlowEventsPerPlan, kFlowSolvedPerPlan);
+    auto flow_sims = [&](std::vector<Candidate>::const_iterator a, std::vector<Candidate>::const_iterator b) {
+      return simulate_all(s.hw, s.base, std::vector<Candidate>(a, b), models::workload::Network::kFlow, s.threads,
+                          s.capacity, kFlowEventsPerPlan, kFlowSolvedPerPlan);
+    };
+    const bool probe = done == 0 && round.size() > kFlowProbe;
+    std::vector<Simulated> flow = flow_sims(round.begin(), probe ? round.begin() + kFlowProbe : round.end());
+    bool stop = false;
+    if (probe) {
+      stop = std::all_of(flow.begin(), flow.end(), [](const Simulated& f) { return f.over_budget; });
+      if (stop) {
+        round.resize(kFlowProbe);
+        todo.resize(kFlowProbe);
+      } else {
+        const std::vector<Simulated> rest = flow_sims(round.begin() + kFlowProbe, round.end());
+        flow.insert(flow.end(), rest.begin(), rest.end());
+      }
+    }
     done += todo.size();
     for (size_t r = 0; r < round.size(); ++r) {
       spent += flow[r].events;
@@ -536,6 +557,10 @@ void rerank_flow(Search& s) {
     }
     sim_plans = std::move(next);
     std::sort(sim_plans.begin(), sim_plans.end(), by_time);
+    if (stop) {
+      s.res.flow_stopped = true;
+      break;
+    }
   }
   s.res.simulated_flow = static_cast<int64_t>(done - over.size());
   s.res.flow_over_budget = static_cast<int64_t>(over.size());

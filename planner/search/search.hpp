@@ -59,9 +59,10 @@ struct SearchResult {
   int64_t simulated = 0;                    // plans re-simulated on the analytic network
   int64_t simulated_flow = 0;               // of which also on the flow network
   int64_t flow_over_budget = 0;             // flow re-simulations stopped by their work budget (analytic time kept)
-  std::vector<Plan> plans;                  // best first: flow-simulated by score, analytic-simulated, then estimates
-  std::vector<Plan> memory_front;           // estimated time vs peak memory Pareto front, fastest first
-  std::string stack;                        // the software stack searched (its features bound the space)
+  bool flow_stopped = false;       // the first flow round's best plans all ran past the budget: no more were tried
+  std::vector<Plan> plans;         // best first: flow-simulated by score, analytic-simulated, then estimates
+  std::vector<Plan> memory_front;  // estimated time vs peak memory Pareto front, fastest first
+  std::string stack;               // the software stack searched (its features bound the space)
   // Dimension -> the values the stack removed from the space (stack_space.hpp).
   std::map<std::string, std::vector<std::string>> stack_excluded;
 };

@@ -74,6 +74,38 @@ TEST(Search, SimulatedPlansComeFirstInSimulatedOrderAndAllFit) {
   }
 }
 
+// The flow re-ranking tries the best 4 first: when all four run past the flow network's work
+// budget it stops there (GPT-3 175B with TP 16 pinned across two DGX A100 nodes: each plan needs
+// 9-31 M events); when any of them fits, the round goes on as before.
+TEST(Search, FlowReRankingStopsWhenItsBestFourAllRunPastTheBudget) {
+  const Input in = input(Json{{"model", "gpt3-175b"},
+                              {"cluster", "dgx-a100"},
+                              {"gpus", 64},
+                              {"global_batch", 8},
+                              {"tp", 16},
+                              {"schedule", "1f1b"}});
+  SearchOptions o;
+  o.rerank = 12;
+  o.rerank_flow = 10;
+  o.threads = 2;
+  const SearchResult r = run_search(in.hw, in.spec, in.given, o);
+  EXPECT_TRUE(r.flow_stopped);
+  EXPECT_EQ(r.flow_over_budget, 4);
+  EXPECT_EQ(r.simulated_flow, 0);
+  for (const auto& p : r.plans) EXPECT_NE(p.fidelity, "flow");
+
+  SearchOptions small;
+  small.rerank = 8;
+  small.rerank_flow = 6;
+  Json flow = kSmall;
+  flow.erase("network");
+  const Input on_flow = input(flow);
+  const SearchResult f = run_search(on_flow.hw, on_flow.spec, on_flow.given, small);
+  EXPECT_FALSE(f.flow_stopped);
+  EXPECT_GE(f.simulated_flow + f.flow_over_budget, 6);
+  EXPECT_GT(f.simulated_flow, 0);
+}
+
 TEST(Search, SaysWhenNothingFits) {
   Json j = kSmall;
   j["model"] = "llama3-405b";
