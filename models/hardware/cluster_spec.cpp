@@ -46,8 +46,9 @@ const sim::config::Schema<ClusterSpec>& cluster_schema() {
         .unit("collective_launch", &ClusterSpec::collective_launch, &sim::config::read_time, "duration", std::nullopt,
               "Fixed cost of one NCCL collective call (launch and synchronisation).")
         .custom("nccl", "object", std::string("{}"),
-                "NCCL's tuning model here: {\"architecture\": volta|ampere|hopper|blackwell, \"ll\"|\"ll128\"|"
-                "\"simple\"|\"nvls\": {\"latency\": scale, \"bandwidth\": scale}} (docs/network.md, Protocols).",
+                "NCCL's tuning model here: {\"architecture\": volta|ampere|hopper|blackwell, \"cpu\": intel|amd|arm "
+                "(the host CPU NCCL's tuning reads; Grace is arm), \"ll\"|\"ll128\"|\"simple\"|\"nvls\": "
+                "{\"latency\": scale, \"bandwidth\": scale}} (docs/network.md, Protocols).",
                 [](ClusterSpec& c, const Json& j, const std::string& p) { c.nccl = parse_nccl_calibration(j, p); })
         .unit("host_link_bandwidth", &ClusterSpec::host_link_bandwidth, &sim::config::read_bandwidth, "bandwidth",
               std::string("24GBps"),

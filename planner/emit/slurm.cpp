@@ -59,11 +59,12 @@ std::vector<EmittedFile> emit_slurm(const models::workload::Job& j) {
                      " ranks (torchrun needs the same count on every node).");
   if (segment > 0) {
     const int64_t per_domain = j.cluster.domain_gpus() / j.cluster.gpus_per_node;
-    launch.push_back("--segment keeps each group of " + std::to_string(segment) + " nodes inside one " +
-                     std::to_string(j.cluster.domain_gpus()) +
-                     "-GPU NVLink domain; it needs Slurm's topology/block plugin with one block per domain.");
+    launch.push_back("--segment keeps each group of " + std::to_string(segment) +
+                     " nodes inside one NVLink domain (the job's " + std::to_string(j.cluster.domain_gpus()) +
+                     " GPUs of each rack, its nvlink_segment); it needs Slurm's topology/block plugin with one "
+                     "block per domain.");
     if (segment != per_domain && shape.nodes > per_domain)
-      launch.push_back("The plan packs ranks into whole " + std::to_string(per_domain) + "-node domains; " + nodes +
+      launch.push_back("The plan packs ranks into " + std::to_string(per_domain) + "-node domains; " + nodes +
                        " nodes are not a multiple of " + std::to_string(per_domain) +
                        ", so Slurm allocates segments of " + std::to_string(segment) +
                        " and the NVLink groups can differ from the simulated ones.");
