@@ -70,10 +70,10 @@ Topology build(const sim::config::Json& j, int64_t gpus, const std::string& path
   const auto servers = detail::add_servers(t, fabric, gpus);
   const auto n = static_cast<int64_t>(servers.size());
   if (p.rails > 0 && fabric.gpus_per_node % p.rails != 0)
-    throw ConfigError(path + ".rails",
-                      std::to_string(p.rails) + " does not divide the " + std::to_string(fabric.gpus_per_node) +
-                          " GPUs of a server",
-                      "use a divisor of gpus_per_node, or 0 for one rail per GPU");
+    throw ConfigError(
+        path + ".rails",
+        std::to_string(p.rails) + " does not divide the " + std::to_string(fabric.gpus_per_node) + " GPUs of a server",
+        "use a divisor of gpus_per_node, or 0 for one rail per GPU");
   const int64_t rails = p.rails > 0 ? p.rails : fabric.gpus_per_node;
   const int64_t per_rail = fabric.gpus_per_node / rails;  // GPUs of one server on one rail
   const int64_t units = (n + p.servers_per_unit - 1) / p.servers_per_unit;
