@@ -10,6 +10,7 @@
 #include "models/schedules/schedule.hpp"
 #include "models/workload/job/layout.hpp"
 #include "models/workload/job/moe_options.hpp"
+#include "models/workload/job/rack_placement.hpp"
 #include "models/workload/job/stack.hpp"
 
 namespace trainsim::models::workload {
@@ -256,34 +257,6 @@ Json resolve_ref(const std::string& kind, const Json& ref, const std::string& pa
 namespace {
 // Layers per virtual stage: the --pp-layout list, an even split, or (layers not dividing) the
 // lighter-first-and-last split the planner uses (layout.hpp).
-// On a cluster whose NVLink domain spans several nodes (an NVL72 rack of 4-GPU trays) a job places
-// its ranks on `nvlink_segment` GPUs of each rack, as Slurm's --segment does: the job's fabric then
-// has domains of that many GPUs (the rest of each rack is not the job's).
-void resolve_nvlink_segment(const JobSpec& s, Job& j) {
-  const int64_t domain = j.cluster.domain_gpus(), host = std::max<int64_t>(1, j.cluster.gpus_per_node);
-  if (domain <= host) return;
-  if (s.nvlink_segment) {
-    const int64_t seg = *s.nvlink_segment;
-    if (seg > domain || seg % host != 0)
-      throw ConfigError("nvlink_segment",
-                        std::to_string(seg) + " GPUs is not a whole number of " + std::to_string(host) +
-                            "-GPU nodes within the " + std::to_string(domain) + "-GPU NVLink domain",
-                        "use a multiple of " + std::to_string(host) + " up to " + std::to_string(domain) +
-                            ", or drop --nvlink-segment");
-    j.cluster.nvlink_domain = seg;
-    return;
-  }
-  // Auto: a job that fits one domain packs it; a larger one uses the largest whole-node share of
-  // each rack, at least half of it, that divides its GPUs (256 GPUs: 4 racks of 64, as a Slurm
-  // --segment of 16 trays places them); with none, racks are filled in rank order.
-  if (j.gpus <= domain) return;
-  for (int64_t c = domain / host * host; c * 2 >= domain; c -= host)
-    if (j.gpus % c == 0) {
-      j.cluster.nvlink_domain = c;
-      return;
-    }
-}
-
 void resolve_layout(const JobSpec& s, Job& j) {
   const int64_t vstages = j.pp * j.vp, L = j.model.layers;
   if (s.pp_layout.empty()) {
@@ -589,58 +562,6 @@ void resolve_parallel(const JobSpec& s, Job& j) {
   resolve_experts(j);
   resolve_sharding(s, j);
   check_stack_features(j);
-}
-
-Json Job::to_json() const {
-  Json out{{"model", model.name},
-           {"cluster", cluster.name},
-           {"gpu", gpu.name},
-           {"gpus", gpus},
-           {"tp", tp},
-           {"pp", pp},
-           {"dp", dp},
-           {"vp", vp},
-           {"sp", sp},
-           {"cp", cp},
-           {"cp_algo", to_string(cp_algo)},
-           {"cp_ulysses", cp_ulysses},
-           {"ep", ep},
-           {"etp", etp},
-           {"pp_layout", layers},
-           {"zero", zero},
-           {"optimizer_states", to_string(optimizer_states)},
-           {"dp_shard", dp_shard},
-           {"reshard_after_forward", reshard_after_forward},
-           {"prefetch_layers", prefetch_layers},
-           {"recompute", to_string(recompute)},
-           {"recompute_layers", recompute_layers},
-           {"offload_optimizer", offload_optimizer},
-           {"offload_activations", offload_activations},
-           {"tp_comm_overlap", tp_comm_overlap},
-           {"overlap_param_gather", overlap_param_gather},
-           {"fp8_param_gather", fp8_param_gather},
-           {"dp_comm_weight", dp_comm_weight},
-           {"micro_batch", micro_batch},
-           {"global_batch", global_batch},
-           {"microbatches", microbatches},
-           {"seq_len", seq_len},
-           {"schedule", schedule},
-           {"precision", compute::to_string(precision)},
-           {"attention", to_string(attention)},
-           {"overlap_grad_reduce", overlap_grad_reduce},
-           {"overlap_p2p", overlap_p2p},
-           {"scatter_gather", scatter_gather},
-           {"bucket_size_bytes", bucket_size.count()},
-           {"kernel_dispatch_s", kernel_dispatch.seconds()},
-           {"network", to_string(network)},
-           {"seed", seed}};
-  // Only when set, so that reports of uncalibrated runs are unchanged.
-  if (calibration) out["calibration"] = calibration->name;
-  if (model.moe) add_moe_json(*this, out);
-  if (cluster.nvlink_domain > 0) out["nvlink_segment"] = cluster.nvlink_domain;  // rack-scale domains only
-  if (offload_activation_layers > 0) out["offload_activation_layers"] = offload_activation_layers;
-  out["stack"] = stack.name;
-  return out;
 }
 
 }  // namespace trainsim::models::workload
