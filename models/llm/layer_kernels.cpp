@@ -1,6 +1,7 @@
 #include "models/llm/layer_kernels.hpp"
 
 #include "models/llm/mla_kernels.hpp"
+#include "models/llm/recompute_modules.hpp"
 
 namespace trainsim::models::llm {
 
@@ -171,6 +172,10 @@ LayerKernels layer_kernels(const ModelSpec& m, const LayerShape& s) {
       memory_kernel("mlp.act.bwd", act_elems * kAct * (1 + 2 * gates)),  // read grad + inputs, write input grads
       dgrad_gemm("mlp.fc1", T, gates * f_local, h)};
   p.main_wgrad = {wgrad_gemm("mlp.fc2", T, h, f_local), wgrad_gemm("mlp.fc1", T, gates * f_local, h)};
+  if (s.recompute_modules != 0) {
+    out.attn.module_recompute = module_recompute_kernels(out.attn, true, s.recompute_modules);
+    out.mlp.module_recompute = module_recompute_kernels(out.mlp, false, s.recompute_modules);
+  }
   return out;
 }
 

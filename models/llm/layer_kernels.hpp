@@ -31,6 +31,9 @@ struct LayerShape {
   // keys (attention_window.hpp); 0: causal attention over the whole sequence. Only the fused path
   // skips the keys outside the window (the unfused path masks a full s x s score matrix).
   int64_t window = 0;
+  // Modules recomputed before their backward beyond the attention core (recompute_modules.hpp):
+  // their forward kernels are BlockKernels::module_recompute.
+  uint32_t recompute_modules = 0;
 };
 
 // Operand layout of a GEMM in row-major terms, for Y[m,n] = X[m,k] W^T with Megatron's [out, in]
@@ -83,6 +86,7 @@ struct BlockKernels {
   Kernels main_dgrad;           // input-gradient GEMMs and elementwise backward
   Kernels main_wgrad;           // weight-gradient GEMMs
   Kernels selective_recompute;  // extra forward work redone before backward under selective recompute
+  Kernels module_recompute;     // forward kernels redone for LayerShape::recompute_modules (norm, MLP, MLA up-proj)
 };
 
 struct LayerKernels {

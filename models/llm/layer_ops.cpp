@@ -7,6 +7,7 @@
 
 #include "models/llm/mla.hpp"
 #include "models/llm/moe.hpp"
+#include "models/llm/recompute_modules.hpp"
 
 namespace trainsim::models::llm {
 
@@ -37,6 +38,7 @@ BlockCosts block_costs(const BlockKernels& k, const compute::ComputeModel& cm) {
   c.main_dgrad = kernels_cost(k.main_dgrad, cm);
   c.main_wgrad = kernels_cost(k.main_wgrad, cm);
   c.selective_recompute = kernels_cost(k.selective_recompute, cm);
+  c.module_recompute = kernels_cost(k.module_recompute, cm);
   return c;
 }
 }  // namespace
@@ -135,6 +137,14 @@ MoeBlockCosts moe_block_costs(const ModelSpec& m, const LayerShape& shape, int64
   out.wgrad = grouped_experts_cost(k.experts_wgrad, cm);
   out.wgrad += c(whole.shared_wgrad);
   out.wgrad += c(k.router_wgrad);
+  const uint32_t modules = shape.recompute_modules;
+  if (modules & kRecomputeLayernorm)
+    for (const KernelOp& op : k.pre_fwd)
+      if (op.name.find(".norm.fwd") != std::string::npos) out.recompute += kernel_cost(op, cm);
+  if (modules & kRecomputeMoeAct)
+    for (const KernelOp& op : k.experts_fwd)
+      if (op.name == "moe.experts.act.fwd") out.recompute += kernel_cost(op, cm);
+  if (modules & kRecomputeSharedExperts) out.recompute += out.shared_fwd;
   const double row = static_cast<double>(routing.bytes_per_token.count());
   const double T = static_cast<double>(routing.tokens);
   const auto bytes = [](double b) { return sim::Bytes(static_cast<int64_t>(std::ceil(b))); };

@@ -40,6 +40,7 @@ struct BlockCosts {
   Cost main_dgrad;           // input-gradient GEMMs and elementwise backward
   Cost main_wgrad;           // weight-gradient GEMMs
   Cost selective_recompute;  // extra forward work redone before backward under selective recompute
+  Cost module_recompute;     // forward work redone for the shape's recompute_modules (norm, MLP, MLA up-proj)
 };
 
 struct LayerCosts {
@@ -70,6 +71,10 @@ EdgeCosts edge_costs(const ModelSpec& m, const LayerShape& s, const compute::Com
 struct MoeBlockCosts {
   Cost pre_fwd, router_fwd, experts_fwd, shared_fwd, post_fwd;
   Cost pre_bwd, post_dgrad, experts_dgrad, shared_dgrad, router_dgrad, wgrad;
+  // Forward work redone before the block's backward for the shape's recompute_modules: the MLP
+  // norm (layernorm), the experts' activation (moe_act), the shared experts (shared_experts).
+  // The whole block (moe) is re-emitted by the workload builder instead.
+  Cost recompute;
   // alltoall and flex: the per-rank buffer of each EP all-to-all (0 when ep = 1); the forward
   // dispatch's carries flex's routing metadata too.
   sim::Bytes a2a, a2a_dispatch;

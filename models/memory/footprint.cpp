@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include "models/llm/recompute_modules.hpp"
+
 namespace trainsim::models::memory {
 
 namespace {
@@ -15,12 +17,14 @@ sim::Bytes footprint_bytes(double bytes) {
 }  // namespace
 
 sim::Bytes layer_activation_bytes(const llm::ModelSpec& m, int64_t micro_batch, int64_t seq_len, int64_t tp, bool sp,
-                                  const std::string& recompute, bool flash, double quantized_inputs) {
+                                  const std::string& recompute, bool flash, double quantized_inputs,
+                                  std::optional<uint32_t> modules) {
   const double T = static_cast<double>(micro_batch) * static_cast<double>(seq_len);
   const double h = static_cast<double>(m.hidden), t = static_cast<double>(tp);
   const double repl = sp ? 1.0 / t : 1.0;  // tensors outside TP regions are split only with SP
   if (recompute == "full") return footprint_bytes(T * h * kAct * repl);  // layer input only
-  const double kv = static_cast<double>(m.kv_width());                   // keys and values as attention reads them
+  const uint32_t mods = recompute != "selective" ? 0u : modules.value_or(llm::kRecomputeCoreAttn);
+  const double kv = static_cast<double>(m.kv_width());  // keys and values as attention reads them
   const double q = static_cast<double>(m.q_width()), v = static_cast<double>(m.v_width());
   const double f = static_cast<double>(m.ffn_hidden);
   const double gates = m.activation == "swiglu" ? 2.0 : 1.0;
@@ -33,9 +37,15 @@ sim::Bytes layer_activation_bytes(const llm::ModelSpec& m, int64_t micro_batch, 
   // fc2 input = activation output) as the FP8 casts its GEMMs read: 1 byte each (MXFP8 1 + 1/32
   // with its block scales, NVFP4 0.5 + 1/16: `quantized_inputs`).
   const double gemm_in = quantized_inputs > 0.0 ? quantized_inputs : kAct;
-  double bytes = T * h * (2 * kAct + 2 * gemm_in + 2 * drop) * repl;  // two norm inputs, two GEMM inputs, masks
-  bytes += T * (q + kv) * kAct / t + T * v * gemm_in / t;             // Q, K, V and out-proj input
-  if (m.qk_norm) bytes += T * (q + kv / 2) * kAct / t;                // QK-norm inputs (queries, keys)
+  // Recomputed modules keep nothing of their own (recompute_modules.hpp): layernorm drops the two
+  // norm outputs (the QKV and fc1 / router inputs), mlp the whole dense MLP but its input (the
+  // norm's), mla_up_proj the materialised heads.
+  const bool norms = (mods & llm::kRecomputeLayernorm) != 0, mlp = (mods & llm::kRecomputeMlp) != 0;
+  const double norm_outputs = (norms ? 0.0 : 1.0) + (norms || mlp ? 0.0 : 1.0);
+  double bytes = T * h * (2 * kAct + norm_outputs * gemm_in + 2 * drop) * repl;  // norm inputs, GEMM inputs, masks
+  if (!(m.mla && (mods & llm::kRecomputeMlaUpProj))) bytes += T * (q + kv) * kAct / t;  // Q, K, V
+  bytes += T * v * gemm_in / t;                                                         // out-proj input
+  if (m.qk_norm) bytes += T * (q + kv / 2) * kAct / t;  // QK-norm inputs (queries, keys)
   if (m.mla) {
     // MLA (mla.hpp): the latents are kept twice (norm input, up-projection input) and the shared
     // RoPE key once, on the rank's sequence shard under SP; Q, K, V above are the materialised heads.
@@ -43,10 +53,10 @@ sim::Bytes layer_activation_bytes(const llm::ModelSpec& m, int64_t micro_batch, 
     const double latents = static_cast<double>(a.q_lora_rank.value_or(0) + a.kv_lora_rank);
     bytes += T * (2 * latents + static_cast<double>(a.qk_rope_head_dim)) * kAct * repl;
   }
-  bytes += T * (gates * kAct + gemm_in) * f / t;  // fc1 output(s) and activation output
+  if (!mlp) bytes += T * (gates * kAct + gemm_in) * f / t;  // fc1 output(s) and activation output
   if (flash) {
     bytes += T * static_cast<double>(m.heads) / t * 4.0;  // softmax log-sum-exp (fp32 per row)
-  } else if (recompute != "selective") {
+  } else if (!(mods & llm::kRecomputeCoreAttn)) {
     // Unfused attention keeps softmax output (2), dropout mask (1) and dropout output (2) per
     // score: 5 a s^2 b / t (the paper's 5as/h term).
     const double scores = static_cast<double>(micro_batch) * static_cast<double>(m.heads) / t *
@@ -77,7 +87,19 @@ StageMemory stage_memory(const StageMemoryInput& in) {
   const double dense = params - in.expert_params;
   const double edp = static_cast<double>(std::max<int64_t>(in.expert_dp, 1));
   auto sharded = [&](bool on) { return on ? dense / dp + in.expert_params / edp : params; };
-  s.weights = footprint_bytes(sharded(in.zero >= 3) * 2.0);
+  // The transformer layers' parameters one rank holds (the embedding and LM head are not FP8).
+  const double transformer =
+      in.transformer_params >= 0.0 ? in.transformer_params : static_cast<double>(in.layers) * m.layer_parameters() / t;
+  const double held_transformer =
+      in.zero >= 3 ? (transformer - in.expert_params) / dp + in.expert_params / edp : transformer;
+  // FP8 parameter gather (Megatron --fp8-param-gather: Transformer Engine's fp8_model_init) makes
+  // the layers' weights FP8 tensors: no 16-bit copy, the FP8 value is the weight (the fp32 master
+  // stays in the optimizer); the cache below then holds only what it keeps besides the value.
+  // Only stacks that cache FP8 weights (Transformer Engine's modules) do this: FSDP2's float8
+  // all-gather keeps 16-bit shards and casts what it gathers.
+  const bool fp8_primary = in.fp8 && in.fp8_params && in.fp8_weight_cache > 0.0;
+  s.weights = footprint_bytes(sharded(in.zero >= 3) * 2.0 -
+                              (fp8_primary ? held_transformer * (2.0 - in.quantized_bytes) : 0.0));
   // The gradient buffer holds the stack's reduction dtype (fp32 main grads, or bf16); ZeRO-Offload
   // keeps 16-bit gradients on the device and the fp32 states on the host.
   const double grad_bytes = in.offload_optimizer ? 2.0 : static_cast<double>(in.main_grad_bytes);
@@ -92,7 +114,8 @@ StageMemory stage_memory(const StageMemoryInput& in) {
   const double fp8_inputs = in.fp8 && in.fp8_saved_inputs ? in.quantized_bytes : 0.0;
   s.activation_per_chunk =
       layer_activation_bytes(m, in.micro_batch, seq_local, in.tp, in.sp, "full", in.flash) * recomputed +
-      layer_activation_bytes(m, in.micro_batch, seq_local, in.tp, in.sp, kept, in.flash, fp8_inputs) *
+      layer_activation_bytes(m, in.micro_batch, seq_local, in.tp, in.sp, kept, in.flash, fp8_inputs,
+                             in.recompute_modules != 0 ? std::optional<uint32_t>(in.recompute_modules) : std::nullopt) *
           (in.layers_per_chunk - recomputed);
   s.activation_per_chunk += sim::Bytes(in.moe_extra_activation);
   const double T = static_cast<double>(in.micro_batch) * static_cast<double>(seq_local);
@@ -119,13 +142,12 @@ StageMemory stage_memory(const StageMemoryInput& in) {
     // and embedding stay 16-bit), and delayed scaling's amax histories: 4 Linear modules per
     // layer, each with 3 forward (input, weight, output) and 2 backward (grad output, grad input)
     // FP8 tensors, fp32 per entry.
-    const double transformer = in.transformer_params >= 0.0 ? in.transformer_params
-                                                            : static_cast<double>(in.layers) * m.layer_parameters() / t;
-    const double held = in.zero >= 3 ? transformer / dp : transformer;
     const double amax = static_cast<double>(in.layers) * 4.0 * 5.0 * static_cast<double>(in.fp8_amax_history) * 4.0;
     // The cache is in bytes per parameter of per-tensor FP8 (value + transpose); block formats hold
     // their scale factors beside the values (MXFP8 1 + 1/32, NVFP4 0.5 + 1/16 bytes per value).
-    s.fp8_state = footprint_bytes(held * in.fp8_weight_cache * in.quantized_bytes + amax);
+    // FP8 weights are their own value copy: the transpose remains.
+    const double cache = fp8_primary ? std::max(0.0, in.fp8_weight_cache - 1.0) : in.fp8_weight_cache;
+    s.fp8_state = footprint_bytes(held_transformer * cache * in.quantized_bytes + amax);
   }
   s.framework = in.framework;
   s.fragmentation = in.allocator_fragmentation;

@@ -6,6 +6,7 @@
 // state, and what the software stack allocates besides (CUDA context, workspaces, NCCL buffers,
 // the caching allocator's reserve). The number of micro-batches in flight comes from the schedule.
 
+#include <optional>
 #include <string>
 
 #include "models/llm/model_spec.hpp"
@@ -25,9 +26,10 @@ struct StageMemoryInput {
   int64_t micro_batch = 1, seq_len = 0;
   int64_t layers_per_chunk = 0;  // layers of one model chunk (activations are allocated per chunk)
   sim::Bytes bucket_size;
-  int64_t cp = 1;                // context parallel: a rank keeps seq_len / cp tokens of each sequence
-  int64_t recompute_layers = 0;  // under full recompute: layers of the chunk recomputed (the rest keep all)
-  bool embedding_chunk = false;  // the chunk holds the embedding (its output is stored too)
+  int64_t cp = 1;                  // context parallel: a rank keeps seq_len / cp tokens of each sequence
+  int64_t recompute_layers = 0;    // under full recompute: layers of the chunk recomputed (the rest keep all)
+  uint32_t recompute_modules = 0;  // under selective recompute: the modules redone (llm::RecomputeModule bits)
+  bool embedding_chunk = false;    // the chunk holds the embedding (its output is stored too)
   bool offload_optimizer = false;
   double optimizer_state_bytes = 12.0;  // per parameter: fp32 master + Adam m, v (8 with bf16 moments)
   // ZeRO-3 working set: layers gathered at once (prefetch depth + the one computing), or whole
@@ -81,8 +83,12 @@ struct StageMemory {
 // Activation bytes one layer keeps for backward, per TP rank, for one micro-batch.
 // `quantized_inputs`: bytes per element of the GEMM inputs kept for backward as the quantized casts
 // Transformer Engine's GEMMs read (1 for fp8; 0: kept in 16-bit).
+// `modules`: under selective recompute, the recomputed modules (llm::RecomputeModule bits) whose
+// tensors are not kept; null = what `recompute` implies (selective: the attention core). The
+// dense formula's MLP terms stand for a MoE layer's too (the MoE block's extra is separate).
 sim::Bytes layer_activation_bytes(const llm::ModelSpec& m, int64_t micro_batch, int64_t seq_len, int64_t tp, bool sp,
-                                  const std::string& recompute, bool flash, double quantized_inputs = 0.0);
+                                  const std::string& recompute, bool flash, double quantized_inputs = 0.0,
+                                  std::optional<uint32_t> modules = std::nullopt);
 
 // Everything except `activations` (which needs the peak in-flight count).
 StageMemory stage_memory(const StageMemoryInput& in);

@@ -17,25 +17,26 @@ namespace trainsim::models::stack {
 
 // What the stack can run; a job asking for more is refused naming the stack and the feature.
 struct StackFeatures {
-  std::vector<std::string> schedules;        // pipeline schedules (schedule registry names)
-  std::vector<int64_t> zero;                 // ZeRO stages with the simulated memory semantics
-  std::vector<std::string> recompute;        // none | selective | full
-  std::vector<std::string> precisions;       // bf16 | fp16 | fp8 | mxfp8 | nvfp4
-  std::vector<std::string> attention;        // flash | unfused
-  std::vector<std::string> cp_algos;         // context parallelism (empty: none)
-  bool expert_parallel = false;              // MoE expert parallelism (ep > 1)
-  bool expert_folding = false;               // MoE parallel folding: EP beyond DP, any etp (expert_layout.hpp)
-  std::vector<std::string> moe_dispatchers;  // MoE token dispatchers: alltoall | allgather | flex
-  std::vector<std::string> moe_balance;      // MoE router balancing: aux_loss | aux_free
-  bool tp_comm_overlap = false;              // TP communication overlapped with GEMMs
-  bool overlap_param_gather = false;         // distributed optimizer's all-gather beside the forward
-  bool fp8_param_gather = false;             // FP8 parameter all-gather
-  bool offload_optimizer = false;            // optimizer states in host memory
-  bool bf16_optimizer_states = false;        // Adam moments in bf16 (optimizer_states bf16)
-  bool offload_activations = false;          // activations copied to host memory
-  bool hybrid_shard = false;                 // dp_shard < dp*cp (HSDP / MiCS)
-  bool recompute_layers = false;             // full recompute of only the first N layers of a chunk
-  bool uneven_layout = false;                // pp_layout with unequal stages
+  std::vector<std::string> schedules;          // pipeline schedules (schedule registry names)
+  std::vector<int64_t> zero;                   // ZeRO stages with the simulated memory semantics
+  std::vector<std::string> recompute;          // none | selective | full
+  std::vector<std::string> recompute_modules;  // selective recompute's modules (core_attn, layernorm, ...)
+  std::vector<std::string> precisions;         // bf16 | fp16 | fp8 | mxfp8 | nvfp4
+  std::vector<std::string> attention;          // flash | unfused
+  std::vector<std::string> cp_algos;           // context parallelism (empty: none)
+  bool expert_parallel = false;                // MoE expert parallelism (ep > 1)
+  bool expert_folding = false;                 // MoE parallel folding: EP beyond DP, any etp (expert_layout.hpp)
+  std::vector<std::string> moe_dispatchers;    // MoE token dispatchers: alltoall | allgather | flex
+  std::vector<std::string> moe_balance;        // MoE router balancing: aux_loss | aux_free
+  bool tp_comm_overlap = false;                // TP communication overlapped with GEMMs
+  bool overlap_param_gather = false;           // distributed optimizer's all-gather beside the forward
+  bool fp8_param_gather = false;               // FP8 parameter all-gather
+  bool offload_optimizer = false;              // optimizer states in host memory
+  bool bf16_optimizer_states = false;          // Adam moments in bf16 (optimizer_states bf16)
+  bool offload_activations = false;            // activations copied to host memory
+  bool hybrid_shard = false;                   // dp_shard < dp*cp (HSDP / MiCS)
+  bool recompute_layers = false;               // full recompute of only the first N layers of a chunk
+  bool uneven_layout = false;                  // pp_layout with unequal stages
 };
 
 // The kernels it runs, where they differ from the GPU preset's reference (cuDNN/FA3-class fused

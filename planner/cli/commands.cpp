@@ -342,6 +342,7 @@ void print_help(std::ostream& out) {
          "                    [--schedule 1f1b|gpipe|interleaved|zb-h1|zb-h2|zb-v|breadth-first]\n"
          "                    [--pp-layout 7,8,8,7] [--cp N --cp-algo ring|ulysses|hybrid]\n"
          "                    [--ep N] [--etp N] [--dp-shard N] [--recompute-layers N]\n"
+         "                    [--recompute-modules core_attn,layernorm,mlp,moe_act,moe,shared_experts,mla_up_proj]\n"
          "                    [--moe-dispatcher alltoall|allgather|flex] [--moe-balance aux_loss|aux_free]\n"
          "                    [--offload-optimizer] [--offload-activations] [--tp-comm-overlap]\n"
          "                    [--precision bf16|fp16|fp8] [--attention flash|unfused]\n"

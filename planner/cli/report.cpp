@@ -6,6 +6,8 @@
 #include <functional>
 #include <string>
 
+#include "models/llm/recompute_modules.hpp"
+
 namespace trainsim::planner::cli {
 
 using sim::config::Json;
@@ -73,8 +75,10 @@ void print_report(std::ostream& out, const models::workload::SimulationResult& r
   out << "trainsim simulate: " << j.model.name << " on " << j.gpus << " x " << j.gpu.name << " (" << j.cluster.name
       << ")\n";
   out << "  parallel   tp " << j.tp << "  pp " << j.pp << "  dp " << j.dp << "  vp " << j.vp << "  sp "
-      << (j.sp ? "on" : "off") << "  zero " << j.zero << "  recompute " << to_string(j.recompute) << "  schedule "
-      << j.schedule << "\n";
+      << (j.sp ? "on" : "off") << "  zero " << j.zero << "  recompute " << to_string(j.recompute);
+  if (j.recompute_modules & ~uint32_t{models::llm::kRecomputeCoreAttn})
+    out << '(' << models::llm::recompute_modules_string(j.recompute_modules) << ')';
+  out << "  schedule " << j.schedule << "\n";
   if (std::adjacent_find(j.layers.begin(), j.layers.end(), std::not_equal_to<>()) != j.layers.end())
     out << "  layout     " << layout_text(j.layers) << " layers per virtual stage (--pp-layout to change)\n";
   // Only what a job uses, so that plain dense runs print as before.

@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <map>
 
+#include "models/llm/recompute_modules.hpp"
 #include "planner/emit/detail/format.hpp"
 #include "planner/emit/emitter.hpp"
 #include "sim/error.hpp"
@@ -325,6 +326,13 @@ void set_recompute_and_offload(Py& p, const Job& j) {
     p.set("recipe.model.config.recompute_num_layers", "None");
   } else if (j.recompute == Recompute::kSelective) {
     p.set("recipe.model.config.recompute_granularity", dq("selective"), "core attention");
+    if (j.recompute_modules != models::llm::kRecomputeCoreAttn) {
+      std::string list;
+      const auto& names = models::llm::recompute_module_names();
+      for (size_t i = 0; i < names.size(); ++i)
+        if (j.recompute_modules & (1u << i)) list += (list.empty() ? "" : ", ") + dq(names[i]);
+      p.set("recipe.model.config.recompute_modules", "[" + list + "]");
+    }
     p.set("recipe.model.config.recompute_method", "None");
     p.set("recipe.model.config.recompute_num_layers", "None");
   } else {

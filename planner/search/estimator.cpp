@@ -5,6 +5,7 @@
 
 #include "models/collectives/comm_model.hpp"
 #include "models/llm/layer_kernels.hpp"
+#include "models/llm/recompute_modules.hpp"
 #include "models/memory/footprint.hpp"
 #include "models/workload/build/moe_block.hpp"
 #include "models/workload/build/stage_memory.hpp"
@@ -67,21 +68,21 @@ Estimator::Estimator(const Job& hardware, const JobSpec& base, double headroom)
 
 const Estimator::LayerTimes& Estimator::layer_times() {
   const Job& j = job_;
-  const auto key =
-      std::make_tuple(j.tp, j.cp, j.micro_batch, j.sp, j.ep, j.etp,
-                      j.recompute == models::workload::Recompute::kSelective, static_cast<int>(j.moe_dispatcher));
+  const auto key = std::make_tuple(j.tp, j.cp, j.micro_batch, j.sp, j.ep, j.etp, j.recompute_modules,
+                                   static_cast<int>(j.moe_dispatcher));
   if (const auto it = layers_.find(key); it != layers_.end()) return it->second;
   LayerTimes L;
   const auto& m = j.model;
   const int64_t gpn = j.cluster.domain_gpus();
   const int64_t seq_local = j.seq_len / j.cp;
-  const models::llm::LayerShape shape{j.micro_batch,
-                                      seq_local,
-                                      j.tp,
-                                      j.sp,
-                                      j.attention == models::workload::Attention::kFlash,
-                                      j.cp,
-                                      j.stack.kernels.fp8_lm_head};
+  models::llm::LayerShape shape{j.micro_batch,
+                                seq_local,
+                                j.tp,
+                                j.sp,
+                                j.attention == models::workload::Attention::kFlash,
+                                j.cp,
+                                j.stack.kernels.fp8_lm_head};
+  shape.recompute_modules = j.recompute_modules;
   models::llm::LayerCosts lc = models::llm::layer_costs(m, shape, cm_);
   blend_local_attention(j, shape, cm_, lc.attn);
   const models::llm::EdgeCosts ec = models::llm::edge_costs(m, shape, cm_);
@@ -120,11 +121,14 @@ const Estimator::LayerTimes& Estimator::layer_times() {
   auto overlapped = [&](double chunk, double gemm) {
     return chunk + std::max(0.0, chunk * (nc - 1.0) - gemm * (nc - 1.0) / nc);
   };
-  const bool selective = j.recompute == models::workload::Recompute::kSelective;
+  const bool core = (j.recompute_modules & models::llm::kRecomputeCoreAttn) != 0;
+  auto redo = [&](const models::llm::BlockCosts& c) {
+    return (core ? t(c.selective_recompute) : 0.0) + t(c.module_recompute);
+  };
   for (int b = 0; b < 2; ++b) {
     const models::llm::BlockCosts& c = b == 0 ? lc.attn : lc.mlp;
     double fwd = t(c.pre_fwd) + t(c.main_fwd);
-    double dgrad = t(c.main_dgrad) + t(c.pre_bwd) + (selective ? t(c.selective_recompute) : 0.0);
+    double dgrad = t(c.main_dgrad) + t(c.pre_bwd) + redo(c);
     const double wgrad = t(c.main_wgrad);
     double fwd_comm = 0, exposed = 0, hidden = 0;
     if (j.tp > 1) {
@@ -134,7 +138,7 @@ const Estimator::LayerTimes& Estimator::layer_times() {
         const auto [f_all, f_gemm] = chunked(wb.main_fwd, cb.main_fwd);
         const auto [d_all, d_gemm] = chunked(wb.main_dgrad, cb.main_dgrad);
         fwd = t(c.pre_fwd) + f_all;
-        dgrad = d_all + t(c.pre_bwd) + (selective ? t(c.selective_recompute) : 0.0);
+        dgrad = d_all + t(c.pre_bwd) + redo(c);
         fwd_comm = overlapped(ag_chunk, f_gemm / 2.0) + overlapped(rs_chunk, f_gemm / 2.0);
         exposed = overlapped(ag_chunk, d_gemm / 2.0) + std::max(0.0, ag - d_all);
         hidden = overlapped(rs_chunk, d_gemm / 2.0);
@@ -218,6 +222,8 @@ const Estimator::LayerTimes& Estimator::layer_times() {
                 std::max(comm_f, t(mc.shared_fwd)) + (j.sp && j.tp > 1 ? ag + rs : 0.0);
     L.moe_dgrad = t(mc.post_dgrad) + t(mc.experts_dgrad) + t(mc.router_dgrad) + t(mc.pre_bwd) +
                   std::max(comm_b, t(mc.shared_dgrad)) + (j.sp && j.tp > 1 ? 2.0 * ag : 0.0);
+    // Selective recompute of the whole block redoes its forward (moe_block.cpp), else its parts.
+    L.moe_dgrad += (j.recompute_modules & models::llm::kRecomputeMoe) ? L.moe_fwd : t(mc.recompute);
     L.moe_wgrad = t(mc.wgrad);
     L.moe_comm = comm_f + comm_b;
     L.ep = comm_f + comm_b;

@@ -70,6 +70,8 @@ SearchSpace make_space(const JobSpec& spec, const Json& given, const Job& hw, co
   }
   if (pinned("recompute")) {
     s.recompute = {spec.recompute};
+  } else if (spec.recompute_modules) {
+    s.recompute = {Recompute::kSelective};  // the modules name selective recompute's work
   } else {
     s.recompute = {Recompute::kNone, Recompute::kSelective, Recompute::kFull};
   }

@@ -132,6 +132,23 @@ Json blackwell_job(const Json& rec) {
   // Adam moments in BF16 (precision-aware optimizer with exp_avg / exp_avg_sq bf16).
   if (starts_with(id, "mbridge_") && job.at("precision") == "fp8") job["fp8_param_gather"] = true;
   if (model.at("name") == "deepseek-v3") job["optimizer_states"] = "bf16";
+  // Per-module selective recompute (recompute_modules) of the recipes (Megatron-Bridge
+  // scripts/performance at r0.1.0 684a68616 for 25.09, v0.2.0 workload_base_configs.py for
+  // 25.11): GPT-OSS 120B layernorm + moe_act on B200 and GB200 (GB300 uses CUDA graphs instead);
+  // DeepSeek-V3 mla_up_proj on B200 and GB200, moe_act on GB300 (25.11).
+  const std::string gpu = rec.at("cluster").at("gpu").get<std::string>();
+  if (model.at("name") == "gpt-oss-120b" && !starts_with(gpu, "GB300")) {
+    job["recompute"] = "selective";
+    job["recompute_modules"] = {"layernorm", "moe_act"};
+  }
+  if (model.at("name") == "deepseek-v3" && starts_with(id, "mbridge_")) {
+    job["recompute"] = "selective";
+    job["recompute_modules"] = {starts_with(gpu, "GB300") ? "moe_act" : "mla_up_proj"};
+  }
+  // The 25.09 Llama 3 70B GB200 MXFP8 row prints micro-batch 2 beside gradient accumulation 16
+  // (GBS 128 over dp 8): the recipe (configs/llama3/llama3_70b_llm_pretrain.yaml at r0.1.0
+  // 684a68616, fp8_mx: mbs 1, tp 2, pp 4, vp 5) ran micro-batch 1, which the printed GA confirms.
+  if (id == "mbridge_25p09_pretraining_LLAMA3_70B_GB200_noprec_64gpu_altquant") job["micro_batch"] = 1;
   const bool fsdp = p.contains("fsdp") && !p.at("fsdp").is_null() && p.at("fsdp").get<int>() > 0;
   // Megatron-Bridge pairs Megatron FSDP with layer-granular activation offload on Blackwell
   // (cpu_offloading_num_layers, scripts/performance configs at v0.2.0 / r0.1.0): Llama 3 70B
@@ -213,20 +230,18 @@ TEST(Blackwell, PretrainingTokensPerGpu) {
   print_table("Blackwell pre-training (Megatron-Bridge 25.09/25.11, NeMo 25.02-25.07), tokens/s per GPU", rows,
               "tokens/s");
   const Stats s = stats(rows);
-  // Observed 2026-11-27 (issue 32): 71 rows, 68 simulated, median |error| 10.2%, signed median
-  // +10.0%, 3 rejected on memory. Each rack holds the job's nvlink_segment (64 of 72 GPUs for the
-  // 256-GPU rows, as Slurm's --segment places them); FSDP rows offload the recipes' layers.
-  // Targets (median <= 8%, every row fits) NOT met:
-  // - Dense Llama 3 8B / 70B / 405B mostly within 0-14%; GPT-3 175B and Nemotron-4 340B pessimistic
-  //   (-12% to -23%); MoE with small experts optimistic (Qwen3 30B-A3B +19% to +194%, GPT-OSS 120B
-  //   +69% to +81%, Qwen3 235B +4% to +85%), DeepSeek-V3 +9% to +27%; the parenthesised (MXFP8)
-  //   variants of 70B / 405B at TP 2-4 PP 4-8 +14% to +39%.
-  // - Not fitting: Llama 3.1 405B at TP 2 PP 8 CP 2 on GB300 (9 GiB over), GPT-OSS 120B on B200
-  //   (1 GiB over; its recipe recomputes layernorm and moe_act: recompute_modules is not modelled),
-  //   Llama 3 70B at TP 2 PP 4 VP 5 MB 2 on GB200 (25.09 variant, 45 GiB over).
+  // Observed 2026-11-28 (issue 32): 71 rows, 71 simulated, median |error| 10.3%, signed median
+  // +9.8%, none rejected on memory. Each rack holds the job's nvlink_segment (64 of 72 GPUs for the
+  // 256-GPU rows, as Slurm's --segment places them); FSDP rows offload the recipes' layers; the
+  // recipes' recompute_modules are set; FP8-CS rows keep FP8 weights (fp8_param_gather).
+  // Target median <= 8% NOT met:
+  // - Dense Llama 3 8B / 70B / 405B mostly within -12% to +14%; GPT-3 175B and Nemotron-4 340B
+  //   pessimistic (-5% to -23%); MoE with small experts optimistic (Qwen3 30B-A3B +19% to +194%,
+  //   GPT-OSS 120B +69% to +107%, Qwen3 235B +4% to +85%), DeepSeek-V3 +9% to +25%; the
+  //   parenthesised (MXFP8) variants of 405B at TP 4 PP 8 up to +25%.
   // The bounds below guard this state against regressions; tighten them as the rest lands.
   EXPECT_EQ(errors, 0u);
-  EXPECT_LE(s.not_fitting, 3u);
+  EXPECT_EQ(s.not_fitting, 0u);
   EXPECT_LE(s.median_abs, 0.11);
 }
 

@@ -1,5 +1,7 @@
 #include "models/workload/build/build_context.hpp"
 
+#include "models/llm/recompute_modules.hpp"
+
 #include <string>
 
 #include "models/llm/layer_kernels.hpp"
@@ -113,8 +115,9 @@ BuildContext::BuildContext(const Job& j, const compute::ComputeModel& c, const c
                            sim::task::TaskGraph& graph)
     : job(j), cm(c), comm(cmm), fidelity(f), lb(graph) {
   seq_local = j.seq_len / j.cp;
-  const llm::LayerShape shape{
+  llm::LayerShape shape{
       j.micro_batch, seq_local, j.tp, j.sp, j.attention == Attention::kFlash, j.cp, j.stack.kernels.fp8_lm_head};
+  shape.recompute_modules = j.recompute_modules;
   lc = llm::layer_costs(j.model, shape, cm);
   ec = llm::edge_costs(j.model, shape, cm);
   const llm::LayerKernels lk = llm::layer_kernels(j.model, shape);
@@ -150,6 +153,7 @@ BuildContext::BuildContext(const Job& j, const compute::ComputeModel& c, const c
   layer_params = j.model.moe ? j.model.layer_parameters() / static_cast<double>(j.tp) : j.rank_layer_params(0);
   reuses_gathered = schedules::ScheduleRegistry::instance().get(j.schedule, "schedule").reuses_gathered_weights;
   if (j.model.moe) moe = MoeBlock(j, shape, cm, comm, lc, graph);
+  if (j.recompute_modules & ~uint32_t{llm::kRecomputeCoreAttn}) lb.re_modules = graph.intern("recompute_modules");
   if (j.model.mtp_layers > 0) {
     lb.mtp_fwd = graph.intern("mtp_embed_proj_fwd");
     lb.mtp_dgrad = graph.intern("mtp_embed_proj_dgrad");

@@ -31,6 +31,8 @@ struct Labels {
   sim::task::LabelId offload_d2h, offload_h2d, grad_d2h, cpu_adam, param_h2d;
   // Interned only for a model with MTP modules (BuildContext), so other graphs are unchanged.
   sim::task::LabelId mtp_fwd{}, mtp_dgrad{}, mtp_wgrad{};
+  // Interned only when selective recompute redoes more than the attention core.
+  sim::task::LabelId re_modules{};
   explicit Labels(sim::task::TaskGraph& g);
 };
 

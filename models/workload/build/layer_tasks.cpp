@@ -1,5 +1,7 @@
 #include "models/workload/build/layer_tasks.hpp"
 
+#include "models/llm/recompute_modules.hpp"
+
 // GCC's -Wstringop-overread misfires on boost::small_vector copies of Handles that may be empty
 // (memmove of a provably-bounded inline buffer); the copies are correct.
 #if defined(__GNUC__) && !defined(__clang__)
@@ -85,10 +87,14 @@ Handle LayerTasks::backward(StageEmitter& e, int mb, int layer, const Handle& in
   for (int blk = 1; blk >= 0; --blk) {
     const BlockTasks& bt = c_.block(blk, layer);
     const llm::BlockCosts& c = bt.whole;
-    // Selective recompute redoes the attention core's forward just before its backward.
+    // Selective recompute redoes the recomputed modules' forward just before their backward: the
+    // attention core (core_attn), and the norm, MLP or MLA up-projections (recompute_modules).
     Handle re;
-    if (job.recompute == Recompute::kSelective && c.selective_recompute.kernels > 0)
-      re = e.compute(lb.re_core, c.selective_recompute, Category::kRecompute, mb, layer, {&h});
+    Cost redo = c.module_recompute;
+    if (job.recompute_modules & llm::kRecomputeCoreAttn) redo += c.selective_recompute;
+    if (redo.kernels > 0)
+      re = e.compute(c.module_recompute.kernels > 0 ? lb.re_modules : lb.re_core, redo, Category::kRecompute, mb, layer,
+                     {&h});
     const LabelId dl = blk == 0 ? lb.attn_dgrad : lb.mlp_dgrad, wl = blk == 0 ? lb.attn_wgrad : lb.mlp_wgrad;
     const LabelId pl = blk == 0 ? lb.attn_pre_bwd : lb.mlp_pre_bwd;
     const LabelId* parts = lb.parts_dgrad[blk];

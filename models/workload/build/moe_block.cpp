@@ -1,6 +1,7 @@
 #include "models/workload/build/moe_block.hpp"
 
 #include "models/llm/host_sync.hpp"
+#include "models/llm/recompute_modules.hpp"
 #include "models/workload/job/expert_layout.hpp"
 #include "models/workload/job/moe_options.hpp"
 
@@ -47,6 +48,11 @@ MoeBlock::MoeBlock(const Job& job, const llm::LayerShape& shape, const compute::
   const int n = dispatcher == llm::MoeDispatcher::kAllGather ? 14 : 12;
   for (int i = 0; i < n; ++i) labels[i] = g.intern(names[i]);
   if (sync_stall > sim::Time::zero()) labels[14] = g.intern("moe_host_sync");
+  redo_block = (job.recompute_modules & llm::kRecomputeMoe) != 0;
+  if (redo_block)
+    labels[15] = g.intern("recompute_mlp_norm");  // the re-emitted forward's norm, as full recompute labels it
+  else if (costs.recompute.kernels > 0)
+    labels[15] = g.intern("moe_recompute");
 }
 
 // Rows to the experts: the forward dispatch, or the combine's gradient in the backward (under
@@ -110,7 +116,14 @@ Handle MoeBlock::backward(StageEmitter& e, int mb, int layer, const Handle& in, 
                           PendingWgrad& pend) const {
   const LabelId* L = labels;
   const llm::MoeBlockCosts& moe = costs;
-  Handle post = e.compute(L[8], moe.post_dgrad, Category::kCompute, mb, layer, {&in, &wdep});
+  // Selective recompute: the whole block's forward again (moe), or the norm, the experts'
+  // activation and the shared experts (layernorm, moe_act, shared_experts), before the backward.
+  Handle start = in;
+  if (redo_block)
+    start = forward(e, Category::kRecompute, mb, layer, in, wdep, L[15]);
+  else if (moe.recompute.kernels > 0)
+    start = e.compute(L[15], moe.recompute, Category::kRecompute, mb, layer, {&in});
+  Handle post = e.compute(L[8], moe.post_dgrad, Category::kCompute, mb, layer, {&start, &wdep});
   Handle shared;
   if (moe.shared_dgrad.kernels > 0) shared = e.compute(L[10], moe.shared_dgrad, Category::kCompute, mb, layer, {&post});
   Handle x = dispatch(e, mb, layer, post, false);

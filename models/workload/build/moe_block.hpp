@@ -18,7 +18,8 @@ namespace trainsim::models::workload::build {
 
 struct MoeBlock {
   llm::MoeBlockCosts costs;
-  sim::task::LabelId labels[15] = {};
+  sim::task::LabelId labels[16] = {};
+  bool redo_block = false;  // selective recompute of the whole MoE block (recompute_modules moe)
   int64_t ep = 1, etp = 1;
   llm::MoeDispatcher dispatcher = llm::MoeDispatcher::kAllToAll;
   // GPU time lost to the dispatcher's host synchronization in each forward (llm/host_sync.hpp);

@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "models/llm/moe.hpp"
+#include "models/llm/recompute_modules.hpp"
 
 namespace trainsim::models::workload {
 
@@ -10,7 +11,10 @@ namespace {
 // Extra activation bytes of one MoE block over the dense MLP the footprint formula counts: the
 // dense fc1/activation outputs are replaced by the permuted rows the rank's experts compute
 // (input, fc1 output(s), activation output per row, on the most loaded EP rank), the router's
-// fp32 probabilities, and the shared experts' fc1/activation outputs.
+// fp32 probabilities, and the shared experts' fc1/activation outputs. Selective recompute's
+// modules (recompute_modules.hpp) drop what they redo: moe_act the rows' activation outputs,
+// shared_experts the shared outputs, moe the whole block but its input; mlp (dense layers only)
+// leaves a MoE layer's router input, which the dense formula then no longer counts.
 int64_t moe_block_extra(const Job& job) {
   const auto& m = job.model;
   const auto& moe = *m.moe;
@@ -18,16 +22,29 @@ int64_t moe_block_extra(const Job& job) {
   const double T = static_cast<double>(job.micro_batch * (job.seq_len / job.cp));
   const double t = static_cast<double>(job.tp);
   const double tokens = T / (job.sp ? t : 1.0);
+  const uint32_t mods = job.recompute_modules;
+  const bool norms = (mods & llm::kRecomputeLayernorm) != 0, mlp = (mods & llm::kRecomputeMlp) != 0;
+  const bool whole = (mods & llm::kRecomputeMoe) != 0;
+  const double gemm_in = compute::quantized(job.precision) && job.stack.memory.fp8_saved_inputs
+                             ? compute::operand_bytes(job.precision)
+                             : kAct;
+  const double norm_output = tokens * static_cast<double>(m.hidden) * gemm_in;
+  const double router_input = (!norms && !whole ? norm_output : 0.0) - (!norms && !mlp ? norm_output : 0.0);
+  const double dense = mlp ? 0.0 : T * (gates + 1.0) * static_cast<double>(m.ffn_hidden) * kAct / t;
+  if (whole) return static_cast<int64_t>(router_input - dense);
   const llm::Routing r = llm::route_tokens(m, job.ep, static_cast<int64_t>(tokens), job.moe_balance);
   const double rows = r.received_tokens * static_cast<double>(job.etp);
   const double fe = static_cast<double>(moe.expert_ffn_hidden) / static_cast<double>(job.etp);
-  const double dense = T * (gates + 1.0) * static_cast<double>(m.ffn_hidden) * kAct / t;
-  const double routed = rows * (static_cast<double>(m.hidden) + (gates + 1.0) * fe) * kAct;
+  const double act_out = (mods & llm::kRecomputeMoeAct) ? 0.0 : 1.0;
+  const double routed = rows * (static_cast<double>(m.hidden) + (gates + act_out) * fe) * kAct;
   const double router = tokens * static_cast<double>(moe.experts) * 4.0;
   // Shared experts run whole on the rank's own tokens (the ranks of an expert-TP group hold
   // different tokens).
-  const double shared = tokens * (gates + 1.0) * static_cast<double>(moe.shared_experts * moe.expert_ffn_hidden) * kAct;
-  return static_cast<int64_t>(routed + router + shared - dense);
+  const double shared =
+      (mods & llm::kRecomputeSharedExperts)
+          ? 0.0
+          : tokens * (gates + 1.0) * static_cast<double>(moe.shared_experts * moe.expert_ffn_hidden) * kAct;
+  return static_cast<int64_t>(routed + router + shared + router_input - dense);
 }
 
 // Activation bytes of one micro-batch's MTP modules (mtp_layers of them, on the last virtual
@@ -41,9 +58,11 @@ int64_t mtp_activation(const Job& job) {
   const double fp8_inputs = compute::quantized(job.precision) && job.stack.memory.fp8_saved_inputs
                                 ? compute::operand_bytes(job.precision)
                                 : 0.0;
-  int64_t per = memory::layer_activation_bytes(m, job.micro_batch, seq_local, job.tp, job.sp, kept,
-                                               job.attention == Attention::kFlash, fp8_inputs)
-                    .count();
+  int64_t per =
+      memory::layer_activation_bytes(
+          m, job.micro_batch, seq_local, job.tp, job.sp, kept, job.attention == Attention::kFlash, fp8_inputs,
+          job.recompute == Recompute::kSelective ? std::optional<uint32_t>(job.recompute_modules) : std::nullopt)
+          .count();
   if (m.is_moe_layer(m.layers)) per += moe_block_extra(job);
   const double T = static_cast<double>(job.micro_batch * seq_local) / (job.sp ? static_cast<double>(job.tp) : 1.0);
   per += static_cast<int64_t>(T * 4.0 * static_cast<double>(m.hidden) * 2.0);
@@ -92,6 +111,7 @@ memory::StageMemoryInput stage_memory_input(const Job& job, int64_t stage) {
   in.sp = job.sp;
   in.recompute = to_string(job.recompute);
   in.recompute_layers = job.recompute_layers;
+  in.recompute_modules = job.recompute_modules;
   in.flash = job.attention == Attention::kFlash;
   in.micro_batch = job.micro_batch;
   in.seq_len = job.seq_len;

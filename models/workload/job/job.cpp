@@ -6,6 +6,7 @@
 #include <limits>
 #include <numeric>
 
+#include "models/llm/recompute_modules.hpp"
 #include "models/presets/catalog.hpp"
 #include "models/schedules/schedule.hpp"
 #include "models/workload/job/layout.hpp"
@@ -129,6 +130,17 @@ void memory_fields(JobSchema& s) {
                "forward/backward prefetch; 0 = gather on demand).")
       .enumeration("recompute", &JobSpec::recompute, option_names<Recompute>(), Recompute::kNone,
                    "Activation recomputation (selective = attention core, Korthikanti et al.).")
+      .custom("recompute_modules", "list of module names or \"a,b,...\"", std::string("null"),
+              "With --recompute selective: the modules of each layer whose forward is redone before their "
+              "backward, as Megatron-Core's --recompute-modules names them: core_attn, layernorm, mlp, moe_act, "
+              "moe, shared_experts, mla_up_proj (each drops the tensors only it needed, "
+              "docs/memory.md). null = core_attn, Megatron's default.",
+              [](JobSpec& j, const Json& v, const std::string& p) {
+                if (v.is_null())
+                  j.recompute_modules.reset();
+                else
+                  j.recompute_modules = llm::parse_recompute_modules(v, p);
+              })
       .nullable_integer("recompute_layers", &JobSpec::recompute_layers, 0, kMaxInt,
                         "With --recompute full: recompute only the first N layers of each model chunk and keep "
                         "the others' activations (Megatron --recompute-method block --recompute-num-layers N); "
@@ -164,7 +176,9 @@ void communication_fields(JobSchema& s) {
               "latency-critical flow's share, as a lower-priority stream and fewer channels approximate.")
       .boolean("fp8_param_gather", &JobSpec::fp8_param_gather, false,
                "With precision fp8: parameters are all-gathered in FP8 (1 byte) instead of 16-bit (Megatron "
-               "--fp8-param-gather, FSDP2 float8 all-gather).");
+               "--fp8-param-gather, FSDP2 float8 all-gather), and the transformer layers' weights are FP8 "
+               "tensors with no 16-bit copy on stacks that cache FP8 weights (Transformer Engine fp8_model_init; "
+               "docs/parallelism.md).");
 }
 
 // The batch, the sequence, the pipeline schedule and the kernels.
@@ -386,6 +400,14 @@ void resolve_sharding(const JobSpec& s, Job& j) {
   } else {
     j.recompute_layers = j.recompute == Recompute::kFull ? *std::max_element(j.layers.begin(), j.layers.end()) : 0;
   }
+  if (s.recompute_modules && j.recompute != Recompute::kSelective)
+    throw ConfigError("recompute_modules",
+                      std::string("applies to --recompute selective (got ") + to_string(j.recompute) + ")",
+                      "add --recompute selective or drop --recompute-modules");
+  j.recompute_modules =
+      j.recompute == Recompute::kSelective ? s.recompute_modules.value_or(llm::kRecomputeCoreAttn) : 0u;
+  if (s.recompute_modules && *s.recompute_modules == 0)
+    throw ConfigError("recompute_modules", "is empty", "name at least one module, or use --recompute none");
   if (j.offload_activation_layers > 0 && j.offload_activations)
     throw ConfigError("offload_activation_layers", "and offload_activations both offload the stored activations",
                       "keep one: --offload-activation-layers N (per layer) or --offload-activations (whole chunks)");

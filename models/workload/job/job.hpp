@@ -66,6 +66,7 @@ struct JobSpec : JobOptions {
   std::vector<int64_t> pp_layout;                  // layers per virtual stage (empty: even split)
   std::optional<int64_t> dp_shard;                 // sharding group size (HSDP / MiCS); null: the whole dp*cp group
   std::optional<int64_t> recompute_layers;         // full recompute of the first N layers of each chunk
+  std::optional<uint32_t> recompute_modules;       // selective recompute's modules (llm::RecomputeModule bits)
   std::optional<int64_t> seq_len;                  // null: the model's
   std::optional<int64_t> nvlink_segment;           // GPUs used per rack-scale NVLink domain (null: auto)
 };
@@ -83,11 +84,12 @@ struct Job : JobOptions {
   std::optional<hardware::Calibration> calibration;  // applied over gpu and cluster
   stack::StackSpec stack;                            // the software stack (its kernels already applied to gpu)
   int64_t dp = 1;
-  int64_t cp_ulysses = 1;        // Ulysses (all-to-all) degree; cp / cp_ulysses ring steps
-  int64_t etp = 1;               // expert tensor parallel
-  std::vector<int64_t> layers;   // transformer layers per virtual stage (pp * vp entries)
-  int64_t dp_shard = 1;          // ranks one ZeRO shard group spans (dp * cp = fully sharded)
-  int64_t recompute_layers = 0;  // under full recompute: layers of each chunk recomputed
+  int64_t cp_ulysses = 1;          // Ulysses (all-to-all) degree; cp / cp_ulysses ring steps
+  int64_t etp = 1;                 // expert tensor parallel
+  std::vector<int64_t> layers;     // transformer layers per virtual stage (pp * vp entries)
+  int64_t dp_shard = 1;            // ranks one ZeRO shard group spans (dp * cp = fully sharded)
+  int64_t recompute_layers = 0;    // under full recompute: layers of each chunk recomputed
+  uint32_t recompute_modules = 0;  // under selective recompute: the modules redone (core_attn by default)
   int64_t seq_len = 0;
   int64_t microbatches = 1;  // per pipeline per iteration: global_batch / (dp * micro_batch)
   schedules::Placement placement = schedules::Placement::kLoop;  // the schedule's chunk placement

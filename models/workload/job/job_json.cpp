@@ -1,11 +1,24 @@
 // Job::to_json: the resolved job as the "config" object of every report (simulate --json, plan,
 // the viewer), each option under its job-schema key.
+#include "models/llm/recompute_modules.hpp"
 #include "models/workload/job/job.hpp"
 #include "models/workload/job/moe_options.hpp"
 
 namespace trainsim::models::workload {
 
 using sim::config::Json;
+
+namespace {
+// The modules selective recompute redoes, as a list (null without selective recompute).
+Json recompute_modules_json(const Job& j) {
+  if (j.recompute != Recompute::kSelective) return nullptr;
+  Json out = Json::array();
+  const auto& names = llm::recompute_module_names();
+  for (size_t i = 0; i < names.size(); ++i)
+    if (j.recompute_modules & (1u << i)) out.push_back(names[i]);
+  return out;
+}
+}  // namespace
 
 Json Job::to_json() const {
   Json out{{"model", model.name},
@@ -30,6 +43,7 @@ Json Job::to_json() const {
            {"prefetch_layers", prefetch_layers},
            {"recompute", to_string(recompute)},
            {"recompute_layers", recompute_layers},
+           {"recompute_modules", recompute_modules_json(*this)},
            {"offload_optimizer", offload_optimizer},
            {"offload_activations", offload_activations},
            {"tp_comm_overlap", tp_comm_overlap},

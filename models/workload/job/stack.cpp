@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "models/llm/recompute_modules.hpp"
 #include "models/presets/catalog.hpp"
 #include "models/workload/job/job.hpp"
 
@@ -38,6 +39,14 @@ const FeatureCheck kChecks[] = {
        return stack::allows(f.recompute, std::string(to_string(j.recompute)));
      },
      [](const Job& j) { return std::string("recompute ") + to_string(j.recompute); }},
+    {"recompute_modules",
+     [](const stack::StackFeatures& f, const Job& j) {
+       const auto& names = llm::recompute_module_names();
+       for (size_t i = 0; i < names.size(); ++i)
+         if ((j.recompute_modules & (1u << i)) && !stack::allows(f.recompute_modules, names[i])) return false;
+       return true;
+     },
+     [](const Job& j) { return "recompute of " + llm::recompute_modules_string(j.recompute_modules); }},
     {"precision",
      [](const stack::StackFeatures& f, const Job& j) {
        return stack::allows(f.precisions, std::string(compute::to_string(j.precision)));

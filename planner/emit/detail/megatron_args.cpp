@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "models/llm/recompute_modules.hpp"
 #include "planner/emit/detail/format.hpp"
 #include "planner/emit/detail/megatron_precision.hpp"
 #include "sim/error.hpp"
@@ -235,8 +236,14 @@ void data_parallel_args(const Job& j, int minor, MegatronCommand& c) {
 
 void memory_args(const Job& j, int minor, MegatronCommand& c) {
   ShellArgGroup b{"MEMORY_ARGS", "Activation recomputation and offload", {}};
-  if (j.recompute == Recompute::kSelective)
+  if (j.recompute == Recompute::kSelective && j.recompute_modules == models::llm::kRecomputeCoreAttn)
     b.arg("--recompute-granularity", "selective", "core attention (default module)");
+  if (j.recompute == Recompute::kSelective && j.recompute_modules != models::llm::kRecomputeCoreAttn) {
+    b.arg("--recompute-granularity", "selective");
+    std::string modules = models::llm::recompute_modules_string(j.recompute_modules);
+    std::replace(modules.begin(), modules.end(), ',', ' ');
+    b.arg("--recompute-modules", modules, "Megatron-Core 0.12+");
+  }
   if (j.recompute == Recompute::kFull) {
     const int64_t largest = *std::max_element(j.layers.begin(), j.layers.end());
     b.arg("--recompute-granularity", "full");

@@ -1,0 +1,78 @@
+#include "models/llm/recompute_modules.hpp"
+
+#include <algorithm>
+
+#include "sim/error.hpp"
+
+namespace trainsim::models::llm {
+
+const std::vector<std::string>& recompute_module_names() {
+  static const std::vector<std::string> names{"core_attn", "layernorm",      "mlp",        "moe_act",
+                                              "moe",       "shared_experts", "mla_up_proj"};
+  return names;
+}
+
+uint32_t parse_recompute_modules(const sim::config::Json& v, const std::string& path) {
+  std::vector<std::string> items;
+  if (v.is_array()) {
+    for (const auto& e : v) {
+      if (!e.is_string())
+        throw ConfigError(path, "expected module names (strings), got " + e.dump(),
+                          "e.g. [\"layernorm\", \"moe_act\"]");
+      items.push_back(e.get<std::string>());
+    }
+  } else if (v.is_string()) {
+    const std::string text = v.get<std::string>();
+    size_t start = 0;
+    while (start < text.size()) {
+      const size_t comma = std::min(text.find(',', start), text.size());
+      items.push_back(text.substr(start, comma - start));
+      start = comma + 1;
+    }
+  } else {
+    throw ConfigError(path, "expected a list of module names or \"a,b,...\", got " + v.dump(),
+                      "e.g. \"layernorm,moe_act\"");
+  }
+  const auto& names = recompute_module_names();
+  uint32_t out = 0;
+  for (const std::string& item : items) {
+    const auto it = std::find(names.begin(), names.end(), item);
+    if (it == names.end()) {
+      const std::string near = sim::config::did_you_mean(item, names);
+      throw ConfigError(
+          path, "unknown module \"" + item + "\"",
+          near.empty() ? "expected some of " + sim::config::join(names, "|") : "did you mean \"" + near + "\"?");
+    }
+    out |= 1u << static_cast<uint32_t>(it - names.begin());
+  }
+  return out;
+}
+
+std::string recompute_modules_string(uint32_t modules) {
+  std::string out;
+  const auto& names = recompute_module_names();
+  for (size_t i = 0; i < names.size(); ++i)
+    if (modules & (1u << i)) out += (out.empty() ? "" : ",") + names[i];
+  return out;
+}
+
+namespace {
+bool ends_with(const std::string& s, const std::string& tail) {
+  return s.size() >= tail.size() && s.compare(s.size() - tail.size(), tail.size(), tail) == 0;
+}
+}  // namespace
+
+Kernels module_recompute_kernels(const BlockKernels& block, bool attention_block, uint32_t modules) {
+  Kernels out;
+  if (modules & kRecomputeLayernorm)
+    for (const KernelOp& k : block.pre_fwd)
+      if (ends_with(k.name, ".norm.fwd")) out.push_back(k);
+  if (attention_block && (modules & kRecomputeMlaUpProj))
+    for (const KernelOp& k : block.main_fwd)
+      if (k.name == "attn.q_up.fwd" || k.name == "attn.kv_up.fwd") out.push_back(k);
+  if (!attention_block && (modules & kRecomputeMlp))
+    out.insert(out.end(), block.main_fwd.begin(), block.main_fwd.end());
+  return out;
+}
+
+}  // namespace trainsim::models::llm

@@ -1,0 +1,157 @@
+// Per-module selective recompute (models/llm/recompute_modules.hpp) and FP8 primary weights
+// (fp8_param_gather): what each module stops keeping, what it costs to redo, how jobs name them.
+#include "models/llm/recompute_modules.hpp"
+
+#include <gtest/gtest.h>
+
+#include "../test_support.hpp"
+#include "models/memory/footprint.hpp"
+#include "models/workload/build/stage_memory.hpp"
+#include "models/workload/run/simulate.hpp"
+
+namespace trainsim::models {
+namespace {
+
+using sim::config::Json;
+using testing::with;
+
+// Llama 3 8B at 8K tokens, one micro-batch, no TP: T = 8192, h = 4096, f = 14336, SwiGLU.
+double layer_bytes(const std::string& recompute, std::optional<uint32_t> modules, double quantized = 0.0) {
+  const llm::ModelSpec m = testing::model("llama3-8b");
+  return static_cast<double>(
+      memory::layer_activation_bytes(m, 1, 8192, 1, false, recompute, true, quantized, modules).count());
+}
+
+TEST(RecomputeModules, EachModuleDropsWhatOnlyItNeeded) {
+  const double T = 8192, h = 4096, f = 14336;
+  const double none = layer_bytes("none", std::nullopt);
+  // Fused attention keeps no scores: the attention core's recompute keeps the same.
+  EXPECT_EQ(layer_bytes("selective", std::nullopt), none);
+  EXPECT_EQ(layer_bytes("selective", llm::kRecomputeCoreAttn), none);
+  // layernorm: the two norm outputs (QKV and fc1 inputs), 2 bytes each.
+  EXPECT_NEAR(layer_bytes("selective", llm::kRecomputeLayernorm), none - 2 * T * h * 2, 1.0);
+  // mlp: the fc1 input, the two fc1 outputs (gate, up) and the activation output.
+  EXPECT_NEAR(layer_bytes("selective", llm::kRecomputeMlp), none - T * h * 2 - T * 3 * f * 2, 1.0);
+  // Together: the fc1 input is dropped once.
+  EXPECT_NEAR(layer_bytes("selective", llm::kRecomputeLayernorm | llm::kRecomputeMlp),
+              none - 2 * T * h * 2 - T * 3 * f * 2, 1.0);
+  // Under FP8 the norm outputs were kept as 1-byte casts: layernorm saves 1 byte each.
+  EXPECT_NEAR(layer_bytes("selective", llm::kRecomputeLayernorm, 1.0),
+              layer_bytes("none", std::nullopt, 1.0) - 2 * T * h, 1.0);
+  // Modules only count under selective recompute.
+  EXPECT_EQ(layer_bytes("none", llm::kRecomputeLayernorm), none);
+}
+
+Json mini_moe(const Json& extra = Json::object()) {
+  return with(Json{{"model", testing::mini_deepseek(1024, 0)},
+                   {"stack", "research"},
+                   {"cluster", "dgx-h100"},
+                   {"gpus", 8},
+                   {"ep", 8},
+                   {"global_batch", 16}},
+              extra);
+}
+
+int64_t chunk_bytes(const Json& j) {
+  const workload::Job job = testing::job(j);
+  return workload::chunk_activation_bytes(job, 0);
+}
+
+TEST(RecomputeModules, MoeModulesShrinkTheMoeBlock) {
+  auto sel = [](const Json& modules) { return Json{{"recompute", "selective"}, {"recompute_modules", modules}}; };
+  const int64_t core = chunk_bytes(mini_moe({{"recompute", "selective"}}));
+  const int64_t act = chunk_bytes(mini_moe(sel({"moe_act"})));
+  const int64_t shared = chunk_bytes(mini_moe(sel({"shared_experts"})));
+  const int64_t mla = chunk_bytes(mini_moe(sel({"mla_up_proj"})));
+  const int64_t whole = chunk_bytes(mini_moe(sel({"moe"})));
+  const int64_t ln = chunk_bytes(mini_moe(sel("layernorm,moe_act")));
+  EXPECT_LT(act, core);
+  EXPECT_LT(shared, core);
+  EXPECT_LT(mla, core);
+  EXPECT_LT(whole, act);
+  EXPECT_LT(whole, shared);
+  EXPECT_LT(ln, act);
+  EXPECT_EQ(chunk_bytes(mini_moe(sel({"core_attn"}))), core);
+}
+
+TEST(RecomputeModules, RedoneModulesCostTime) {
+  auto recompute_time = [](const Json& j) {
+    const workload::SimulationResult r = workload::simulate(testing::job(j));
+    EXPECT_TRUE(r.fits);
+    return std::make_pair(r.stages[0].time.recompute, r.iteration);
+  };
+  auto sel = [](const Json& modules) { return Json{{"recompute", "selective"}, {"recompute_modules", modules}}; };
+  const auto base = recompute_time(mini_moe());
+  const auto ln = recompute_time(mini_moe(sel({"layernorm"})));
+  const auto act = recompute_time(mini_moe(sel({"moe_act"})));
+  const auto whole = recompute_time(mini_moe(sel({"moe"})));
+  const auto mlp = recompute_time(mini_moe(sel({"mlp"})));  // the dense first layer's MLP
+  EXPECT_EQ(base.first, sim::Time::zero());
+  for (const auto& r : {ln, act, whole, mlp}) {
+    EXPECT_GT(r.first, sim::Time::zero());
+    EXPECT_GT(r.second, base.second);
+  }
+  // The whole block (its GEMMs and all-to-alls again) costs more than its activation alone.
+  EXPECT_GT(whole.first, act.first);
+  EXPECT_GT(whole.second, act.second);
+}
+
+std::string config_error(const Json& j) {
+  try {
+    testing::job(j);
+  } catch (const ConfigError& e) {
+    return e.what();
+  }
+  return "";
+}
+
+TEST(RecomputeModules, JobsNameThemOrAreTold) {
+  // Without --recompute selective, naming modules is an error naming the field and the fix.
+  const std::string no_sel = config_error(mini_moe({{"recompute_modules", {"moe_act"}}}));
+  EXPECT_NE(no_sel.find("recompute_modules"), std::string::npos) << no_sel;
+  EXPECT_NE(no_sel.find("--recompute selective"), std::string::npos) << no_sel;
+  const std::string typo = config_error(mini_moe({{"recompute", "selective"}, {"recompute_modules", "moe_ac"}}));
+  EXPECT_NE(typo.find("did you mean \"moe_act\""), std::string::npos) << typo;
+  EXPECT_NE(config_error(mini_moe({{"recompute", "selective"}, {"recompute_modules", Json::array()}})).find("empty"),
+            std::string::npos);
+  // A stack that only recomputes the attention core refuses the rest.
+  const std::string stack = config_error(with(
+      mini_moe({{"recompute", "selective"}, {"recompute_modules", {"layernorm"}}}), {{"stack", "megatron-core-2024"}}));
+  EXPECT_NE(stack.find("recompute_modules"), std::string::npos) << stack;
+  // The default under selective is the attention core; the report's config lists the modules.
+  const workload::Job j =
+      testing::job(mini_moe({{"recompute", "selective"}, {"recompute_modules", "layernorm,moe_act"}}));
+  EXPECT_EQ(j.recompute_modules, llm::kRecomputeLayernorm | llm::kRecomputeMoeAct);
+  EXPECT_EQ(j.to_json().at("recompute_modules"), (Json{"layernorm", "moe_act"}));
+  EXPECT_EQ(testing::job(mini_moe({{"recompute", "selective"}})).recompute_modules, llm::kRecomputeCoreAttn);
+  EXPECT_TRUE(testing::job(mini_moe()).to_json().at("recompute_modules").is_null());
+  EXPECT_EQ(llm::recompute_modules_string(llm::kRecomputeMoe | llm::kRecomputeCoreAttn), "core_attn,moe");
+}
+
+TEST(Fp8ParamGather, WeightsAreTheirOwnFp8Copy) {
+  const llm::ModelSpec m = testing::model("llama3-8b");
+  memory::StageMemoryInput in;
+  in.model = &m;
+  in.layers = in.layers_per_chunk = 32;
+  in.seq_len = 8192;
+  in.fp8 = true;
+  in.quantized_bytes = 1.0;
+  in.fp8_weight_cache = 2.0;  // value + transpose
+  const double transformer = 32 * m.layer_parameters();
+  const memory::StageMemory bf16_weights = memory::stage_memory(in);
+  in.fp8_params = true;
+  const memory::StageMemory fp8_weights = memory::stage_memory(in);
+  // The layers' 16-bit weights become 1-byte FP8 weights, and the cache keeps only the transpose.
+  EXPECT_NEAR(static_cast<double>((bf16_weights.weights - fp8_weights.weights).count()), transformer, 2.0);
+  EXPECT_NEAR(static_cast<double>((bf16_weights.fp8_state - fp8_weights.fp8_state).count()), transformer, 2.0);
+  // A stack without cached FP8 weights (torchtitan's float8 all-gather) keeps 16-bit weights.
+  in.fp8_weight_cache = 0.0;
+  EXPECT_EQ(memory::stage_memory(in).weights, bf16_weights.weights);
+  in.fp8_weight_cache = 2.0;
+  // Without FP8 training the flag changes nothing here.
+  in.fp8 = false;
+  EXPECT_EQ(memory::stage_memory(in).weights, bf16_weights.weights);
+}
+
+}  // namespace
+}  // namespace trainsim::models
