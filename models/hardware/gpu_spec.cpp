@@ -1,5 +1,8 @@
 #include "models/hardware/gpu_spec.hpp"
 
+#include <algorithm>
+#include <cmath>
+
 namespace trainsim::models::hardware {
 
 using sim::config::Json;
@@ -90,6 +93,12 @@ const sim::config::Schema<GpuSpec>& gpu_schema() {
         .number("tdp_watts", &GpuSpec::tdp_watts, 0.0, 5000.0, 0.0,
                 "Board power limit (TDP) in watts; the planner's energy objective charges it for every GPU "
                 "for the whole iteration (training holds GPUs near their power limit). 0: unknown.")
+        .number("power_limit_watts", &GpuSpec::power_limit_watts, 0.0, 5000.0, 0.0,
+                "A power cap below the board's TDP (nvidia-smi --power-limit): the clock held under dense "
+                "tensor-core load falls with it. Dynamic power goes as C V^2 f and, in the DVFS range, the "
+                "voltage with the frequency, so f follows the cube root of the power: sustained_clock is "
+                "multiplied by (power_limit_watts / tdp_watts)^(1/3), and energy is charged at the limit. "
+                "0: no cap (the TDP).")
         .sources(&GpuSpec::sources);
     return s;
   }();
@@ -99,6 +108,18 @@ const sim::config::Schema<GpuSpec>& gpu_schema() {
 GpuSpec parse_gpu(const Json& j, const std::string& path) {
   GpuSpec g;
   gpu_schema().parse(j, path, g);
+  if (g.power_limit_watts > 0.0) {
+    const std::string at = path.empty() ? "power_limit_watts" : path + ".power_limit_watts";
+    if (g.tdp_watts <= 0.0)
+      throw ConfigError(at, "needs the board's tdp_watts to scale the clock from", "set tdp_watts as well");
+    if (g.power_limit_watts > g.tdp_watts)
+      throw ConfigError(at,
+                        "is " + std::to_string(static_cast<int64_t>(g.power_limit_watts)) + " W, above tdp_watts " +
+                            std::to_string(static_cast<int64_t>(g.tdp_watts)) + " W",
+                        "use at most tdp_watts (boards do not run above their TDP)");
+    g.sustained_clock = std::max(0.3, g.sustained_clock * std::cbrt(g.power_limit_watts / g.tdp_watts));
+    g.tdp_watts = g.power_limit_watts;
+  }
   return g;
 }
 

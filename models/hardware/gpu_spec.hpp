@@ -32,6 +32,9 @@ struct GpuSpec {
   sim::Time kernel_launch;                     // per-kernel launch + scheduling overhead
   sim::Bytes reserved_memory;                  // CUDA context + allocator fragmentation not usable by tensors
   double tdp_watts = 0.0;                      // board power limit (0: unknown); energy estimates
+  // A power cap below the board's TDP (nvidia-smi -pl): parse_gpu lowers sustained_clock by the
+  // cube root of limit / TDP and charges the limit as tdp_watts. 0: none.
+  double power_limit_watts = 0.0;
   std::map<std::string, std::string> sources;  // field -> origin
 };
 

@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include <cmath>
+
 #include "../test_support.hpp"
 
 namespace trainsim::models::hardware {
@@ -66,6 +68,32 @@ TEST(GpuSpec, RejectsBadValuesWithThePath) {
   j["sources"] = 3;
   EXPECT_EQ(testing::config_error([&] { parse_gpu(j, "gpu"); }),
             "gpu.sources: expected an object mapping field names to sources");
+}
+
+TEST(GpuSpec, APowerLimitLowersTheSustainedClock) {
+  Json j = minimal();
+  j["sustained_clock"] = 0.9;
+  j["tdp_watts"] = 700;
+  j["power_limit_watts"] = 500;
+  const GpuSpec capped = parse_gpu(j, "gpu");
+  // Cube-root law: f ~ P^(1/3) in the DVFS range; the limit is the power charged.
+  EXPECT_NEAR(capped.sustained_clock, 0.9 * std::cbrt(500.0 / 700.0), 1e-12);
+  EXPECT_DOUBLE_EQ(capped.tdp_watts, 500.0);
+  j["power_limit_watts"] = 700;
+  EXPECT_DOUBLE_EQ(parse_gpu(j, "gpu").sustained_clock, 0.9);
+  j["power_limit_watts"] = 800;
+  EXPECT_NE(testing::config_error([&] { parse_gpu(j, "gpu"); }).find("gpu.power_limit_watts: is 800 W, above"),
+            std::string::npos);
+  j.erase("tdp_watts");
+  j["power_limit_watts"] = 500;
+  EXPECT_NE(testing::config_error([&] { parse_gpu(j, "gpu"); }).find("needs the board's tdp_watts"), std::string::npos);
+  // The torchtitan boards: H100 compute, 96 GB HBM2e, 500 W of 700.
+  const GpuSpec gt = testing::gpu("h100-sxm-96gb"), h100 = testing::gpu("h100-sxm-80gb");
+  EXPECT_EQ(gt.peak_bf16.per_second(), h100.peak_bf16.per_second());
+  EXPECT_LT(gt.sustained_clock, h100.sustained_clock * 0.9);
+  EXPECT_GT(gt.memory, h100.memory);
+  EXPECT_LT(gt.hbm_bandwidth.bytes_per_second(), h100.hbm_bandwidth.bytes_per_second());
+  EXPECT_DOUBLE_EQ(gt.tdp_watts, 500.0);
 }
 
 }  // namespace
