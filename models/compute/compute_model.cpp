@@ -1,5 +1,7 @@
 #include "models/compute/compute_model.hpp"
 
+#include <vector>
+
 #include <algorithm>
 #include <cmath>
 
@@ -160,6 +162,21 @@ sim::Time ComputeModel::grouped_gemm(std::span<const GemmShape> problems) const 
   const sim::Time math = sim::Flops(flops) / (peak_ * (best_efficiency_ * grouped_shape_efficiency(problems)));
   sim::Time t = std::max(math, sim::Bytes(static_cast<int64_t>(traffic)) / hbm_) + gpu_.kernel_launch;
   if (quantized(precision_)) t += sim::Bytes(static_cast<int64_t>(cast)) / hbm_ + gpu_.kernel_launch;  // as gemm()
+  return t;
+}
+
+sim::Time ComputeModel::multi_stream_gemm(std::span<const GemmShape> problems, int streams) const {
+  if (streams <= 0) return grouped_gemm(problems);
+  std::vector<GemmShape> live;
+  for (const GemmShape& s : problems)
+    if (s.m > 0 && s.n > 0 && s.k > 0 && s.batch > 0) live.push_back(s);
+  if (live.empty()) return sim::Time::zero();
+  sim::Time t = sim::Time::zero();
+  const size_t per_round = static_cast<size_t>(streams);
+  for (size_t i = 0; i < live.size(); i += per_round) {
+    const std::span<const GemmShape> round(live.data() + i, std::min(per_round, live.size() - i));
+    t += grouped_gemm(round);  // its casts too: Transformer Engine quantizes each expert's input
+  }
   return t;
 }
 

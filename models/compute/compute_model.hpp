@@ -63,6 +63,15 @@ class ComputeModel {
   sim::Time grouped_gemm(std::span<const GemmShape> problems) const;
   // Its shape efficiency (as gemm_shape_efficiency: one tile shape for the whole group).
   double grouped_shape_efficiency(std::span<const GemmShape> problems) const;
+  // The same problems as separate GEMM kernels issued round-robin on `streams` streams, as
+  // Transformer Engine's GroupedLinear runs them (multi_stream_cublas_gemm: one cuBLASLt GEMM per
+  // expert on 4 compute streams; a CUTLASS grouped kernel only for BF16 on Hopper behind an opt-in,
+  // a cuBLASLt grouped GEMM only from 2026). Kernels on different streams share the SMs, so each
+  // round of `streams` consecutive problems runs like one group of them (its tiles quantized into
+  // waves together) and the rounds follow one another: with few rows per expert most of each
+  // round's last wave is idle, where one grouped kernel would fill it with the next experts' tiles.
+  // `streams` <= 0 is grouped_gemm.
+  sim::Time multi_stream_gemm(std::span<const GemmShape> problems, int streams) const;
   // Streaming kernels moving `bytes` through HBM, issued as `kernels` launches.
   sim::Time memory_bound(sim::Bytes bytes, int kernels = 1) const;
   // Fused (flash) attention kernel executing `flops` (one launch), forward or backward.

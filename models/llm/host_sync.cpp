@@ -36,8 +36,8 @@ std::vector<IssueStep> moe_sync_steps(const MoeBlockCosts& moe, const LayerCosts
   // Grouped experts: fc1 and fc2 of every local expert are set up by the host (two GEMMs per
   // expert), the element-wise kernels between them one by one.
   const int64_t gemms = 2 * std::max<int64_t>(local_experts, 1);
-  const int launches = std::max(moe.experts_fwd.kernels, 1);
-  out.push_back(IssueStep{gemms + launches - 2, moe.experts_fwd.time});
+  const int others = std::max(moe.experts_fwd.kernels - moe.experts_fwd_gemm_launches, 0);
+  out.push_back(IssueStep{gemms + others, moe.experts_fwd.time});
   if (etp_comm > sim::Time::zero()) out.push_back(IssueStep{1, sim::Time::ns(etp_comm.count_ns() / 2)});
   out.push_back(IssueStep{1, combine});
   add_kernels(out, moe.post_fwd);

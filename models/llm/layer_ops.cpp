@@ -96,7 +96,7 @@ double forward_model_flops_per_sequence(const ModelSpec& m, int64_t seq_len) {
   return flops;
 }
 
-Cost grouped_experts_cost(const Kernels& ks, const compute::ComputeModel& cm) {
+Cost grouped_experts_cost(const Kernels& ks, const compute::ComputeModel& cm, int streams) {
   Cost c;
   std::map<std::string, std::vector<compute::GemmShape>> groups;  // role -> one problem per expert
   const std::string prefix = "moe.expert";
@@ -109,7 +109,10 @@ Cost grouped_experts_cost(const Kernels& ks, const compute::ComputeModel& cm) {
     groups[dot == std::string::npos ? k.name : k.name.substr(dot + 1)].push_back(k.gemm);
     c.flops += k.gemm.flops();
   }
-  for (const auto& [role, problems] : groups) c += Cost{cm.grouped_gemm(problems), sim::Flops(), 1};
+  for (const auto& [role, problems] : groups) {
+    const int launches = streams > 0 ? static_cast<int>(problems.size()) : 1;
+    c += Cost{cm.multi_stream_gemm(problems, streams), sim::Flops(), launches};
+  }
   return c;
 }
 
@@ -126,15 +129,18 @@ MoeBlockCosts moe_block_costs(const ModelSpec& m, const LayerShape& shape, int64
   MoeBlockCosts out;
   out.pre_fwd = c(k.pre_fwd);
   out.router_fwd = c(k.router_fwd);
-  out.experts_fwd = grouped_experts_cost(k.experts_fwd, cm);
+  out.experts_fwd = grouped_experts_cost(k.experts_fwd, cm, run.gemm_streams);
+  out.experts_fwd_gemm_launches = out.experts_fwd.kernels;
+  for (const KernelOp& op : k.experts_fwd)
+    if (op.kind != KernelOp::Kind::kGemm) --out.experts_fwd_gemm_launches;
   out.shared_fwd = c(whole.shared_fwd);
   out.post_fwd = c(k.post_fwd);
   out.pre_bwd = c(k.pre_bwd);
   out.post_dgrad = c(k.post_dgrad);
-  out.experts_dgrad = grouped_experts_cost(k.experts_dgrad, cm);
+  out.experts_dgrad = grouped_experts_cost(k.experts_dgrad, cm, run.gemm_streams);
   out.shared_dgrad = c(whole.shared_dgrad);
   out.router_dgrad = c(k.router_dgrad);
-  out.wgrad = grouped_experts_cost(k.experts_wgrad, cm);
+  out.wgrad = grouped_experts_cost(k.experts_wgrad, cm, run.gemm_streams);
   out.wgrad += c(whole.shared_wgrad);
   out.wgrad += c(k.router_wgrad);
   const uint32_t modules = shape.recompute_modules;

@@ -70,6 +70,7 @@ EdgeCosts edge_costs(const ModelSpec& m, const LayerShape& s, const compute::Com
 // micro_batch x seq_len / cp).
 struct MoeBlockCosts {
   Cost pre_fwd, router_fwd, experts_fwd, shared_fwd, post_fwd;
+  int experts_fwd_gemm_launches = 2;  // GEMM kernels among experts_fwd's (2 grouped, or one per expert and role)
   Cost pre_bwd, post_dgrad, experts_dgrad, shared_dgrad, router_dgrad, wgrad;
   // Forward work redone before the block's backward for the shape's recompute_modules: the MLP
   // norm (layernorm), the experts' activation (moe_act), the shared experts (shared_experts).
@@ -87,8 +88,10 @@ struct MoeBlockCosts {
 MoeBlockCosts moe_block_costs(const ModelSpec& m, const LayerShape& s, int64_t ep, int64_t etp, int64_t tokens,
                               const compute::ComputeModel& cm, const MoeRun& run = {});
 // The routed experts' kernels with the GEMMs of each role priced as one grouped GEMM (the
-// "moe.expertN." prefix of their names dropped), the other kernels one by one.
-Cost grouped_experts_cost(const Kernels& ks, const compute::ComputeModel& cm);
+// "moe.expertN." prefix of their names dropped), or with `streams` > 0 as per-expert GEMMs on that
+// many streams (ComputeModel::multi_stream_gemm; one kernel each for the host), the other kernels
+// one by one.
+Cost grouped_experts_cost(const Kernels& ks, const compute::ComputeModel& cm, int streams = 0);
 
 // Forward FLOPs per sequence of the whole model as Megatron counts model FLOPs: all matmuls,
 // attention scores over the full s x s (no causal halving; a local layer's queries over its window,

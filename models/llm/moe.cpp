@@ -159,6 +159,19 @@ MoeBlockKernels moe_block_kernels(const ModelSpec& m, const LayerShape& s, int64
       out.experts_wgrad.push_back(wgrad_gemm(name(j, "fc1"), rows[j], gates * fl, h));
     }
 
+  // The all-to-all dispatcher receives rows grouped by source rank; with several local experts it
+  // sorts them by expert before the GEMMs and back by rank before the combine (Megatron-Core
+  // token_dispatcher.py dispatch_postprocess / combine_preprocess: sort_chunks_by_idxs, or the
+  // transpose().contiguous() of drop-and-pad), the rows and their fp32 probabilities read and
+  // written once each; the backward runs both in reverse.
+  if (run.dispatcher == MoeDispatcher::kAllToAll && ep > 1 && E / ep > 1) {
+    const double sort = static_cast<double>(total_rows) * (hd * kAct + kFp32) * 2;
+    out.experts_fwd.insert(out.experts_fwd.begin(), memory_kernel("moe.sort_chunks.fwd", sort));
+    out.experts_fwd.push_back(memory_kernel("moe.unsort_chunks.fwd", sort));
+    out.experts_dgrad.insert(out.experts_dgrad.begin(), memory_kernel("moe.unsort_chunks.bwd", sort));
+    out.experts_dgrad.push_back(memory_kernel("moe.sort_chunks.bwd", sort));
+  }
+
   // Shared experts: one dense MLP of width shared_experts * expert_ffn_hidden / etp on all T tokens.
   if (e.shared_experts > 0) {
     const int64_t sl = e.shared_experts * fl;

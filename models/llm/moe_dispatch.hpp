@@ -39,6 +39,9 @@ struct MoeRun {
   MoeDispatcher dispatcher = MoeDispatcher::kAllToAll;
   MoeBalance balance = MoeBalance::kAuxLoss;
   int64_t ep_per_node = 1;  // ranks of an EP group in one node (flex: the NVLink / RDMA split)
+  // How the experts' GEMMs run: 0 = one grouped kernel (CUTLASS / torch._grouped_mm); n = one GEMM
+  // per expert on n streams (Transformer Engine GroupedLinear; ComputeModel::multi_stream_gemm).
+  int gemm_streams = 0;
 };
 
 // The load imbalance auxiliary-loss-free balancing leaves: the Zipf skew s' whose hottest-expert

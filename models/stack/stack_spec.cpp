@@ -102,7 +102,11 @@ const Schema<StackKernels>& kernels_schema() {
         .boolean("fp8_lm_head", &StackKernels::fp8_lm_head, std::nullopt,
                  "Under precision fp8, the output layer's GEMMs run in FP8 too (false: 16-bit).")
         .enumeration("fp8_recipe", &StackKernels::fp8_recipe, {"none", "delayed", "current", "blockwise"}, std::nullopt,
-                     "FP8 scaling recipe (none: the stack has no FP8 training).");
+                     "FP8 scaling recipe (none: the stack has no FP8 training).")
+        .integer("grouped_gemm_streams", &StackKernels::grouped_gemm_streams, 0, 64, 0,
+                 "How MoE experts' GEMMs run: 0 = one grouped kernel over all local experts (CUTLASS grouped "
+                 "GEMM, torch._grouped_mm); n = one GEMM kernel per expert issued round-robin on n streams "
+                 "(Transformer Engine GroupedLinear's multi-stream cuBLAS path, n = 4).");
     return s;
   }();
   return schema;

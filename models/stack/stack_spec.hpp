@@ -54,6 +54,7 @@ struct StackKernels {
   double gemm_scale = 1.0;
   bool fp8_lm_head = false;  // the output layer's GEMMs run in FP8 (else 16-bit, as Megatron-Core's output layer)
   std::string fp8_recipe;    // delayed | current | blockwise | none
+  int64_t grouped_gemm_streams = 0;  // MoE experts: 0 = one grouped kernel; n = per-expert GEMMs on n streams
 };
 
 // Device memory the stack allocates besides the model states and activations (allocated vs

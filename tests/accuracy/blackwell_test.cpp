@@ -230,19 +230,20 @@ TEST(Blackwell, PretrainingTokensPerGpu) {
   print_table("Blackwell pre-training (Megatron-Bridge 25.09/25.11, NeMo 25.02-25.07), tokens/s per GPU", rows,
               "tokens/s");
   const Stats s = stats(rows);
-  // Observed 2026-11-28 (issue 32): 71 rows, 71 simulated, median |error| 10.3%, signed median
-  // +9.8%, none rejected on memory. Each rack holds the job's nvlink_segment (64 of 72 GPUs for the
+  // Observed 2026-11-28 (issue 32): 71 rows, 71 simulated, median |error| 9.6%, signed median
+  // +9.0%, none rejected on memory. Each rack holds the job's nvlink_segment (64 of 72 GPUs for the
   // 256-GPU rows, as Slurm's --segment places them); FSDP rows offload the recipes' layers; the
-  // recipes' recompute_modules are set; FP8-CS rows keep FP8 weights (fp8_param_gather).
+  // recipes' recompute_modules are set; FP8-CS rows keep FP8 weights (fp8_param_gather); the
+  // experts' GEMMs run per expert on Transformer Engine's 4 streams and the all-to-all dispatcher
+  // sorts the received rows by local expert and back.
   // Target median <= 8% NOT met:
   // - Dense Llama 3 8B / 70B / 405B mostly within -12% to +14%; GPT-3 175B and Nemotron-4 340B
-  //   pessimistic (-5% to -23%); MoE with small experts optimistic (Qwen3 30B-A3B +19% to +194%,
-  //   GPT-OSS 120B +69% to +107%, Qwen3 235B +4% to +85%), DeepSeek-V3 +9% to +25%; the
-  //   parenthesised (MXFP8) variants of 405B at TP 4 PP 8 up to +25%.
+  //   pessimistic (-5% to -12%); MoE with small experts optimistic (Qwen3 30B-A3B +9% to +158%,
+  //   GPT-OSS 120B +64% to +104%, Qwen3 235B -2% to +72%), DeepSeek-V3 +4% to +20%.
   // The bounds below guard this state against regressions; tighten them as the rest lands.
   EXPECT_EQ(errors, 0u);
   EXPECT_EQ(s.not_fitting, 0u);
-  EXPECT_LE(s.median_abs, 0.11);
+  EXPECT_LE(s.median_abs, 0.10);
 }
 
 }  // namespace

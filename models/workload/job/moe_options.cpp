@@ -27,7 +27,10 @@ void moe_fields(sim::config::Schema<JobSpec>& s) {
 
 int64_t ep_ranks_per_node(const Job& j) { return expert_layout(j).ep_group().per_node; }
 
-llm::MoeRun moe_run(const Job& j) { return llm::MoeRun{j.moe_dispatcher, j.moe_balance, ep_ranks_per_node(j)}; }
+llm::MoeRun moe_run(const Job& j) {
+  return llm::MoeRun{j.moe_dispatcher, j.moe_balance, ep_ranks_per_node(j),
+                     static_cast<int>(j.stack.kernels.grouped_gemm_streams)};
+}
 
 void add_moe_json(const Job& j, sim::config::Json& out) {
   out["moe_dispatcher"] = to_string(j.moe_dispatcher);

@@ -95,7 +95,7 @@ TEST(Calibration, OverridesAreCheckedByTheSpecSchemasAtTheirOwnPath) {
             "attention_efficiency, attention_bwd_efficiency, hbm_efficiency, sustained_clock, "
             "gemm_tile_overhead_k, "
             "gemm_wave_quantization, "
-            "kernel_launch, reserved_memory, tdp_watts)");
+            "kernel_launch, reserved_memory, tdp_watts, power_limit_watts)");
   EXPECT_EQ(parse_error(with(h100_calibration(), Json{{"cluster_overrides", {{"nvlink_bandwidth", "900GBps"}}}})),
             "calibration.cluster_overrides.nvlink_bandwidth: \"nvlink_bandwidth\" is not a calibrated cluster "
             "constant (calibrations override nvlink_efficiency, nvlink_latency, nic_efficiency, nic_latency, "

@@ -21,10 +21,11 @@ std::vector<std::string> names(const std::string& kind) {
 }
 
 TEST(Catalog, ListsEveryBuiltInPresetSorted) {
-  EXPECT_EQ(names("gpus"), (std::vector<std::string>{"a100-sxm-40gb", "a100-sxm-80gb", "b200", "b300", "gb200", "gb300",
-                                                     "h100-sxm-80gb", "h200-sxm-141gb"}));
+  EXPECT_EQ(names("gpus"),
+            (std::vector<std::string>{"a100-sxm-40gb", "a100-sxm-80gb", "b200", "b300", "gb200", "gb300",
+                                      "h100-sxm-80gb", "h100-sxm-96gb", "h200-sxm-141gb", "h800-sxm-80gb"}));
   EXPECT_EQ(names("clusters"), (std::vector<std::string>{"dgx-a100", "dgx-b200", "dgx-b300", "dgx-h100", "dgx-h200",
-                                                         "gb200-nvl72", "gb300-nvl72", "vtrain-a100"}));
+                                                         "dgx-h800", "gb200-nvl72", "gb300-nvl72", "vtrain-a100"}));
   const auto models = names("models");
   EXPECT_EQ(models.size(), 27u);
   EXPECT_TRUE(std::is_sorted(models.begin(), models.end()));
