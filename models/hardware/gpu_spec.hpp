@@ -25,13 +25,13 @@ struct GpuSpec {
   std::optional<double> nvfp4_gemm_efficiency;              // same for NVFP4 (null: fp8_gemm_efficiency)
   double attention_efficiency = 0.5;                        // fused (flash) attention forward, fraction of peak
   std::optional<double> attention_bwd_efficiency;           // its backward (null: attention_efficiency)
-  double hbm_efficiency = 0.85;                // achievable fraction of HBM bandwidth for streaming kernels
-  double sustained_clock = 1.0;                // tensor-core clock held under sustained load / boost clock
-  double gemm_tile_overhead_k = 128.0;         // per-tile pipeline fill + epilogue, in elements of K
-  double gemm_wave_quantization = 1.0;         // share of a partial last wave of tiles that is lost (0..1)
-  sim::Time kernel_launch;                     // per-kernel launch + scheduling overhead
-  sim::Bytes reserved_memory;                  // CUDA context + allocator fragmentation not usable by tensors
-  double tdp_watts = 0.0;                      // board power limit (0: unknown); energy estimates
+  double hbm_efficiency = 0.85;         // achievable fraction of HBM bandwidth for streaming kernels
+  double sustained_clock = 1.0;         // tensor-core clock held under sustained load / boost clock
+  double gemm_tile_overhead_k = 128.0;  // per-tile pipeline fill + epilogue, in elements of K
+  double gemm_wave_quantization = 1.0;  // share of a partial last wave of tiles that is lost (0..1)
+  sim::Time kernel_launch;              // per-kernel launch + scheduling overhead
+  sim::Bytes reserved_memory;           // CUDA context + allocator fragmentation not usable by tensors
+  double tdp_watts = 0.0;               // board power limit (0: unknown); energy estimates
   // A power cap below the board's TDP (nvidia-smi -pl): parse_gpu lowers sustained_clock by the
   // cube root of limit / TDP and charges the limit as tdp_watts. 0: none.
   double power_limit_watts = 0.0;
