@@ -172,7 +172,10 @@ LayerKernels layer_kernels(const ModelSpec& m, const LayerShape& s) {
       memory_kernel("mlp.act.bwd", act_elems * kAct * (1 + 2 * gates)),  // read grad + inputs, write input grads
       dgrad_gemm("mlp.fc1", T, gates * f_local, h)};
   p.main_wgrad = {wgrad_gemm("mlp.fc2", T, h, f_local), wgrad_gemm("mlp.fc1", T, gates * f_local, h)};
-  if (s.recompute_modules != 0) {
+  if (s.recompute_modules & kRecomputeOps) {
+    out.attn.module_recompute = op_checkpoint_kernels(m, s, out.attn, true);
+    out.mlp.module_recompute = op_checkpoint_kernels(m, s, out.mlp, false);
+  } else if (s.recompute_modules != 0) {
     out.attn.module_recompute = module_recompute_kernels(out.attn, true, s.recompute_modules);
     out.mlp.module_recompute = module_recompute_kernels(out.mlp, false, s.recompute_modules);
   }

@@ -7,8 +7,8 @@
 namespace trainsim::models::llm {
 
 const std::vector<std::string>& recompute_module_names() {
-  static const std::vector<std::string> names{"core_attn", "layernorm",      "mlp",        "moe_act",
-                                              "moe",       "shared_experts", "mla_up_proj"};
+  static const std::vector<std::string> names{"core_attn", "layernorm",      "mlp",         "moe_act",
+                                              "moe",       "shared_experts", "mla_up_proj", "ops"};
   return names;
 }
 
@@ -72,6 +72,26 @@ Kernels module_recompute_kernels(const BlockKernels& block, bool attention_block
       if (k.name == "attn.q_up.fwd" || k.name == "attn.kv_up.fwd") out.push_back(k);
   if (!attention_block && (modules & kRecomputeMlp))
     out.insert(out.end(), block.main_fwd.begin(), block.main_fwd.end());
+  return out;
+}
+
+Kernels op_checkpoint_kernels(const ModelSpec& m, const LayerShape& s, const BlockKernels& block,
+                              bool attention_block) {
+  Kernels out(block.pre_fwd.begin(), block.pre_fwd.end());
+  const int64_t T = s.micro_batch * s.seq_len, t = s.tp, h = m.hidden;
+  if (attention_block) {
+    for (const KernelOp& k : block.main_fwd)
+      if (k.name == "attn.rope.fwd" || k.name == "attn.qk_norm.fwd") out.push_back(k);
+    out.push_back(forward_gemm("attn.k", T, m.kv_width() / 2 / t, h));
+    out.push_back(forward_gemm("attn.proj", T, h, m.v_width() / t));
+    return out;
+  }
+  for (const KernelOp& k : block.main_fwd)
+    if (k.name == "mlp.act.fwd") out.push_back(k);
+  if (m.activation == "swiglu")
+    out.push_back(forward_gemm("mlp.up", T, m.ffn_hidden / t, h));
+  else
+    out.push_back(forward_gemm("mlp.fc2", T, h, m.ffn_hidden / t));
   return out;
 }
 

@@ -11,6 +11,11 @@
 //   moe             a MoE layer's whole MoE block (router, dispatch, experts, combine)
 //   shared_experts  a MoE layer's shared experts: their fc1 and activation outputs
 //   mla_up_proj     MLA's up-projections: the materialised per-head queries, keys and values
+//   ops             PyTorch's op-level selective checkpointing (torchtitan selective_ac_option
+//                   "op"): each layer keeps its input, the outputs of every other matmul (the
+//                   1st, 3rd, ... in forward order: wq, wv, w1, w2 of a SwiGLU layer) and of the
+//                   attention kernel, and recomputes everything else (norms, RoPE, the other
+//                   matmuls, the activation) before its backward
 //
 // What each saves and what it costs is modelled in memory/footprint.cpp (activations),
 // workload/build/stage_memory.cpp (the MoE block's extra) and layer_kernels / moe (the kernels
@@ -32,6 +37,7 @@ enum RecomputeModule : uint32_t {
   kRecomputeMoe = 1u << 4,
   kRecomputeSharedExperts = 1u << 5,
   kRecomputeMlaUpProj = 1u << 6,
+  kRecomputeOps = 1u << 7,
 };
 
 // The names in Megatron's order and spelling.
@@ -46,5 +52,10 @@ std::string recompute_modules_string(uint32_t modules);
 // (whose kernels are BlockKernels::selective_recompute): the norm under layernorm, MLA's
 // up-projections under mla_up_proj (attention block), the whole MLP under mlp (MLP block).
 Kernels module_recompute_kernels(const BlockKernels& block, bool attention_block, uint32_t modules);
+
+// The forward kernels op-level selective checkpointing (`ops`) redoes for one block of `m` under
+// `s`: the block's residual add and norm, RoPE / QK-norm, the activation, and the matmuls it does
+// not keep (wk and wo; w3 of a gated MLP, else w2).
+Kernels op_checkpoint_kernels(const ModelSpec& m, const LayerShape& s, const BlockKernels& block, bool attention_block);
 
 }  // namespace trainsim::models::llm

@@ -1,6 +1,7 @@
 #include "models/memory/footprint.hpp"
 
 #include <algorithm>
+#include <vector>
 
 #include "models/llm/recompute_modules.hpp"
 
@@ -14,6 +15,33 @@ sim::Bytes footprint_bytes(double bytes) {
   return sim::Bytes::checked(bytes, "memory footprint",
                              "a smaller model, micro_batch or seq_len: one GPU's footprint passes 1 EiB");
 }
+
+// Op-level selective checkpointing (llm::kRecomputeOps, torchtitan's "op" policy: PyTorch's
+// checkpoint with a policy that saves aten.mm outputs except every second one, the SDPA outputs
+// and the TP reduce-scatter outputs). Per token: the layer's input, the saved matmul outputs in
+// forward order wq, wk, wv, wo, w1, (w3,) w2 (the 1st, 3rd, 5th, 7th), the attention output and
+// its fp32 log-sum-exp per head; a row-parallel matmul's output is the whole partial sum before
+// its reduce-scatter, and that reduce-scatter's output is kept too.
+sim::Bytes op_checkpoint_bytes(const llm::ModelSpec& m, double T, int64_t tp, bool sp) {
+  const double t = static_cast<double>(tp), h = static_cast<double>(m.hidden);
+  const double kv = static_cast<double>(m.kv_width()) / 2.0, f = static_cast<double>(m.ffn_hidden);
+  struct Mm {
+    double width;
+    bool row_parallel;
+  };
+  std::vector<Mm> mms{
+      {static_cast<double>(m.q_width()) / t, false}, {kv / t, false}, {kv / t, false}, {h, true}, {f / t, false}};
+  if (m.activation == "swiglu") mms.push_back({f / t, false});
+  mms.push_back({h, true});
+  double per_token = h / (sp ? t : 1.0);  // the checkpointed layer's input
+  for (size_t i = 0; i < mms.size(); i += 2) {
+    per_token += mms[i].width;
+    if (mms[i].row_parallel && tp > 1) per_token += h / t;  // the reduce-scatter's output
+  }
+  per_token += static_cast<double>(m.v_width()) / t;  // the attention output
+  double bytes = T * per_token * kAct + T * static_cast<double>(m.heads) / t * 4.0;
+  return footprint_bytes(bytes);
+}
 }  // namespace
 
 sim::Bytes layer_activation_bytes(const llm::ModelSpec& m, int64_t micro_batch, int64_t seq_len, int64_t tp, bool sp,
@@ -24,6 +52,7 @@ sim::Bytes layer_activation_bytes(const llm::ModelSpec& m, int64_t micro_batch, 
   const double repl = sp ? 1.0 / t : 1.0;  // tensors outside TP regions are split only with SP
   if (recompute == "full") return footprint_bytes(T * h * kAct * repl);  // layer input only
   const uint32_t mods = recompute != "selective" ? 0u : modules.value_or(llm::kRecomputeCoreAttn);
+  if (mods & llm::kRecomputeOps) return op_checkpoint_bytes(m, T, tp, sp);
   const double kv = static_cast<double>(m.kv_width());  // keys and values as attention reads them
   const double q = static_cast<double>(m.q_width()), v = static_cast<double>(m.v_width());
   const double f = static_cast<double>(m.ffn_hidden);

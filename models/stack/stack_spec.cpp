@@ -37,12 +37,14 @@ const Schema<StackFeatures>& features_schema() {
                 })
         .custom("recompute", "list of none|selective|full", std::nullopt, "Activation recomputation modes.",
                 names(&StackFeatures::recompute, {"none", "selective", "full"}))
-        .custom("recompute_modules", "list of core_attn|layernorm|mlp|moe_act|moe|shared_experts|mla_up_proj",
+        .custom("recompute_modules", "list of core_attn|layernorm|mlp|moe_act|moe|shared_experts|mla_up_proj|ops",
                 std::string("[\"core_attn\"]"),
-                "Modules selective recompute can redo (the job's `recompute_modules`); the attention core only "
-                "unless the stack names more (Megatron-Core 0.12+ --recompute-modules).",
+                "Modules selective recompute can redo (the job's `recompute_modules`); the first is what "
+                "--recompute selective does without --recompute-modules. The attention core only unless the "
+                "stack names more (Megatron-Core 0.12+ --recompute-modules); `ops` is PyTorch's op-level "
+                "selective checkpointing (torchtitan).",
                 names(&StackFeatures::recompute_modules,
-                      {"core_attn", "layernorm", "mlp", "moe_act", "moe", "shared_experts", "mla_up_proj"}))
+                      {"core_attn", "layernorm", "mlp", "moe_act", "moe", "shared_experts", "mla_up_proj", "ops"}))
         .custom("precisions", "list of bf16|fp16|fp8|mxfp8|nvfp4", std::nullopt, "Mixed-precision modes.",
                 names(&StackFeatures::precisions, {"bf16", "fp16", "fp8", "mxfp8", "nvfp4"}))
         .custom("attention", "list of flash|unfused", std::nullopt, "Attention kernels (the job's `attention`).",

@@ -24,6 +24,7 @@
 #include "models/workload/run/simulate.hpp"
 #include "planner/cli/chakra.hpp"
 #include "planner/cli/job_input.hpp"
+#include "planner/cli/oom_hints.hpp"
 #include "planner/cli/report.hpp"
 #include "planner/emit/emitter.hpp"
 #include "sim/error.hpp"
@@ -69,7 +70,8 @@ void write_timeline_plot(const std::string& path, const models::workload::Job& j
 int run_simulate(const Args& args, std::ostream& out) {
   if (args.command_options.count("chakra")) return run_chakra_simulate(args, out);
   check_chakra_export(args);
-  const models::workload::Job job = models::workload::resolve_job(models::workload::parse_job(job_json(args)));
+  const Json given = job_json(args);
+  const models::workload::Job job = models::workload::resolve_job(models::workload::parse_job(given));
   models::workload::SimulateOptions opt;
   opt.fidelity =
       args.fidelity == "full" ? models::workload::Fidelity::kFullRanks : models::workload::Fidelity::kRepresentative;
@@ -112,9 +114,7 @@ int run_simulate(const Args& args, std::ostream& out) {
       if (r.fits) print_iterations(out, ir, !opt.faults.empty());
     }
   }
-  if (!r.fits)
-    throw models::workload::does_not_fit_error(
-        r, "try --recompute full or selective, a larger --tp or --pp, --zero 1, or a smaller --micro-batch");
+  if (!r.fits) throw models::workload::does_not_fit_error(r, oom_hint(given, r));
   return kExitOk;
 }
 
@@ -342,7 +342,8 @@ void print_help(std::ostream& out) {
          "                    [--schedule 1f1b|gpipe|interleaved|zb-h1|zb-h2|zb-v|breadth-first]\n"
          "                    [--pp-layout 7,8,8,7] [--cp N --cp-algo ring|ulysses|hybrid]\n"
          "                    [--ep N] [--etp N] [--dp-shard N] [--recompute-layers N]\n"
-         "                    [--recompute-modules core_attn,layernorm,mlp,moe_act,moe,shared_experts,mla_up_proj]\n"
+         "                    [--recompute-modules "
+         "core_attn,layernorm,mlp,moe_act,moe,shared_experts,mla_up_proj,ops]\n"
          "                    [--moe-dispatcher alltoall|allgather|flex] [--moe-balance aux_loss|aux_free]\n"
          "                    [--offload-optimizer] [--offload-activations] [--tp-comm-overlap]\n"
          "                    [--precision bf16|fp16|fp8] [--attention flash|unfused]\n"

@@ -133,8 +133,9 @@ void memory_fields(JobSchema& s) {
       .custom("recompute_modules", "list of module names or \"a,b,...\"", std::string("null"),
               "With --recompute selective: the modules of each layer whose forward is redone before their "
               "backward, as Megatron-Core's --recompute-modules names them: core_attn, layernorm, mlp, moe_act, "
-              "moe, shared_experts, mla_up_proj (each drops the tensors only it needed, "
-              "docs/memory.md). null = core_attn, Megatron's default.",
+              "moe, shared_experts, mla_up_proj (each drops the tensors only it needed, docs/parallelism.md); "
+              "ops is PyTorch's op-level selective checkpointing (torchtitan). null = the stack's first "
+              "(core_attn, Megatron's default; ops on torchtitan).",
               [](JobSpec& j, const Json& v, const std::string& p) {
                 if (v.is_null())
                   j.recompute_modules.reset();
@@ -404,8 +405,12 @@ void resolve_sharding(const JobSpec& s, Job& j) {
     throw ConfigError("recompute_modules",
                       std::string("applies to --recompute selective (got ") + to_string(j.recompute) + ")",
                       "add --recompute selective or drop --recompute-modules");
-  j.recompute_modules =
-      j.recompute == Recompute::kSelective ? s.recompute_modules.value_or(llm::kRecomputeCoreAttn) : 0u;
+  // Without --recompute-modules, selective recompute is what the stack's selective checkpointing
+  // does first: Megatron's attention core, PyTorch's op policy on torchtitan.
+  uint32_t stack_default = llm::kRecomputeCoreAttn;
+  if (!j.stack.features.recompute_modules.empty())
+    stack_default = llm::parse_recompute_modules(Json(j.stack.features.recompute_modules.front()), "stack");
+  j.recompute_modules = j.recompute == Recompute::kSelective ? s.recompute_modules.value_or(stack_default) : 0u;
   if (s.recompute_modules && *s.recompute_modules == 0)
     throw ConfigError("recompute_modules", "is empty", "name at least one module, or use --recompute none");
   if (j.offload_activation_layers > 0 && j.offload_activations)

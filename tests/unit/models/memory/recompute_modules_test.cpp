@@ -128,6 +128,33 @@ TEST(RecomputeModules, JobsNameThemOrAreTold) {
   EXPECT_EQ(llm::recompute_modules_string(llm::kRecomputeMoe | llm::kRecomputeCoreAttn), "core_attn,moe");
 }
 
+TEST(RecomputeModules, TorchOpCheckpointingKeepsEveryOtherMatmul) {
+  // Llama 3 8B, T = 8192, no TP: input h, wq 4096, wv 1024, w1 14336, w2 4096 (the 1st, 3rd, 5th
+  // and 7th matmuls), the attention output 4096 (bf16) and 32 fp32 log-sum-exps per token.
+  const double T = 8192;
+  EXPECT_NEAR(layer_bytes("selective", llm::kRecomputeOps),
+              T * (4096 + 4096 + 1024 + 14336 + 4096 + 4096) * 2 + T * 32 * 4, 1.0);
+  EXPECT_LT(layer_bytes("selective", llm::kRecomputeOps), 0.5 * layer_bytes("none", std::nullopt));
+  // torchtitan's selective checkpointing is this policy; it redoes the norms, RoPE, the
+  // activation and the wk, wo and w3 matmuls before each backward.
+  const Json tt{{"model", "llama3-8b"}, {"stack", "torchtitan"}, {"cluster", "dgx-h100"}, {"gpus", 8},
+                {"global_batch", 8},    {"seq_len", 2048}};
+  const workload::Job j = testing::job(with(tt, {{"recompute", "selective"}}));
+  EXPECT_EQ(j.recompute_modules, llm::kRecomputeOps);
+  EXPECT_EQ(j.to_json().at("recompute_modules"), (Json{"ops"}));
+  const workload::SimulationResult none = workload::simulate(testing::job(tt)), ops = workload::simulate(j);
+  EXPECT_GT(ops.stages[0].time.recompute, sim::Time::zero());
+  EXPECT_GT(ops.iteration, none.iteration);
+  EXPECT_LT(ops.stages[0].memory.activation_per_chunk, none.stages[0].memory.activation_per_chunk);
+  // Megatron's modules are not torchtitan's, and the op policy is not Megatron's.
+  EXPECT_NE(
+      config_error(with(tt, {{"recompute", "selective"}, {"recompute_modules", {"layernorm"}}})).find("torchtitan"),
+      std::string::npos);
+  EXPECT_NE(
+      config_error(mini_moe({{"recompute", "selective"}, {"recompute_modules", {"ops"}}})).find("recompute_modules"),
+      std::string::npos);
+}
+
 TEST(Fp8ParamGather, WeightsAreTheirOwnFp8Copy) {
   const llm::ModelSpec m = testing::model("llama3-8b");
   memory::StageMemoryInput in;
