@@ -1,5 +1,6 @@
 #include "models/llm/layer_kernels.hpp"
 
+#include "models/llm/eager_ops.hpp"
 #include "models/llm/mla_kernels.hpp"
 #include "models/llm/recompute_modules.hpp"
 
@@ -172,6 +173,7 @@ LayerKernels layer_kernels(const ModelSpec& m, const LayerShape& s) {
       memory_kernel("mlp.act.bwd", act_elems * kAct * (1 + 2 * gates)),  // read grad + inputs, write input grads
       dgrad_gemm("mlp.fc1", T, gates * f_local, h)};
   p.main_wgrad = {wgrad_gemm("mlp.fc2", T, h, f_local), wgrad_gemm("mlp.fc1", T, gates * f_local, h)};
+  if (s.eager_elementwise) expand_eager_ops(out, m, s);
   if (s.recompute_modules & kRecomputeOps) {
     out.attn.module_recompute = op_checkpoint_kernels(m, s, out.attn, true);
     out.mlp.module_recompute = op_checkpoint_kernels(m, s, out.mlp, false);
@@ -208,6 +210,10 @@ EdgeKernels edge_kernels(const ModelSpec& m, const LayerShape& s) {
   e.head_dgrad = {memory_kernel("head.loss.bwd", logits * 6), head(dgrad_gemm("head.logits", T, v_local, h)),
                   memory_kernel("head.norm.bwd", Th * 5 * kAct)};
   e.head_wgrad = {head(wgrad_gemm("head.logits", T, v_local, h))};
+  if (s.eager_elementwise) {
+    expand_eager_ops(e.head_fwd);
+    expand_eager_ops(e.head_dgrad);
+  }
   if (m.mtp_layers > 0) {
     const int64_t h_local = h / s.tp;
     e.mtp_fwd = {memory_kernel("mtp.embed.fwd", Th * 2 * kAct), memory_kernel("mtp.norms.fwd", Th * 2 * 2 * kAct),

@@ -34,6 +34,9 @@ struct LayerShape {
   // Modules recomputed before their backward beyond the attention core (recompute_modules.hpp):
   // their forward kernels are BlockKernels::module_recompute.
   uint32_t recompute_modules = 0;
+  // The norms, RoPE and activation run as separate eager PyTorch ops (eager_ops.hpp): torchtitan
+  // without torch.compile.
+  bool eager_elementwise = false;
 };
 
 // Operand layout of a GEMM in row-major terms, for Y[m,n] = X[m,k] W^T with Megatron's [out, in]

@@ -79,7 +79,9 @@ const Schema<StackFeatures>& features_schema() {
         .boolean("recompute_layers", &StackFeatures::recompute_layers, std::nullopt,
                  "Full recomputation of only the first N layers of each chunk.")
         .boolean("uneven_layout", &StackFeatures::uneven_layout, std::nullopt,
-                 "Pipeline stages with different layer counts (pp_layout).");
+                 "Pipeline stages with different layer counts (pp_layout).")
+        .boolean("torch_compile", &StackFeatures::torch_compile, false,
+                 "torch.compile of the model (the job's torch_compile).");
     return s;
   }();
   return schema;
@@ -105,6 +107,10 @@ const Schema<StackKernels>& kernels_schema() {
                  "Under precision fp8, the output layer's GEMMs run in FP8 too (false: 16-bit).")
         .enumeration("fp8_recipe", &StackKernels::fp8_recipe, {"none", "delayed", "current", "blockwise"}, std::nullopt,
                      "FP8 scaling recipe (none: the stack has no FP8 training).")
+        .boolean("eager_elementwise", &StackKernels::eager_elementwise, false,
+                 "The model's norms, RoPE and activation run as separate eager PyTorch ops (torchtitan's "
+                 "Llama: RMSNorm in fp32 op by op, complex-number RoPE, silu * mul, repeat_kv), not fused "
+                 "kernels, unless the job sets torch_compile.")
         .integer("grouped_gemm_streams", &StackKernels::grouped_gemm_streams, 0, 64, 0,
                  "How MoE experts' GEMMs run: 0 = one grouped kernel over all local experts (CUTLASS grouped "
                  "GEMM, torch._grouped_mm); n = one GEMM kernel per expert issued round-robin on n streams "

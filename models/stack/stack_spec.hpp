@@ -37,6 +37,7 @@ struct StackFeatures {
   bool hybrid_shard = false;                   // dp_shard < dp*cp (HSDP / MiCS)
   bool recompute_layers = false;               // full recompute of only the first N layers of a chunk
   bool uneven_layout = false;                  // pp_layout with unequal stages
+  bool torch_compile = false;                  // torch_compile fuses the eager element-wise ops
 };
 
 // The kernels it runs, where they differ from the GPU preset's reference (cuDNN/FA3-class fused
@@ -52,8 +53,9 @@ struct StackKernels {
   double fp8_gemm_scale = 1.0;
   // The same for 16-bit GEMMs (gemm_efficiency): an older cuBLAS than the one the preset measured.
   double gemm_scale = 1.0;
-  bool fp8_lm_head = false;  // the output layer's GEMMs run in FP8 (else 16-bit, as Megatron-Core's output layer)
-  std::string fp8_recipe;    // delayed | current | blockwise | none
+  bool fp8_lm_head = false;        // the output layer's GEMMs run in FP8 (else 16-bit, as Megatron-Core's output layer)
+  std::string fp8_recipe;          // delayed | current | blockwise | none
+  bool eager_elementwise = false;  // norms, RoPE, activation as separate eager PyTorch ops (llm/eager_ops.hpp)
   int64_t grouped_gemm_streams = 0;  // MoE experts: 0 = one grouped kernel; n = per-expert GEMMs on n streams
 };
 

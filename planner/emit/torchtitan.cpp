@@ -226,7 +226,7 @@ std::vector<EmittedFile> emit_torchtitan(const Job& j) {
   const DpMesh dp = dp_mesh(j, notes);
   const bool async_tp = j.tp_comm_overlap && j.tp > 1 && !mx(j);
   // torch.compile of the model: async TP needs it, and the MXFP8 casts are fast under it (not with TP).
-  const bool compile = async_tp || (mx(j) && j.tp == 1);
+  const bool compile = j.torch_compile || async_tp || (mx(j) && j.tp == 1);
   const detail::LaunchShape shape = detail::launch_shape(j);
 
   std::string out = detail::comment(detail::header(j, "torchtitan", "torchtitan job config (TOML)."), "# ");

@@ -13,7 +13,8 @@
 //   ac_freq 2 (every second layer fully recomputed): `--recompute full --recompute-layers L/2`.
 // - float8: torchao Float8Linear with tensorwise dynamic scaling -> `--precision fp8`; the FSDP
 //   float8 all-gather where the row says so (`fp8_param_gather`).
-// - torch.compile is not modelled (the compile rows are simulated as eager).
+// - torch.compile: `torch_compile` where the row sets it (the element-wise ops fused); the eager
+//   rows run torchtitan's model op by op (llm/eager_ops.hpp).
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -62,6 +63,7 @@ Json torchtitan_job(const Json& rec) {
   } else {
     job["recompute"] = ac;  // none | full
   }
+  if (p.value("torch_compile", false)) job["torch_compile"] = true;
   if (p.value("float8", false)) {
     job["precision"] = "fp8";
     if (rec.value("notes", "").find("FSDP float8 all-gather") != std::string::npos) job["fp8_param_gather"] = true;
@@ -103,14 +105,16 @@ TEST(Torchtitan, TokensPerGpuAndPeakMemory) {
   print_table("torchtitan (FSDP2), peak memory (reserved), GiB", memory, "GiB");
   const Stats s = stats(rows), mem = stats(memory);
   // Observed 2026-11-28 (issue 33). Before: selective recompute on this stack kept every tensor
-  // (Megatron's attention-core policy is a no-op with fused attention): 4 of 16 rejected on memory
-  // (the 8-GPU Llama 3.1 8B rows at 103 GiB of 96), tokens/s median 26.1%, peaks +25% to +87%.
-  // After PyTorch's op-level selective checkpointing (recompute_modules `ops`): 16 of 16 fit,
-  // tokens/s median 18.9% (optimistic on every row, +10% to +42%), peaks -28% to +6% (the 2025
-  // H200 rows within 6%, the Dec 2024 H100 rows 17-28% under: their eager fp32 loss). Targets
-  // (tokens/s median <= 10%, every peak within 10%) NOT met; these bounds guard the state.
+  // (Megatron's attention-core policy is a no-op with fused attention) and the model's element-wise
+  // ops were priced as fused kernels: 4 of 16 rejected on memory (the 8-GPU Llama 3.1 8B rows at
+  // 103 GiB of 96), tokens/s median 26.1%, peaks +25% to +87%. After PyTorch's op-level selective
+  // checkpointing (recompute_modules `ops`) and eager element-wise ops unless torch_compile: 16 of
+  // 16 fit, tokens/s median 15.6% (every row optimistic: A100 +4% to +19%, compiled H100 / H200
+  // +16% to +23%), peaks -28% to +6% (the 2025 H200 rows within 6%, the Dec 2024 H100 rows 17-28%
+  // under: their eager fp32 loss). Targets (tokens/s median <= 10%, every peak within 10%) NOT
+  // met; these bounds guard the state.
   EXPECT_EQ(s.not_fitting, 0u);
-  EXPECT_LE(s.median_abs, 0.20);
+  EXPECT_LE(s.median_abs, 0.16);
   EXPECT_LE(mem.max_abs, 0.30);
   // The source's own memory statement: Llama 2 70B at local batch 2 with selective checkpointing
   // runs out of memory on 80 GB A100s (the batch-1 row is the one that ran).

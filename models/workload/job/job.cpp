@@ -219,6 +219,11 @@ void runtime_fields(JobSchema& s) {
                    "How communication is simulated: `flow` runs every transfer of every collective as flows "
                    "on the cluster's topology (max-min bandwidth sharing); `analytic` uses the hierarchical "
                    "alpha-beta formulas (no contention between concurrent collectives).")
+      .boolean("torch_compile", &JobSpec::torch_compile, false,
+               "torch.compile each transformer block (torchtitan --training.compile): the element-wise ops a "
+               "model written in eager PyTorch runs one by one (RMSNorm, RoPE, SwiGLU, GQA's key/value "
+               "expansion) become fused kernels, as Megatron-Core's are already (docs/stacks.md). Only on stacks "
+               "whose kernels are eager ops.")
       .integer("seed", &JobSpec::seed, 0, std::numeric_limits<int64_t>::max(), 0,
                "Random seed (stochastic components).");
   ;

@@ -39,6 +39,7 @@ struct JobOptions {
   bool offload_optimizer = false, offload_activations = false;
   int64_t offload_activation_layers = 0;  // layers per chunk whose activations wait in host memory
   bool tp_comm_overlap = false, overlap_param_gather = false, fp8_param_gather = false;
+  bool torch_compile = false;   // element-wise ops fused (stacks whose kernels are eager PyTorch ops)
   double dp_comm_weight = 1.0;  // sharing penalty of data-parallel flows on shared links
   int64_t micro_batch = 1, global_batch = 0;
   std::string schedule = "1f1b";  // a name in schedules::ScheduleRegistry

@@ -49,6 +49,7 @@ Json Job::to_json() const {
            {"tp_comm_overlap", tp_comm_overlap},
            {"overlap_param_gather", overlap_param_gather},
            {"fp8_param_gather", fp8_param_gather},
+           {"torch_compile", torch_compile},
            {"dp_comm_weight", dp_comm_weight},
            {"micro_batch", micro_batch},
            {"global_batch", global_batch},

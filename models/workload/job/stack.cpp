@@ -86,6 +86,8 @@ const FeatureCheck kChecks[] = {
        return !j.model.moe || stack::allows(f.moe_balance, std::string(to_string(j.moe_balance)));
      },
      [](const Job& j) { return std::string("MoE load balancing ") + to_string(j.moe_balance); }},
+    {"torch_compile", [](const stack::StackFeatures& f, const Job& j) { return !j.torch_compile || f.torch_compile; },
+     [](const Job&) { return std::string("torch.compile"); }},
     {"tp_comm_overlap",
      [](const stack::StackFeatures& f, const Job& j) { return !j.tp_comm_overlap || f.tp_comm_overlap; },
      [](const Job&) { return std::string("TP communication overlap"); }},
