@@ -163,7 +163,12 @@ StageMemory stage_memory(const StageMemoryInput& in) {
     const double elem = in.fp8_params ? 1.0 : 2.0;
     const double gathered = in.keeps_gathered_chunk ? static_cast<double>(std::max(in.layers_per_chunk, int64_t{1}))
                                                     : static_cast<double>(in.gathered_layers);
-    buffers += footprint_bytes(gathered * m.layer_parameters() * elem / t);
+    // A gathered layer is what one rank holds unsharded: the whole layer over TP, or for MoE models
+    // (transformer_params given) its share of the experts too.
+    const double layer = in.transformer_params >= 0.0 && in.layers > 0
+                             ? in.transformer_params / static_cast<double>(in.layers)
+                             : m.layer_parameters() / t;
+    buffers += footprint_bytes(gathered * layer * elem);
   }
   s.buffers = buffers;
   if (in.fp8) {

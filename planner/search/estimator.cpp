@@ -357,11 +357,23 @@ void Estimator::zero3_ops(Pass& s) {
   s.grad_group = GroupPlacement{j.dp_cp(), clamp_per_node(gpn, j.tp, j.dp_cp())};
   s.replica = GroupPlacement{j.dp_cp() / j.dp_shard, clamp_per_node(gpn, j.tp * j.dp_shard, j.dp_cp() / j.dp_shard)};
   if (j.zero >= 3 && j.dp_shard > 1) {
-    const double pbytes = layer_params * (j.fp8_param_gather ? 1.0 : 2.0);
-    const double g =
-        comm_.collective(CollectiveOp::kAllGather, sim::Bytes(static_cast<int64_t>(pbytes)), s.shard).seconds();
-    const sim::Bytes gb(static_cast<int64_t>(layer_params * s.grad_elem));
+    // MoE layers: the routed experts over the expert data-parallel group, the rest over the shard
+    // group (sharding.cpp).
+    const int64_t probe = j.layers.size() > 1 ? 1 : 0;
+    const double experts = j.model.moe ? j.expert_layer_params(probe) : 0.0;
+    const double dense = layer_params - experts;
+    const double elem = j.fp8_param_gather ? 1.0 : 2.0;
+    const GroupPlacement edp{j.expert_dp(), clamp_per_node(gpn, j.ep * j.etp, j.expert_dp())};
+    const bool expert_group = experts > 0.0 && j.expert_dp() > 1;
+    double g =
+        comm_.collective(CollectiveOp::kAllGather, sim::Bytes(static_cast<int64_t>(dense * elem)), s.shard).seconds();
+    const sim::Bytes gb(static_cast<int64_t>(dense * s.grad_elem));
     double r = comm_.collective(CollectiveOp::kReduceScatter, gb, s.shard).seconds();
+    if (expert_group) {
+      g += comm_.collective(CollectiveOp::kAllGather, sim::Bytes(static_cast<int64_t>(experts * elem)), edp).seconds();
+      r += comm_.collective(CollectiveOp::kReduceScatter, sim::Bytes(static_cast<int64_t>(experts * s.grad_elem)), edp)
+               .seconds();
+    }
     if (j.dp_shard < j.dp_cp()) r += comm_.collective(CollectiveOp::kAllReduce, gb / j.dp_shard, s.replica).seconds();
     const double amortize = s.sched.reuses_gathered_weights ? 1.0 / s.mbs : 1.0;
     // The backward of a layer (with its recomputed forward under full recompute) hides the next

@@ -66,7 +66,7 @@ SearchSpace make_space(const JobSpec& spec, const Json& given, const Job& hw, co
   if (pinned("zero")) {
     s.zero = {spec.zero};
   } else {
-    s.zero = m.moe ? std::vector<int64_t>{0, 1, 2} : std::vector<int64_t>{0, 1, 2, 3};
+    s.zero = {0, 1, 2, 3};
   }
   if (pinned("recompute")) {
     s.recompute = {spec.recompute};

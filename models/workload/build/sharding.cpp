@@ -15,11 +15,21 @@ using sim::Bytes;
 
 // ---- ZeRO-3 / FSDP ----------------------------------------------------------------------------
 
+// A MoE layer under FSDP with expert parallelism (torchtitan, NeMo AutoModel, Megatron FSDP): the
+// routed experts are sharded over the ranks holding the same experts (the expert data-parallel
+// group), the rest of the layer over the whole shard group; each part is gathered (and its
+// gradient reduce-scattered) over its own group.
 Handle zero3_gather(const BuildContext& c, StageEmitter& e, const ShardState& st, int mb, int layer) {
   const size_t k = static_cast<size_t>(c.job.prefetch_layers);
   const Handle gate = st.recent.size() > k ? st.recent[st.recent.size() - 1 - k] : Handle{};
-  return e.collective(c.lb.zero3_ag, GroupKind::kShard, CollectiveOp::kAllGather, c.param_bytes(c.layer_params), mb,
-                      layer, {&gate});
+  const double experts = c.job.model.moe ? c.expert_params(layer) : 0.0;
+  const double dense = c.job.model.moe ? c.rank_params(layer) - experts : c.layer_params;
+  Handle h = e.collective(c.lb.zero3_ag, GroupKind::kShard, CollectiveOp::kAllGather, c.param_bytes(dense), mb, layer,
+                          {&gate});
+  if (experts > 0.0 && c.job.expert_dp() > 1)
+    h = e.collective(c.lb.zero3_ag, GroupKind::kExpertGrad, CollectiveOp::kAllGather, c.param_bytes(experts), mb, layer,
+                     {&h});
+  return h;
 }
 
 Handle edge_gather(const BuildContext& c, StageEmitter& e, int mb) {
@@ -35,8 +45,14 @@ void layer_done(ShardState& st, const Handle& h) {
 
 Handle zero3_reduce(const BuildContext& c, StageEmitter& e, int mb, int layer, const Handle& wg) {
   const Job& job = c.job;
-  const Bytes gb(static_cast<int64_t>(c.layer_params * static_cast<double>(c.grad_elem)));
+  const double experts = job.model.moe ? c.expert_params(layer) : 0.0;
+  const double dense = job.model.moe ? c.rank_params(layer) - experts : c.layer_params;
+  const Bytes gb(static_cast<int64_t>(dense * static_cast<double>(c.grad_elem)));
   Handle rs = e.collective(c.lb.zero3_rs, GroupKind::kShard, CollectiveOp::kReduceScatter, gb, mb, layer, {&wg});
+  if (experts > 0.0 && job.expert_dp() > 1) {
+    const Bytes eb(static_cast<int64_t>(experts * static_cast<double>(c.grad_elem)));
+    rs = e.collective(c.lb.zero3_rs, GroupKind::kExpertGrad, CollectiveOp::kReduceScatter, eb, mb, layer, {&rs});
+  }
   if (job.dp_shard == job.dp_cp()) return rs;
   return e.collective(c.lb.zero3_ar, GroupKind::kReplica, CollectiveOp::kAllReduce, gb / job.dp_shard, mb, layer,
                       {&rs});

@@ -358,9 +358,6 @@ void resolve_experts(Job& j) {
     return;
   }
   const auto& moe = *m.moe;
-  if (j.zero >= 3)
-    throw ConfigError("zero", "ZeRO-3 is not modelled for MoE models (routed experts are already sharded by ep)",
-                      "use --zero 1 with --ep");
   if (moe.experts % j.ep != 0)
     throw ConfigError(
         "ep", "experts (" + std::to_string(moe.experts) + ") must be divisible by ep (" + std::to_string(j.ep) + ")",
@@ -391,6 +388,11 @@ void resolve_sharding(const JobSpec& s, Job& j) {
   if (j.dp_cp() % j.dp_shard != 0)
     throw ConfigError("dp_shard", std::to_string(j.dp_shard) + " must divide dp*cp = " + std::to_string(j.dp_cp()),
                       "choose --dp-shard among " + divisors_text(j.dp_cp()));
+  if (j.model.moe && j.zero >= 3 && j.dp_shard < j.dp_cp())
+    throw ConfigError("dp_shard",
+                      "hybrid sharding (dp_shard " + std::to_string(j.dp_shard) + " < dp*cp " +
+                          std::to_string(j.dp_cp()) + ") is not modelled for MoE models",
+                      "drop --dp-shard (FSDP over all data-parallel ranks), or use --zero 1");
   if (s.recompute_layers) {
     if (j.recompute != Recompute::kFull)
       throw ConfigError("recompute_layers",

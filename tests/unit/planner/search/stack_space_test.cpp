@@ -135,8 +135,8 @@ TEST(StackSpace, NemoTorchtitanAndMegatronCore2024KeepTheirZeroStagesAndSchedule
   for (const std::string& s : values(nemo.e, schedule_of)) EXPECT_TRUE(s == "1f1b" || s == "interleaved") << s;
   const Fixture titan = fixture(on(kLong, "torchtitan"));
   EXPECT_EQ(values(titan.e, zero_of), (std::set<std::string>{"0", "3"}));
-  const Fixture moe = fixture(on(kMoe, "torchtitan"));  // ZeRO-3 is not modelled for MoE: only 0
-  EXPECT_EQ(values(moe.e, zero_of), (std::set<std::string>{"0"}));
+  const Fixture moe = fixture(on(kMoe, "torchtitan"));  // FSDP with EP for MoE too (sharding.cpp)
+  EXPECT_EQ(values(moe.e, zero_of), (std::set<std::string>{"0", "3"}));
   EXPECT_GT(values(moe.e, ep_of).size(), 1u);
   const Fixture core = fixture(on(kLong, "megatron-core-2024"));
   EXPECT_EQ(values(core.e, zero_of), (std::set<std::string>{"0", "1"}));
