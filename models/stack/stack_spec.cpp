@@ -141,7 +141,10 @@ const Schema<StackMemory>& memory_schema() {
         .integer("fp8_amax_history", &StackMemory::fp8_amax_history, 0, 1 << 20, std::nullopt,
                  "Amax history length per FP8 tensor (delayed scaling; fp32 each).")
         .number("logits_bytes", &StackMemory::logits_bytes, 1.0, 16.0, std::nullopt,
-                "Bytes per logit element alive at the loss (8: fp32 logits and their gradient).");
+                "Bytes per logit element alive at the loss (8: fp32 logits and their gradient).")
+        .number("eager_logits_bytes", &StackMemory::eager_logits_bytes, 0.0, 32.0, 0.0,
+                "Bytes per logit element alive at the loss when the loss runs eagerly (a stack with "
+                "eager_elementwise kernels and a job without torch_compile); 0: logits_bytes.");
     return s;
   }();
   return schema;

@@ -71,6 +71,7 @@ struct StackMemory {
   double fp8_weight_cache = 0.0;         // bytes per held parameter of cached FP8 weights (+ transposes)
   int64_t fp8_amax_history = 0;          // amax history length (delayed scaling), fp32 per FP8 tensor
   double logits_bytes = 8.0;             // bytes per logit element alive at the loss (fp32 logits + grad)
+  double eager_logits_bytes = 0.0;       // the same when an eager stack's job is not compiled (0: logits_bytes)
 };
 
 // The host side of eager execution (models/llm/host_sync.hpp): what a host-device synchronization

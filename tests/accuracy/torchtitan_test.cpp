@@ -110,12 +110,14 @@ TEST(Torchtitan, TokensPerGpuAndPeakMemory) {
   // 103 GiB of 96), tokens/s median 26.1%, peaks +25% to +87%. After PyTorch's op-level selective
   // checkpointing (recompute_modules `ops`) and eager element-wise ops unless torch_compile: 16 of
   // 16 fit, tokens/s median 15.6% (every row optimistic: A100 +4% to +19%, compiled H100 / H200
-  // +16% to +23%), peaks -28% to +6% (the 2025 H200 rows within 6%, the Dec 2024 H100 rows 17-28%
-  // under: their eager fp32 loss). Targets (tokens/s median <= 10%, every peak within 10%) NOT
-  // met; these bounds guard the state.
+  // +16% to +23%); with the eager loss's fp32 working set (eager_logits_bytes) peaks -22% to +6%,
+  // median 13.3% (the 2025 H200 rows within 6%, the Dec 2024 eager rows -8% and -10%, the Dec 2024
+  // compile rows 17-22% under: that release compiled the model but not its loss, where the 2025
+  // stack's torch_compile compiles both). Targets (tokens/s median <= 10%, every peak within
+  // 10%) NOT met; these bounds guard the state.
   EXPECT_EQ(s.not_fitting, 0u);
   EXPECT_LE(s.median_abs, 0.16);
-  EXPECT_LE(mem.max_abs, 0.30);
+  EXPECT_LE(mem.max_abs, 0.23);
   // The source's own memory statement: Llama 2 70B at local batch 2 with selective checkpointing
   // runs out of memory on 80 GB A100s (the batch-1 row is the one that ran).
   Json oom = torchtitan_job(*std::find_if(data->begin(), data->end(), [](const Json& r) {
