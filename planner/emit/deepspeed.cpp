@@ -6,6 +6,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "models/llm/recompute_modules.hpp"
 #include "planner/emit/detail/format.hpp"
 #include "planner/emit/emitter.hpp"
 
@@ -76,6 +77,9 @@ std::vector<std::string> ds_notes(const Job& j) {
                 (j.zero == 2 ? "gradients are not sharded" : "gradients and weights are not sharded") +
                 ", re-check memory, or use pp = 1 with --no-pipeline-parallel.");
   if (j.precision == Precision::kFp8) n.push_back("FP8: Megatron-DeepSpeed has no FP8 GEMMs; BF16 is written.");
+  if (j.recompute == models::workload::Recompute::kSelective && j.recompute_modules != models::llm::kRecomputeCoreAttn)
+    n.push_back("Selective recompute of " + models::llm::recompute_modules_string(j.recompute_modules) +
+                ": Megatron-DeepSpeed recomputes the attention core only (--recompute-granularity selective).");
   if (j.precision == Precision::kMxfp8 || j.precision == Precision::kNvfp4)
     n.push_back(std::string(j.precision == Precision::kMxfp8 ? "MXFP8" : "NVFP4") +
                 ": Megatron-DeepSpeed has no block-scaled (MXFP8 or NVFP4) GEMMs, nor any FP8; BF16 is written, "

@@ -325,8 +325,9 @@ void set_recompute_and_offload(Py& p, const Job& j) {
     p.set("recipe.model.config.recompute_method", "None");
     p.set("recipe.model.config.recompute_num_layers", "None");
   } else if (j.recompute == Recompute::kSelective) {
-    p.set("recipe.model.config.recompute_granularity", dq("selective"), "core attention");
-    if (j.recompute_modules != models::llm::kRecomputeCoreAttn) {
+    const bool core_only = j.recompute_modules == models::llm::kRecomputeCoreAttn;
+    p.set("recipe.model.config.recompute_granularity", dq("selective"), core_only ? "core attention" : "");
+    if (!core_only) {
       std::string list;
       const auto& names = models::llm::recompute_module_names();
       for (size_t i = 0; i < names.size(); ++i)

@@ -4,6 +4,7 @@
 // torch.distributed.pipelining schedules, CP (ring attention) and EP.
 #include <map>
 
+#include "models/llm/recompute_modules.hpp"
 #include "planner/emit/detail/format.hpp"
 #include "planner/emit/emitter.hpp"
 
@@ -184,10 +185,10 @@ std::vector<EmittedFile> emit_torchtitan(const Job& j) {
   if (j.cp > 1 && detail::cp_algorithm(j) != "ring")
     notes.push_back("Context parallelism " + detail::cp_algorithm(j) +
                     ": torchtitan has ring attention only; context_parallel_degree " + str(j.cp) + " runs the ring.");
-  if (j.recompute == Recompute::kSelective)
-    notes.push_back(
-        "Selective recompute: per-op selective checkpointing (\"op\") saves matmul outputs and recomputes "
-        "the rest, close to recomputing the attention core.");
+  if (j.recompute == Recompute::kSelective && j.recompute_modules != models::llm::kRecomputeOps)
+    notes.push_back("Selective recompute of " + models::llm::recompute_modules_string(j.recompute_modules) +
+                    " (Megatron-Core's modules): torchtitan has per-op selective checkpointing (\"op\"), which "
+                    "keeps every other matmul output and recomputes the rest; its memory and time differ.");
   if (j.recompute == Recompute::kFull) {
     bool partial = false;
     for (const int64_t l : j.layers) partial = partial || j.recompute_layers < l;

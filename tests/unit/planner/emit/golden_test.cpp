@@ -24,8 +24,9 @@ namespace fs = std::filesystem;
 
 // Every case folder; README.md in tests/golden/emit says what each covers.
 const std::vector<std::string> kCases = {
-    "llama3_70b_interleaved_h100", "mixtral_8x7b_ep_zb_h1",    "llama3_8b_cp_ring_128k", "llama3_8b_zero3_hsdp",
-    "llama3_70b_first_last_fp8",   "llama3_70b_custom_layout", "llama3_70b_b200_mxfp8",  "llama3_70b_gb200_nvfp4",
+    "llama3_70b_interleaved_h100", "mixtral_8x7b_ep_zb_h1",     "llama3_8b_cp_ring_128k",
+    "llama3_8b_zero3_hsdp",        "llama3_70b_first_last_fp8", "llama3_70b_custom_layout",
+    "llama3_70b_b200_mxfp8",       "llama3_70b_gb200_nvfp4",    "gpt_oss_b200_recompute_modules",
 };
 
 fs::path golden_dir() { return fs::path(TRAINSIM_EMIT_GOLDEN_DIR); }
