@@ -188,6 +188,19 @@ const Schema<StackSpec>& stack_schema() {
                   if (!j.is_object()) throw ConfigError(p, "expected an object of job keys, e.g. {\"zero\": 1}");
                   s.defaults = j;
                 })
+        .custom("precision_defaults", "object of precision -> job keys", std::string("{}"),
+                "Job options its recipes set for one precision (e.g. {\"fp8\": {\"fp8_param_gather\": true}}), "
+                "over `defaults`; a job's own keys and flags win.",
+                [](StackSpec& s, const Json& j, const std::string& p) {
+                  if (!j.is_object())
+                    throw ConfigError(p,
+                                      "expected an object of precisions, e.g. {\"fp8\": {\"fp8_param_gather\": true}}");
+                  for (auto it = j.begin(); it != j.end(); ++it) {
+                    sim::config::read_enum(Json(it.key()), p, {"bf16", "fp16", "fp8", "mxfp8", "nvfp4"});
+                    if (!it->is_object()) throw ConfigError(p + "." + it.key(), "expected an object of job keys");
+                  }
+                  s.precision_defaults = j;
+                })
         .custom("features", "object", std::nullopt, "What it can run.", nested(&StackSpec::features, features_schema))
         .custom("kernels", "object", std::nullopt, "Its kernels.", nested(&StackSpec::kernels, kernels_schema))
         .custom("memory", "object", std::nullopt, "Its memory conventions.", nested(&StackSpec::memory, memory_schema))

@@ -87,6 +87,9 @@ struct StackSpec {
   std::string target;     // repository@commit the profile (and its emitter flag set) targets
   std::string emitter;    // the launch-config emitter for this framework
   sim::config::Json defaults = sim::config::Json::object();  // job keys its recipes set
+  // Job keys its recipes set for one precision (precision name -> object of job keys), over
+  // `defaults`; a job's own keys win.
+  sim::config::Json precision_defaults = sim::config::Json::object();
   StackFeatures features;
   StackKernels kernels;
   StackMemory memory;

@@ -130,7 +130,8 @@ Json blackwell_job(const Json& rec) {
   // parameters are gathered in BF16 through the gradient buffer (Megatron-Core 0.15
   // param_and_grad_buffer.py), so only per-tensor FP8 rows set it. DeepSeek-V3's recipes keep the
   // Adam moments in BF16 (precision-aware optimizer with exp_avg / exp_avg_sq bf16).
-  if (starts_with(id, "mbridge_") && job.at("precision") == "fp8") job["fp8_param_gather"] = true;
+  // The stack's precision_defaults turn it on for fp8 and mxfp8; the rows keep the mapping above.
+  job["fp8_param_gather"] = starts_with(id, "mbridge_") && job.at("precision") == "fp8";
   if (model.at("name") == "deepseek-v3") job["optimizer_states"] = "bf16";
   // Per-module selective recompute (recompute_modules) of the recipes (Megatron-Bridge
   // scripts/performance at r0.1.0 684a68616 for 25.09, v0.2.0 workload_base_configs.py for

@@ -139,6 +139,13 @@ Json with_stack_defaults(const Json& j) {
   Json out = j;
   for (auto it = s.defaults.begin(); it != s.defaults.end(); ++it)
     if (!out.contains(it.key())) out[it.key()] = it.value();
+  // The precision's own recipe keys (the job's precision, else the defaults', else bf16).
+  const Json precision = out.contains("precision") ? out.at("precision") : Json("bf16");
+  if (precision.is_string() && s.precision_defaults.contains(precision.get<std::string>())) {
+    const Json& keys = s.precision_defaults.at(precision.get<std::string>());
+    for (auto it = keys.begin(); it != keys.end(); ++it)
+      if (!j.contains(it.key())) out[it.key()] = it.value();
+  }
   return out;
 }
 
@@ -148,15 +155,22 @@ stack::StackSpec resolve_stack(const Json& ref) {
   // stack file is reported in the stack, not as an unknown key of the job.
   std::vector<std::string> keys;
   for (const auto& f : job_schema().fields()) keys.push_back(f.key);
-  for (auto it = s.defaults.begin(); it != s.defaults.end(); ++it) {
-    const bool job_key = std::find(keys.begin(), keys.end(), it.key()) != keys.end();
-    const bool per_job = it.key() == "stack" || it.key() == "model" || it.key() == "cluster" || it.key() == "gpus";
-    if (job_key && !per_job) continue;
-    const std::string near = sim::config::did_you_mean(it.key(), keys);
-    throw ConfigError(
-        "stack.defaults." + it.key(), "is not a job option a stack can set",
-        near.empty() ? "use the job keys of `trainsim config explain`" : "did you mean \"" + near + "\"?");
-  }
+  auto check = [&](const Json& defaults, const std::string& at) {
+    for (auto it = defaults.begin(); it != defaults.end(); ++it) {
+      const bool job_key = std::find(keys.begin(), keys.end(), it.key()) != keys.end();
+      // A precision's own defaults cannot change the precision that chose them.
+      const bool per_job = it.key() == "stack" || it.key() == "model" || it.key() == "cluster" || it.key() == "gpus" ||
+                           (it.key() == "precision" && at != "stack.defaults");
+      if (job_key && !per_job) continue;
+      const std::string near = sim::config::did_you_mean(it.key(), keys);
+      throw ConfigError(
+          at + "." + it.key(), "is not a job option a stack can set",
+          near.empty() ? "use the job keys of `trainsim config explain`" : "did you mean \"" + near + "\"?");
+    }
+  };
+  check(s.defaults, "stack.defaults");
+  for (auto it = s.precision_defaults.begin(); it != s.precision_defaults.end(); ++it)
+    check(*it, "stack.precision_defaults." + it.key());
   return s;
 }
 
