@@ -1,9 +1,8 @@
 #include "models/compute/compute_model.hpp"
 
-#include <vector>
-
 #include <algorithm>
 #include <cmath>
+#include <vector>
 
 #include "sim/config/schema.hpp"
 

@@ -6,10 +6,6 @@ namespace trainsim::models::llm {
 
 namespace {
 
-bool ends_with(const std::string& s, const std::string& tail) {
-  return s.size() >= tail.size() && s.compare(s.size() - tail.size(), tail.size(), tail) == 0;
-}
-
 struct Expansion {
   const char* suffix;
   double factor;  // bytes against the fused kernel's
@@ -29,7 +25,7 @@ Kernels expanded(const Kernels& ks) {
     const Expansion* e = nullptr;
     if (k.kind == KernelOp::Kind::kMemory)
       for (const Expansion& x : kExpansions)
-        if (ends_with(k.name, x.suffix)) e = &x;
+        if (k.name.ends_with(x.suffix)) e = &x;
     if (!e) {
       out.push_back(k);
       continue;

@@ -146,7 +146,7 @@ MoeBlockCosts moe_block_costs(const ModelSpec& m, const LayerShape& shape, int64
   const uint32_t modules = shape.recompute_modules;
   if (modules & kRecomputeLayernorm)
     for (const KernelOp& op : k.pre_fwd)
-      if (op.name.find(".norm.fwd") != std::string::npos) out.recompute += kernel_cost(op, cm);
+      if (op.name.ends_with(".norm.fwd")) out.recompute += kernel_cost(op, cm);
   if (modules & kRecomputeMoeAct)
     for (const KernelOp& op : k.experts_fwd)
       if (op.name == "moe.experts.act.fwd") out.recompute += kernel_cost(op, cm);

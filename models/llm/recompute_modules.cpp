@@ -56,17 +56,11 @@ std::string recompute_modules_string(uint32_t modules) {
   return out;
 }
 
-namespace {
-bool ends_with(const std::string& s, const std::string& tail) {
-  return s.size() >= tail.size() && s.compare(s.size() - tail.size(), tail.size(), tail) == 0;
-}
-}  // namespace
-
 Kernels module_recompute_kernels(const BlockKernels& block, bool attention_block, uint32_t modules) {
   Kernels out;
   if (modules & kRecomputeLayernorm)
     for (const KernelOp& k : block.pre_fwd)
-      if (ends_with(k.name, ".norm.fwd")) out.push_back(k);
+      if (k.name.ends_with(".norm.fwd")) out.push_back(k);
   if (attention_block && (modules & kRecomputeMlaUpProj))
     for (const KernelOp& k : block.main_fwd)
       if (k.name == "attn.q_up.fwd" || k.name == "attn.kv_up.fwd") out.push_back(k);

@@ -30,6 +30,8 @@ std::vector<Change> candidates(const models::workload::Job& j) {
   if (j.zero < 3) out.push_back({"--zero " + std::to_string(j.zero + 1), Json{{"zero", j.zero + 1}}});
   out.push_back({"--tp " + std::to_string(j.tp * 2), Json{{"tp", j.tp * 2}, {"dp", nullptr}}});
   out.push_back({"--pp " + std::to_string(j.pp * 2), Json{{"pp", j.pp * 2}, {"dp", nullptr}, {"pp_layout", nullptr}}});
+  // Context parallelism is offered for long sequences only (16K tokens and more), where it is how
+  // the frameworks fit them; below, a larger TP or PP saves the same activations with less traffic.
   if (j.cp == 1 && j.seq_len >= 16384) out.push_back({"--cp 2", Json{{"cp", 2}, {"dp", nullptr}}});
   if (!j.offload_optimizer) out.push_back({"--offload-optimizer", Json{{"offload_optimizer", true}}});
   return out;
