@@ -41,6 +41,50 @@ void check_overrides(const Json& j, const std::string& path, const sim::config::
   }
 }
 
+// Ranges of the calibratable stack fields (the stack schema's own, models/stack/stack_spec.cpp).
+struct StackField {
+  const char* key;
+  double min, max;
+  bool duration;
+};
+constexpr StackField kStackFields[] = {
+    {"step_overhead", 0.0, 3600.0, true},
+    {"kernels.gemm_scale", 0.05, 2.0, false},
+    {"kernels.fp8_gemm_scale", 0.05, 2.0, false},
+    {"kernels.hopper_attention_fwd_scale", 0.05, 2.0, false},
+    {"kernels.hopper_attention_bwd_scale", 0.05, 2.0, false},
+    {"memory.allocator_fragmentation", 0.0, 1.0, false},
+};
+
+void check_stack_overrides(const Json& j, const std::string& path) {
+  if (!j.is_object())
+    throw ConfigError(path, "expected an object mapping stack names to objects of stack fields, got " +
+                                sim::config::json_type_name(j));
+  for (auto stack = j.begin(); stack != j.end(); ++stack) {
+    const std::string sp = child(path, stack.key());
+    if (!stack->is_object())
+      throw ConfigError(sp, "expected an object of stack fields, e.g. {\"step_overhead\": \"6ms\"}");
+    for (auto it = stack->begin(); it != stack->end(); ++it) {
+      const std::string p = child(sp, it.key());
+      const StackField* field = nullptr;
+      for (const auto& f : kStackFields)
+        if (it.key() == f.key) field = &f;
+      if (field == nullptr) {
+        const std::string near = sim::config::did_you_mean(it.key(), calibratable_stack_fields());
+        throw ConfigError(p, "is not a calibrated stack constant",
+                          near.empty() ? "calibrations override " + sim::config::join(calibratable_stack_fields())
+                                       : "did you mean \"" + near + "\"?");
+      }
+      if (field->duration) {
+        if (sim::config::read_time(*it, p).seconds() > field->max)
+          throw ConfigError(p, "is over an hour", "give the per-step overhead in seconds or as \"6ms\"");
+      } else {
+        (void)sim::config::read_number(*it, p, field->min, field->max);
+      }
+    }
+  }
+}
+
 Json free_object(const Json& j, const std::string& path) {
   if (!j.is_object()) throw ConfigError(path, "expected an object, got " + sim::config::json_type_name(j));
   return j;
@@ -67,6 +111,15 @@ const std::vector<std::string>& calibratable_gpu_fields() {
   return fields;
 }
 
+const std::vector<std::string>& calibratable_stack_fields() {
+  static const std::vector<std::string> fields = [] {
+    std::vector<std::string> out;
+    for (const auto& f : kStackFields) out.emplace_back(f.key);
+    return out;
+  }();
+  return fields;
+}
+
 const std::vector<std::string>& calibratable_cluster_fields() {
   static const std::vector<std::string> fields = {"nvlink_efficiency", "nvlink_latency",    "nic_efficiency",
                                                   "nic_latency",       "collective_launch", "nccl"};
@@ -77,8 +130,9 @@ const sim::config::Schema<Calibration>& calibration_schema() {
   static const sim::config::Schema<Calibration> schema = [] {
     sim::config::Schema<Calibration> s(
         "calibration",
-        "GPU and link constants fitted to measurements on real hardware (`trainsim validate`), applied over "
-        "the job's GPU and cluster. Each override is checked by the GPU or cluster schema.");
+        "GPU, link and stack constants fitted to measurements on real hardware (`trainsim validate`, "
+        "`trainsim kineto`, `trainsim calibrate`), applied over the job's GPU, cluster and stack. Each GPU "
+        "and cluster override is checked by the GPU or cluster schema.");
     s.custom("schema_version", "integer", std::string("1"), "Format version; this trainsim reads version 1.",
              [](Calibration& c, const Json& j, const std::string& p) {
                c.schema_version = sim::config::read_int(j, p, 1, sim::config::kUnboundedInt);
@@ -103,6 +157,40 @@ const sim::config::Schema<Calibration>& calibration_schema() {
                   check_overrides(j, p, cluster_schema(), calibratable_cluster_fields());
                   c.cluster_overrides = j;
                 })
+        .custom("stack_overrides", "object", "{}",
+                "Per software stack (its name), the stack constants set over it for jobs on that stack: "
+                "`step_overhead`, `kernels.gemm_scale`, `kernels.fp8_gemm_scale`, "
+                "`kernels.hopper_attention_fwd_scale`, `kernels.hopper_attention_bwd_scale`, "
+                "`memory.allocator_fragmentation` (`trainsim calibrate` fits them from logged runs).",
+                [](Calibration& c, const Json& j, const std::string& p) {
+                  check_stack_overrides(j, p);
+                  c.stack_overrides = j;
+                })
+        .custom("error", "object", "null",
+                "Cross-validated relative error of predictions under this calibration: {\"band\": 0.06, "
+                "\"runs\": 12, \"method\": \"leave-one-out\"}; `simulate` and `plan` print it as the band "
+                "(null: the stack presets' accuracy).",
+                [](Calibration& c, const Json& j, const std::string& p) {
+                  if (j.is_null()) return;
+                  if (!j.is_object()) throw ConfigError(p, "expected an object {band, runs, method}");
+                  for (auto it = j.begin(); it != j.end(); ++it)
+                    if (it.key() != "band" && it.key() != "runs" && it.key() != "method")
+                      throw ConfigError(child(p, it.key()), "unknown key", "use band, runs and method");
+                  if (!j.contains("band"))
+                    throw ConfigError(child(p, "band"), "is missing", "give the relative error, e.g. 0.06");
+                  c.error_band = sim::config::read_number(j.at("band"), child(p, "band"), 0.0, 10.0);
+                  if (j.contains("runs"))
+                    c.error_runs = sim::config::read_int(j.at("runs"), child(p, "runs"), 0, 1 << 30);
+                  if (j.contains("method")) {
+                    if (!j.at("method").is_string()) throw ConfigError(child(p, "method"), "expected a string");
+                    c.error_method = j.at("method").get<std::string>();
+                  }
+                })
+        .custom("evidence", "object", "{}",
+                "What the measurements covered: `stacks`, `precisions`, `clusters`, `gpu_presets` (names), `gpus`, "
+                "`params_b`, `seq_len` ([min, max]), `dense`, `moe` (flags). A job outside is reported as "
+                "extrapolated, with a wider band.",
+                [](Calibration& c, const Json& j, const std::string& p) { c.evidence = stack::parse_evidence(j, p); })
         .custom("provenance", "object", "{}",
                 "Where and how it was measured (GPU, driver, CUDA, cuBLAS and NCCL versions, date, command).",
                 [](Calibration& c, const Json& j, const std::string& p) { c.provenance = free_object(j, p); })
@@ -122,11 +210,14 @@ Calibration parse_calibration(const Json& j, const std::string& path) {
   std::vector<std::string> overridden;
   for (const Json* o : {&c.gpu_overrides, &c.cluster_overrides})
     for (auto it = o->begin(); it != o->end(); ++it) overridden.push_back(it.key());
+  for (auto stack = c.stack_overrides.begin(); stack != c.stack_overrides.end(); ++stack)
+    for (auto it = stack->begin(); it != stack->end(); ++it) overridden.push_back(stack.key() + "." + it.key());
   for (const auto& [key, text] : c.sources) {
     if (contains(overridden, key)) continue;
     const std::string near = sim::config::did_you_mean(key, overridden);
     throw ConfigError(child(child(path, "sources"), key), "names no overridden field",
-                      near.empty() ? "give sources only for the fields in gpu_overrides and cluster_overrides"
+                      near.empty() ? "give sources only for the fields in gpu_overrides and cluster_overrides (and "
+                                     "<stack>.<field> for stack_overrides)"
                                    : "did you mean \"" + near + "\"?");
   }
   return c;

@@ -208,6 +208,30 @@ const Schema<StackSpec>& stack_schema() {
         .unit("step_overhead", &StackSpec::step_overhead, &sim::config::read_time, "duration", std::nullopt,
               "Framework and host time per iteration outside the kernels (optimizer launch, gradient-norm "
               "and loss reductions, logging).")
+        .custom("accuracy", "array", std::string("[]"),
+                "Published runs its accuracy suite checks: [{\"band\": 0.06, \"runs\": 12, \"source\": "
+                "\"tests/accuracy/...\", \"evidence\": {...}}]. The band of a prediction inside an entry's "
+                "evidence (stack/evidence.hpp); outside every entry the prediction is extrapolated.",
+                [](StackSpec& s, const Json& j, const std::string& p) {
+                  if (!j.is_array()) throw ConfigError(p, "expected an array of {band, runs, source, evidence}");
+                  for (size_t i = 0; i < j.size(); ++i) {
+                    const std::string at = p + "[" + std::to_string(i) + "]";
+                    const Json& e = j[i];
+                    if (!e.is_object()) throw ConfigError(at, "expected an object {band, runs, source, evidence}");
+                    for (auto it = e.begin(); it != e.end(); ++it)
+                      if (it.key() != "band" && it.key() != "runs" && it.key() != "source" && it.key() != "evidence")
+                        throw ConfigError(at + "." + it.key(), "unknown key", "use band, runs, source and evidence");
+                    for (const char* k : {"band", "runs", "source", "evidence"})
+                      if (!e.contains(k)) throw ConfigError(at + "." + k, "is missing");
+                    StackAccuracy a;
+                    a.band = sim::config::read_number(e.at("band"), at + ".band", 0.0, 10.0);
+                    a.runs = sim::config::read_int(e.at("runs"), at + ".runs", 1, 1 << 30);
+                    if (!e.at("source").is_string()) throw ConfigError(at + ".source", "expected a string");
+                    a.source = e.at("source").get<std::string>();
+                    a.evidence = parse_evidence(e.at("evidence"), at + ".evidence");
+                    s.accuracy.push_back(std::move(a));
+                  }
+                })
         .sources(&StackSpec::sources);
     return s;
   }();

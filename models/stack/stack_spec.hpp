@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "models/stack/evidence.hpp"
 #include "sim/config/schema.hpp"
 #include "sim/units.hpp"
 
@@ -81,6 +82,15 @@ struct StackHost {
   bool moe_dispatch_sync = false;  // the dropless MoE dispatcher synchronizes before the EP all-to-all
 };
 
+// Published runs its accuracy suite checks (tests/accuracy/): the error there is the band of a
+// prediction inside their evidence, and a job outside every entry is extrapolated.
+struct StackAccuracy {
+  double band = 0;  // 68th percentile of the rows' absolute throughput errors
+  int64_t runs = 0;
+  std::string source;  // the suite and its data
+  Evidence evidence;
+};
+
 struct StackSpec {
   std::string name, description;
   std::string framework;  // "Megatron-Core r0.8 + Transformer Engine 1.7", ...
@@ -95,6 +105,7 @@ struct StackSpec {
   StackMemory memory;
   StackHost host;
   sim::Time step_overhead;  // framework and host time per iteration outside the kernels
+  std::vector<StackAccuracy> accuracy;
   std::map<std::string, std::string> sources;
 };
 

@@ -114,6 +114,9 @@ const std::vector<std::string>& output_flags() {
                                                  "--rate",
                                                  "--elastic",
                                                  "--broadcast-restore",
+                                                 "--only",
+                                                 "--skip-unusable",
+                                                 "--strict",
                                                  "--log",
                                                  "--time-limit"};
   return flags;
@@ -196,7 +199,7 @@ Args parse_args(int argc, const char* const* argv) {
                arg == "--failures" || arg == "--failure-scale" || arg == "--storage-write" || arg == "--storage-read" ||
                arg == "--chakra" || arg == "--export-chakra" || arg == "--recorded-gpu" || arg == "--screenshot" ||
                arg == "--size" || arg == "--regions" || arg == "--replay" || arg == "--backend" ||
-               arg == "--time-scale" || arg == "--replay-timeout") {
+               arg == "--time-scale" || arg == "--replay-timeout" || arg == "--only") {
       next_value(false);
       a.command_options[arg.substr(2)] = value;
     } else if (arg == "--rank") {  // kineto export: the rank whose timeline is written
@@ -211,6 +214,12 @@ Args parse_args(int argc, const char* const* argv) {
     } else if (arg == "--rate") {
       next_value(false);
       a.rates.push_back(value);
+    } else if (arg == "--strict") {
+      if (has_value) throw ConfigError("--strict", "takes no value");
+      a.options.insert("strict");
+    } else if (arg == "--skip-unusable") {
+      if (has_value) throw ConfigError("--skip-unusable", "takes no value");
+      a.options.insert("skip-unusable");
     } else if (arg == "--no-plans") {
       if (has_value) throw ConfigError("--no-plans", "takes no value");
       a.options.insert("no-plans");

@@ -72,6 +72,7 @@ int run_simulate(const Args& args, std::ostream& out) {
   check_chakra_export(args);
   const Json given = job_json(args);
   const models::workload::Job job = models::workload::resolve_job(models::workload::parse_job(given));
+  check_strict(args.options.count("strict") > 0, job);
   models::workload::SimulateOptions opt;
   opt.fidelity =
       args.fidelity == "full" ? models::workload::Fidelity::kFullRanks : models::workload::Fidelity::kRepresentative;
@@ -347,7 +348,7 @@ void print_help(std::ostream& out) {
          "                    [--moe-dispatcher alltoall|allgather|flex] [--moe-balance aux_loss|aux_free]\n"
          "                    [--offload-optimizer] [--offload-activations] [--tp-comm-overlap] [--torch-compile]\n"
          "                    [--precision bf16|fp16|fp8|mxfp8|nvfp4] [--attention flash|unfused]\n"
-         "                    [--json] [--trace FILE.json]\n"
+         "                    [--calibration NAME|FILE.json] [--strict] [--json] [--trace FILE.json]\n"
          "                    [--fidelity representative|full] [--network flow|analytic]\n"
          "                    [--link-csv FILE.csv] [--iterations N (1..64)]\n"
          "                    [--plot FILE.svg]   Gantt timeline of the iteration (docs/plots.md)\n"
@@ -370,7 +371,7 @@ void print_help(std::ostream& out) {
          "P]\n"
          "                    [--headroom 0.9] [--rerank 100] [--rerank-flow 10] [--threads T]\n"
          "                    [--max-micro-batch 16] [--max-vp 8] [--override cluster.FIELD=V|gpu.FIELD=V ...]\n"
-         "                    [--emit megatron,nemo,deepspeed,torchtitan,slurm --out DIR] [--json]\n"
+         "                    [--emit megatron,nemo,deepspeed,torchtitan,slurm --out DIR] [--strict] [--json]\n"
          "                    [--plot FILE.svg]   time vs memory front (sweep: time vs GPUs) (docs/plots.md)\n"
          "                    search every parallel configuration; `mpirun -np K trainsim plan ...` shards it\n"
          "                    --cluster A,B,C: the same plan on each cluster side by side (days, cost, energy;\n"
@@ -384,6 +385,11 @@ void print_help(std::ostream& out) {
          "  trainsim ui [JOB.json | TRACE.json] (job flags) [--no-plans] [--threads N]\n"
          "                    [--screenshot FILE.png [--size 1600x1000] [--regions FILE.json]]\n"
          "                    the viewer: schedule, memory, topology, what-if, plans (docs/ui.md)\n"
+         "  trainsim calibrate RUNS.json [--out CAL.json] [--plot FILE.svg] [--only TEXT] [--skip-unusable]\n"
+         "                    [--threads T] [--json] (job flags for every run: --stack S --cluster C --precision P)\n"
+         "                    fit the end-to-end constants to logged runs; leave-one-out error, band and\n"
+         "                    evidence go into CAL.json, which simulate, plan, reliability and ui take with\n"
+         "                    --calibration (docs/calibration.md)\n"
          "  trainsim collective --cluster C --gpus N [--op all_reduce|all_gather|reduce_scatter|all_to_all|\n"
          "                    broadcast|reduce|send_recv] [--sizes 32K:8G]\n"
          "                    [--algo auto|ring|tree|nvls|hierarchical|halving_doubling|...]\n"
@@ -409,6 +415,9 @@ void print_help(std::ostream& out) {
          "  trainsim list models|gpus|clusters|calibrations|schedules|emitters|failures|failure-laws|checkpoints\n"
          "  trainsim config explain        print the configuration reference\n\n"
          "Flags override the job file. Every job key is a flag (micro_batch is --micro-batch).\n"
+         "simulate and plan print the iteration time with its band (± the cross-validated error of the\n"
+         "calibration or of the stack's accuracy suite) and mark a job outside that evidence EXTRAPOLATED;\n"
+         "--strict makes that exit 2.\n"
          "Every command takes --log CATEGORY=LEVEL[,...]: diagnostics on stderr, never in results; categories\n"
          "builder, network, planner, failure, engine or all; levels off (default), info, debug, trace\n"
          "(--log network=debug,planner=debug). The environment variable TRAINSIM_LOG does the same; --log wins.\n"

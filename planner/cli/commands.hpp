@@ -28,6 +28,8 @@ int run_plan(const Args& args, std::ostream& out);
 int run_reliability(const Args& args, std::ostream& out);
 // `trainsim kineto` (kineto.cpp): PyTorch profiler traces; `command_line` goes into a calibration's provenance.
 int run_kineto(const Args& args, std::ostream& out, const std::string& command_line);
+// `trainsim calibrate RUNS.json` (calibrate.cpp): fits the end-to-end constants to logged runs.
+int run_calibrate_runs(const Args& args, std::ostream& out);
 // `command_line` is recorded in the measurements' provenance.
 int run_validate(const Args& args, std::ostream& out, const std::string& command_line);
 // `trainsim validate --replay iteration` (validate_replay.cpp): every rank runs its slice of the

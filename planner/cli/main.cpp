@@ -39,9 +39,10 @@ void check_command_options(const trainsim::planner::cli::Args& args) {
       {"objective", plan, "drop it, or run `trainsim plan`"},
       {"price-per-gpu-hour", plan, "drop it, or run `trainsim plan`"},
       {"emit", plan, "drop it, or run `trainsim plan`"},
-      {"out", {"plan", "kineto"}, "drop it, or run `trainsim plan`"},
+      {"out", {"plan", "kineto", "calibrate"}, "drop it, or run `trainsim plan`"},
+      {"only", {"calibrate"}, "drop it, or run `trainsim calibrate`"},
       {"rank", {"kineto"}, "drop it, or run `trainsim kineto export`"},
-      {"threads", {"plan", "ui"}, "drop it, or run `trainsim plan` or `trainsim ui`"},
+      {"threads", {"plan", "ui", "calibrate"}, "drop it, or run `trainsim plan` or `trainsim ui`"},
       {"rerank", plan, "drop it, or run `trainsim plan`"},
       {"rerank-flow", plan, "drop it, or run `trainsim plan`"},
       {"headroom", plan, "drop it, or run `trainsim plan`"},
@@ -53,7 +54,7 @@ void check_command_options(const trainsim::planner::cli::Args& args) {
       {"export-chakra", sim, "drop it, or run `trainsim simulate ... --fidelity full --export-chakra PREFIX`"},
       {"recorded-gpu", sim, "drop it, or run `trainsim simulate --chakra PATH --recorded-gpu G`"},
       {"plot",
-       {"simulate", "plan", "kineto"},
+       {"simulate", "plan", "kineto", "calibrate"},
        "drop it, or run `trainsim simulate`, `trainsim plan` or `trainsim kineto compare`"},
       {"op", coll, "drop it, or run `trainsim collective`"},
       {"sizes", coll, "drop it, or run `trainsim collective`"},
@@ -94,6 +95,10 @@ void check_command_options(const trainsim::planner::cli::Args& args) {
   for (const Rule& r : rules)
     if (args.command_options.count(r.option) && !allowed(r.commands))
       reject(std::string("--") + r.option, r.commands, r.hint);
+  if (args.options.count("strict") && !allowed({"simulate", "plan"}))
+    reject("--strict", {"simulate", "plan"}, "drop it, or run `trainsim simulate` or `trainsim plan`");
+  if (args.options.count("skip-unusable") && !allowed({"calibrate"}))
+    reject("--skip-unusable", {"calibrate"}, "drop it, or run `trainsim calibrate`");
   if (args.options.count("no-plans") && !allowed({"ui"})) reject("--no-plans", {"ui"}, "drop it, or run `trainsim ui`");
   for (const char* s : {"elastic", "broadcast-restore"})
     if (args.options.count(s) && !allowed(plan_rel))
@@ -136,6 +141,7 @@ int main(int argc, char** argv) {
     if (args.command == "topology") return run_topology(args, std::cout);
     if (args.command == "plan") return run_plan(args, std::cout);
     if (args.command == "reliability") return run_reliability(args, std::cout);
+    if (args.command == "calibrate") return run_calibrate_runs(args, std::cout);
     if (args.command == "ui") return run_ui(args, argv);
     if (args.command == "validate" || args.command == "kineto") {
       // The command line recorded in provenance, without --log (diagnostics never reach results).
@@ -151,9 +157,10 @@ int main(int argc, char** argv) {
       }
       return args.command == "kineto" ? run_kineto(args, std::cout, line) : run_validate(args, std::cout, line);
     }
-    throw trainsim::ConfigError(args.command, "unknown command",
-                                "use simulate, plan, reliability, collective, topology, validate, kineto, ui, list or "
-                                "config; see `trainsim help`");
+    throw trainsim::ConfigError(
+        args.command, "unknown command",
+        "use simulate, plan, reliability, calibrate, collective, topology, validate, kineto, ui, list or "
+        "config; see `trainsim help`");
   } catch (...) {
     return report_error(std::current_exception(), args, err());
   }

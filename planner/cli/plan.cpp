@@ -25,6 +25,7 @@
 #include "planner/cli/plan_plot.hpp"
 #include "planner/cli/plan_report.hpp"
 #include "planner/cli/reliability_options.hpp"
+#include "planner/cli/report.hpp"
 #include "planner/emit/emitter.hpp"
 #include "planner/search/distributed.hpp"
 #include "planner/search/estimator.hpp"
@@ -304,6 +305,7 @@ int run_single(PlanRun& p) {
     baseline = std::move(br);
   }
   const models::workload::Job winner = search::plan_job(s.hardware, s.spec, r.plans.front().candidate);
+  check_strict(args.options.count("strict") > 0, winner);
   if (!p.dist.root()) return kExitOk;
   std::vector<std::string> written;
   for (const auto& name : p.emitters)

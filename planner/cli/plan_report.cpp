@@ -6,6 +6,7 @@
 
 #include "models/llm/layer_ops.hpp"
 #include "models/llm/moe.hpp"
+#include "models/workload/job/prediction_band.hpp"
 #include "planner/cli/report.hpp"
 #include "planner/search/distributed.hpp"
 #include "planner/search/estimator.hpp"
@@ -88,6 +89,7 @@ Json plan_json(const search::Plan& p, const Job& j, int rank, const PlanReportOp
            {"mfu", mfu},
            {"peak_memory_bytes", p.peak_memory_bytes}};
   if (p.simulated) out["time_breakdown"] = p.breakdown;
+  out["band"] = models::workload::prediction_band(j).to_json();
   const Economics e = economics(j, p.iteration_s, o);
   out["gpu_hours_per_million_tokens"] = e.gpu_hours_per_mtok;
   if (e.days >= 0) out["days"] = e.days;
@@ -115,6 +117,24 @@ const std::vector<std::pair<const char*, const char*>>& breakdown_rows() {
                                                                         {"offload_exposed_s", "offload exposed"},
                                                                         {"bubble_s", "pipeline bubble"}};
   return rows;
+}
+
+// The band of the plans' times (prediction_band.hpp), whether the job leaves the evidence, and
+// whether #1 and #2 are apart by more than it.
+void print_band(std::ostream& out, const search::SearchResult& r, const std::vector<Job>& jobs) {
+  if (jobs.empty()) return;
+  const models::workload::PredictionBand b = models::workload::prediction_band(jobs.front());
+  out << "  band: ± " << fmt("%.1f", 100.0 * b.relative) << " % on #1's time (" << b.basis << ")\n";
+  if (b.extrapolated) {
+    out << "  EXTRAPOLATED: outside the evidence:";
+    for (size_t i = 0; i < b.outside.size(); ++i) out << (i ? "; " : " ") << b.outside[i];
+    out << "\n";
+  }
+  if (r.plans.size() < 2 || r.plans[1].iteration_s <= 0) return;
+  const double gap = (r.plans[1].iteration_s - r.plans[0].iteration_s) / r.plans[1].iteration_s;
+  if (gap < b.relative)
+    out << "  #1 and #2 differ by " << fmt("%.1f", 100.0 * gap) << " %, inside the band: the model does not tell them "
+        << "apart; measure both, or weigh memory and simplicity\n";
 }
 
 void print_why(std::ostream& out, const search::Plan& a, const search::Plan& b) {
@@ -191,6 +211,9 @@ void print_plan_json(std::ostream& out, const search::SearchResult& r, const Job
   for (size_t i = 0; i < r.plans.size(); ++i)
     plans.push_back(plan_json(r.plans[i], jobs[i], static_cast<int>(i + 1), o));
   j["plans"] = plans;
+  if (r.plans.size() >= 2 && r.plans[1].iteration_s > 0)
+    j["top_two_within_band"] = (r.plans[1].iteration_s - r.plans[0].iteration_s) / r.plans[1].iteration_s <
+                               models::workload::prediction_band(jobs.front()).relative;
   Json front = Json::array();
   for (const auto& p : r.memory_front)
     front.push_back(Json{{"description", search::describe(p.candidate)},
@@ -290,6 +313,7 @@ void print_plan_table(std::ostream& out, const search::SearchResult& r, const st
   if (big_a2a && spec.network == models::workload::Network::kFlow)
     out << "  (plans with an all-to-all over more than 64 ranks are not re-simulated on the flow network:\n"
            "   their time leaves out network congestion)\n";
+  print_band(out, r, jobs);
   if (r.plans.size() >= 2 && r.plans[0].simulated && r.plans[1].simulated) {
     print_why(out, r.plans[0], r.plans[1]);
     if (goodput)

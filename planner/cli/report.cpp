@@ -70,6 +70,16 @@ std::string layout_text(const std::vector<int64_t>& layers) {
 }
 }  // namespace
 
+void check_strict(bool strict, const models::workload::Job& job) {
+  if (!strict) return;
+  const models::workload::PredictionBand b = models::workload::prediction_band(job);
+  if (!b.extrapolated) return;
+  std::string what;
+  for (size_t i = 0; i < b.outside.size(); ++i) what += (i ? "; " : "") + b.outside[i];
+  throw ConfigError("--strict", "the prediction is extrapolated, outside the evidence: " + what,
+                    "calibrate with runs that cover it (`trainsim calibrate RUNS.json`), or drop --strict");
+}
+
 void print_report(std::ostream& out, const models::workload::SimulationResult& r) {
   const auto& j = r.job;
   out << "trainsim simulate: " << j.model.name << " on " << j.gpus << " x " << j.gpu.name << " (" << j.cluster.name
@@ -109,8 +119,15 @@ void print_report(std::ostream& out, const models::workload::SimulationResult& r
         << "), " << f.tasks_done << " of " << f.tasks << " tasks\n\n";
   } else if (r.simulated) {
     const auto& c = r.stages[static_cast<size_t>(r.critical_stage)].time;
-    out << "Iteration time        " << secs(r.iteration) << " s\n";
-    out << "Throughput            " << fmt("%.0f", r.tokens_per_s) << " tokens/s\n";
+    const std::string band = fmt(" ± %.1f %%", 100.0 * r.band.relative);
+    out << "Iteration time        " << secs(r.iteration) << " s" << band << "\n";
+    out << "Throughput            " << fmt("%.0f", r.tokens_per_s) << " tokens/s" << band << "\n";
+    out << "  (band: " << r.band.basis << ")\n";
+    if (r.band.extrapolated) {
+      out << "  EXTRAPOLATED: outside the evidence:";
+      for (size_t i = 0; i < r.band.outside.size(); ++i) out << (i ? "; " : " ") << r.band.outside[i];
+      out << "\n";
+    }
     out << "Model TFLOP/s per GPU " << fmt("%.1f", r.model_tflops_per_gpu) << "   MFU " << fmt("%.1f%%", 100.0 * r.mfu)
         << " of dense BF16 peak (" << fmt("%.0f", j.gpu.peak_bf16.tflops_value()) << " TFLOP/s)\n";
     out << "  (model FLOPs = 3 x forward matmul FLOPs incl. full s x s attention scores and LM head; no recompute)\n";

@@ -8,6 +8,16 @@
 #include <fstream>
 #include <iostream>
 
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <set>
+#include <thread>
+
+#include "models/calibration/runs/run_fit.hpp"
+#include "models/presets/catalog.hpp"
+#include "models/stack/evidence.hpp"
+#include "models/stack/stack_spec.hpp"
 #include "models/workload/job/job.hpp"
 
 namespace trainsim::accuracy {
@@ -100,6 +110,97 @@ void print_table(const std::string& title, const std::vector<Row>& rows, const s
   std::printf("%s: n=%zu median |error| %.1f%%, max |error| %.1f%%, median signed %+.1f%%, not fitting %zu\n",
               title.c_str(), s.n, 100 * s.median_abs, 100 * s.max_abs, 100 * s.median_signed, s.not_fitting);
   std::fflush(stdout);
+}
+
+void expect_stack_accuracy(const std::string& stack_name, const std::string& source, const std::vector<Row>& rows) {
+  std::vector<double> errors;
+  std::set<std::string> gpus, precisions;
+  double gmin = 1e30, gmax = 0, pmin = 1e30, pmax = 0, smin = 1e30, smax = 0;
+  bool dense = false, moe = false;
+  for (const auto& r : rows) {
+    if (!r.fits || r.job.is_null()) continue;
+    errors.push_back(r.error());
+    const auto j = models::workload::resolve_job(models::workload::parse_job(r.job));
+    gpus.insert(j.gpu.name);
+    precisions.insert(models::compute::to_string(j.precision));
+    const double g = static_cast<double>(j.gpus), p = std::round(j.model.parameters() / 1e6) / 1e3,
+                 s = static_cast<double>(j.seq_len);
+    gmin = std::min(gmin, g), gmax = std::max(gmax, g);
+    pmin = std::min(pmin, p), pmax = std::max(pmax, p);
+    smin = std::min(smin, s), smax = std::max(smax, s);
+    (j.model.moe ? moe : dense) = true;
+  }
+  ASSERT_FALSE(errors.empty()) << "no fitting row carries its job";
+  models::stack::Evidence e;
+  e.gpu_presets.assign(gpus.begin(), gpus.end());
+  e.precisions.assign(precisions.begin(), precisions.end());
+  e.gpus = std::make_pair(gmin, gmax);
+  e.params_b = std::make_pair(pmin, pmax);
+  e.seq_len = std::make_pair(smin, smax);
+  e.dense = dense;
+  e.moe = moe;
+  const double band = models::stack::error_band(errors);
+  const Json want{{"band", std::round(band * 1000.0) / 1000.0},
+                  {"runs", static_cast<int64_t>(errors.size())},
+                  {"source", source + " ..."},
+                  {"evidence", models::stack::to_json(e)}};
+  const auto spec =
+      models::stack::parse_stack(models::presets::find("stacks", stack_name, "stack"), "stack " + stack_name);
+  const models::stack::StackAccuracy* entry = nullptr;
+  for (const auto& a : spec.accuracy)
+    if (a.source.rfind(source, 0) == 0) entry = &a;
+  ASSERT_NE(entry, nullptr) << "models/presets/stacks/" << stack_name << ".json has no accuracy entry for \"" << source
+                            << "\"; add " << want.dump();
+  EXPECT_NEAR(entry->band, band, 0.01) << "update its band: " << want.dump();
+  EXPECT_EQ(entry->runs, static_cast<int64_t>(errors.size())) << want.dump();
+  EXPECT_EQ(models::stack::to_json(entry->evidence), models::stack::to_json(e))
+      << "update its evidence: " << want.dump();
+}
+
+bool slow_calibrations() {
+  const char* v = std::getenv("TRAINSIM_ACCURACY_CALIBRATE");
+  return v != nullptr && std::string(v) == "all";
+}
+
+CalibrationStats calibrate_rows(const std::string& title, const std::vector<Row>& rows,
+                                models::calibration::RunMetric metric, double scale) {
+  std::vector<models::calibration::RunRecord> runs;
+  for (size_t i = 0; i < rows.size(); ++i) {
+    if (rows[i].job.is_null()) continue;
+    models::calibration::RunRecord r;
+    r.id = rows[i].id;
+    r.path = cat("rows[", i, "]");
+    r.job = rows[i].job;
+    r.metric = metric;
+    r.measured = rows[i].measured * scale;
+    runs.push_back(std::move(r));
+  }
+  models::calibration::RunFitOptions o;
+  o.threads = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  const auto t0 = std::chrono::steady_clock::now();
+  const models::calibration::RunFitResult fit = models::calibration::fit_runs(runs, o);
+  CalibrationStats s;
+  s.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  s.runs = runs.size();
+  s.used = fit.used;
+  s.simulations = fit.simulations;
+  s.before = fit.median_before;
+  s.after = fit.median_after;
+  s.cv = fit.median_cv;
+  s.band = fit.band;
+  std::string fitted;
+  for (const auto& c : fit.constants)
+    if (c.fitted) {
+      ++s.fitted;
+      fitted += cat(fitted.empty() ? "" : ", ", c.param.label(), " ", c.param.prior, " -> ", c.value);
+    }
+  std::printf(
+      "%s, trainsim calibrate: %zu runs (%zu fit), median |error| %.1f%% before, %.1f%% after, %.1f%% "
+      "leave-one-out, band %.1f%%; fitted: %s; %zu simulations in %.1f s\n",
+      title.c_str(), s.runs, s.used, 100 * s.before, 100 * s.after, 100 * s.cv, 100 * s.band,
+      fitted.empty() ? "nothing" : fitted.c_str(), s.simulations, s.seconds);
+  std::fflush(stdout);
+  return s;
 }
 
 }  // namespace trainsim::accuracy

@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "models/calibration/runs/run_record.hpp"
 #include "models/workload/run/simulate.hpp"
 #include "sim/config/schema.hpp"
 
@@ -39,6 +40,7 @@ struct Row {
   std::string id, config;
   double measured = 0, predicted = 0;
   bool fits = true;
+  Json job;  // the simulated job (for the stack's accuracy entry; null: not checked)
   double error() const { return (predicted - measured) / measured; }
 };
 
@@ -50,5 +52,27 @@ Stats stats(const std::vector<Row>& rows);
 // Prints the table and the summary line; `unit` labels the measured quantity.
 void print_table(const std::string& title, const std::vector<Row>& rows, const std::string& unit,
                  size_t max_rows = 200);
+
+// The stack preset's accuracy entry whose source starts with `source` (models/presets/stacks/
+// <stack>.json, `accuracy`) must be what this suite measured on the fitting rows: the band (68th
+// percentile of |error|, models/stack/evidence.hpp) within 1 point, the row count, and the
+// evidence of the rows' jobs. A mismatch prints the entry to write.
+void expect_stack_accuracy(const std::string& stack, const std::string& source, const std::vector<Row>& rows);
+
+// `trainsim calibrate` on this suite's rows, with the suite's own jobs (row.job): the fit of the
+// end-to-end constants (models/calibration/runs/run_fit.hpp) and each row's leave-one-out error.
+// `metric` says what row.measured is (times `scale` gives the metric's unit: iteration ms -> s is
+// 1e-3). Prints the before / after / cross-validated medians and returns them.
+// Whether the slow calibrations run (TRAINSIM_ACCURACY_CALIBRATE=all): sources whose simulations
+// are long (the Blackwell tables, Narayanan's ZeRO-3 rows, vTrain multi-node, the long-sequence
+// sweep) are calibrated only then; docs/calibration.md holds their numbers.
+bool slow_calibrations();
+
+struct CalibrationStats {
+  size_t runs = 0, used = 0, fitted = 0, simulations = 0;
+  double before = 0, after = 0, cv = 0, band = 0, seconds = 0;
+};
+CalibrationStats calibrate_rows(const std::string& title, const std::vector<Row>& rows,
+                                models::calibration::RunMetric metric, double scale = 1.0);
 
 }  // namespace trainsim::accuracy

@@ -196,6 +196,7 @@ Result simulate_row(const Json& rec) {
   out.row.measured = rec.at("measured").at("tokens_per_s_per_gpu").get<double>();
   try {
     const Json job = blackwell_job(rec);
+    out.row.job = job;
     const auto j = models::workload::resolve_job(models::workload::parse_job(job));
     const auto r = models::workload::simulate(j);
     out.row.fits = r.fits;
@@ -218,6 +219,7 @@ TEST(Blackwell, PretrainingTokensPerGpu) {
   const auto data = load_shared("published_dev_2026.json");
   if (!data) GTEST_SKIP() << "../shared/data/published_dev_2026.json not present";
   std::vector<Row> rows;
+  std::vector<std::string> sources;  // per row
   size_t errors = 0;
   for (const auto& rec : *data) {
     if (!blackwell(rec) || !rec.at("measured").contains("tokens_per_s_per_gpu") ||
@@ -226,6 +228,7 @@ TEST(Blackwell, PretrainingTokensPerGpu) {
     const Result r = simulate_row(rec);
     if (!r.error.empty()) ++errors;
     rows.push_back(r.row);
+    sources.push_back(rec.at("source").get<std::string>());
   }
   ASSERT_EQ(rows.size(), 71u);
   print_table("Blackwell pre-training (Megatron-Bridge 25.09/25.11, NeMo 25.02-25.07), tokens/s per GPU", rows,
@@ -245,6 +248,39 @@ TEST(Blackwell, PretrainingTokensPerGpu) {
   EXPECT_EQ(errors, 0u);
   EXPECT_EQ(s.not_fitting, 0u);
   EXPECT_LE(s.median_abs, 0.10);
+  // The stack's accuracy entries, one per GPU and kind of model (the band simulate and plan print):
+  // MoE rows apart, as their errors are not the dense rows'.
+  for (const char* gpu : {"b200", "gb200", "gb300"}) {
+    const std::string cluster = std::string(gpu) == "b200" ? "dgx-b200" : std::string(gpu) + "-nvl72";
+    for (const bool moe : {false, true}) {
+      std::vector<Row> on;
+      for (const auto& r : rows) {
+        const Json& m = r.job.is_null() ? Json() : r.job.at("model");
+        const bool is_moe = m.contains("moe") && !m.at("moe").is_null();
+        if (!r.job.is_null() && r.job.at("cluster") == cluster && is_moe == moe) on.push_back(r);
+      }
+      expect_stack_accuracy("megatron-bridge-2025",
+                            cat("tests/accuracy/blackwell_test.cpp ", gpu, moe ? " MoE" : " dense"), on);
+    }
+  }
+  // Issue 34: `trainsim calibrate` on each source (a table of one container on one system),
+  // leave-one-out (TRAINSIM_ACCURACY_CALIBRATE=all; 90 s on 2 cores). Target <= 5% median on every
+  // source of 8 rows or more: met on 1 of 8 (docs/calibration.md): the small-expert MoE rows are
+  // off by a mechanism no constant scales away, and the robust fit leaves them out.
+  if (!slow_calibrations()) return;
+  std::map<std::string, std::vector<Row>> by_source;
+  for (size_t i = 0; i < rows.size(); ++i) by_source[sources[i]].push_back(rows[i]);
+  size_t met = 0, sized = 0;
+  for (const auto& [source, on] : by_source) {
+    const auto dash = source.rfind(" — ");
+    const CalibrationStats c = calibrate_rows(dash == std::string::npos ? source : source.substr(dash + 5), on,
+                                              models::calibration::RunMetric::kTokensPerGpu);
+    if (on.size() < 8) continue;
+    ++sized;
+    met += c.cv <= 0.05;
+  }
+  EXPECT_EQ(sized, 8u);
+  EXPECT_GE(met, 1u);
 }
 
 }  // namespace

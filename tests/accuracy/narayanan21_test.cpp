@@ -38,7 +38,8 @@ double eq3_flops(const Json& m, double batch) {
 Json stack_2021() { return Json{{"cluster", "dgx-a100"}, {"stack", "megatron-lm-2021"}}; }
 
 // Fastest fitting (micro-batch, chunks) for a PTD-P row; returns predicted iteration seconds.
-std::optional<double> best_ptdp(Json job, const std::vector<int>& micro_batches, std::string& chosen) {
+std::optional<double> best_ptdp(Json job, const std::vector<int>& micro_batches, std::string& chosen,
+                                Json* best_job = nullptr) {
   std::optional<double> best;
   const int layers = job.at("layers_hint").get<int>();
   job.erase("layers_hint");
@@ -61,6 +62,7 @@ std::optional<double> best_ptdp(Json job, const std::vector<int>& micro_batches,
       if (!best || t < *best) {
         best = t;
         chosen = cat("mb", mb, " vp", vp);
+        if (best_job != nullptr) *best_job = j;
       }
     }
   }
@@ -70,7 +72,7 @@ std::optional<double> best_ptdp(Json job, const std::vector<int>& micro_batches,
 TEST(Narayanan21, Table1WeakScaling) {
   const auto data = load_shared("published_dev.json");
   if (!data) GTEST_SKIP() << "../shared/data/published_dev.json not present";
-  std::vector<Row> rows;
+  std::vector<Row> rows, times;
   for (const auto& rec : *data) {
     if (rec.at("id").get<std::string>().rfind("narayanan21_t1_", 0) != 0) continue;
     const Json& m = rec.at("model");
@@ -83,9 +85,11 @@ TEST(Narayanan21, Table1WeakScaling) {
     job["global_batch"] = p.at("global_batch");
     job["layers_hint"] = m.at("layers");
     std::string chosen;
-    const auto t = best_ptdp(job, {1, 2, 4, 8}, chosen);
+    Json best_job;
+    const auto t = best_ptdp(job, {1, 2, 4, 8}, chosen, &best_job);
     Row row;
     row.id = rec.at("id").get<std::string>();
+    row.job = best_job;
     row.config = cat("g", rec.at("cluster").at("gpus").get<int>(), " t", p.at("tp").get<int>(), " p",
                      p.at("pp").get<int>(), " ", chosen);
     row.measured = rec.at("measured").at("tflops_per_gpu").get<double>();
@@ -94,6 +98,11 @@ TEST(Narayanan21, Table1WeakScaling) {
       row.predicted =
           eq3_flops(m, p.at("global_batch").get<double>()) / *t / rec.at("cluster").at("gpus").get<double>() / 1e12;
     rows.push_back(row);
+    // The same row as an iteration time (Eq. 3 FLOPs over the measured rate), for calibration.
+    Row timed = row;
+    timed.measured = eq3_flops(m, p.at("global_batch").get<double>()) /
+                     (row.measured * 1e12 * rec.at("cluster").at("gpus").get<double>());
+    times.push_back(timed);
   }
   ASSERT_EQ(rows.size(), 10u);
   print_table("Narayanan et al. SC'21 Table 1 (TFLOP/s per GPU, Eq. 3)", rows, "TFLOP/s");
@@ -106,12 +115,16 @@ TEST(Narayanan21, Table1WeakScaling) {
   // Target 5% / 15%: met.
   EXPECT_LE(s.median_abs, 0.05);
   EXPECT_LE(s.max_abs, 0.07);
+  expect_stack_accuracy("megatron-lm-2021", "tests/accuracy/narayanan21_test.cpp Table1", rows);
+  // Issue 34: calibrated on these rows (leave-one-out).
+  const CalibrationStats c = calibrate_rows("Narayanan Table 1", times, models::calibration::RunMetric::kIterationTime);
+  EXPECT_LE(c.cv, 0.05);
 }
 
 TEST(Narayanan21, Table2PtdpAndZero3) {
   const auto data = load_shared("published_dev.json");
   if (!data) GTEST_SKIP() << "../shared/data/published_dev.json not present";
-  std::vector<Row> rows;
+  std::vector<Row> rows, times;
   for (const auto& rec : *data) {
     const std::string id = rec.at("id").get<std::string>();
     if (id.rfind("narayanan21_t2_", 0) != 0) continue;
@@ -148,15 +161,22 @@ TEST(Narayanan21, Table2PtdpAndZero3) {
       job["pp"] = mp / 8;
       job["layers_hint"] = m.at("layers");
       std::string chosen;
-      t = best_ptdp(job, {p.at("micro_batch").get<int>()}, chosen);
+      Json best_job;
+      t = best_ptdp(job, {p.at("micro_batch").get<int>()}, chosen, &best_job);
       row.config = cat("t8 p", mp / 8, " ", chosen);
+      job = best_job;
     }
     row.config = cat("g", rec.at("cluster").at("gpus").get<int>(), " ", row.config);
+    row.job = job;
     row.fits = t.has_value();
     if (t)
       row.predicted =
           eq3_flops(m, p.at("global_batch").get<double>()) / *t / rec.at("cluster").at("gpus").get<double>() / 1e12;
     rows.push_back(row);
+    Row timed = row;
+    timed.measured = eq3_flops(m, p.at("global_batch").get<double>()) /
+                     (row.measured * 1e12 * rec.at("cluster").at("gpus").get<double>());
+    if (t) times.push_back(timed);
   }
   ASSERT_EQ(rows.size(), 12u);
   print_table("Narayanan et al. SC'21 Table 2 (PTD-P and ZeRO-3, TFLOP/s per GPU, Eq. 3)", rows, "TFLOP/s");
@@ -169,6 +189,16 @@ TEST(Narayanan21, Table2PtdpAndZero3) {
   // trainsim's memory model. Pinned against regression, no target.
   EXPECT_LE(s.median_abs, 0.20);
   EXPECT_LE(s.not_fitting, 1u);
+  std::vector<Row> ptdp, zero3;
+  for (const auto& r : rows) (r.job.at("stack") == "deepspeed" ? zero3 : ptdp).push_back(r);
+  expect_stack_accuracy("megatron-lm-2021", "tests/accuracy/narayanan21_test.cpp Table2 PTD-P", ptdp);
+  expect_stack_accuracy("deepspeed", "tests/accuracy/narayanan21_test.cpp Table2 ZeRO-3", zero3);
+  // Issue 34: calibrated on the rows that fit (two stacks on one cluster; leave-one-out;
+  // TRAINSIM_ACCURACY_CALIBRATE=all, 130 s on 2 cores). Observed: 4.1% before, 4.0% leave-one-out;
+  // the two stacks' GEMM scales are what the rows tell apart.
+  if (!slow_calibrations()) return;
+  const CalibrationStats c = calibrate_rows("Narayanan Table 2", times, models::calibration::RunMetric::kIterationTime);
+  EXPECT_LE(c.cv, 0.05);
 }
 
 }  // namespace

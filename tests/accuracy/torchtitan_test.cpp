@@ -82,6 +82,7 @@ TEST(Torchtitan, TokensPerGpuAndPeakMemory) {
     const auto r = models::workload::simulate(j);
     Row row;
     row.id = rec.at("id").get<std::string>();
+    row.job = job;
     row.measured = rec.at("measured").at("tokens_per_s_per_gpu").get<double>();
     row.fits = r.fits;
     if (r.fits) row.predicted = r.tokens_per_s / static_cast<double>(j.gpus);
@@ -118,6 +119,19 @@ TEST(Torchtitan, TokensPerGpuAndPeakMemory) {
   EXPECT_EQ(s.not_fitting, 0u);
   EXPECT_LE(s.median_abs, 0.16);
   EXPECT_LE(mem.max_abs, 0.23);
+  // The stack's accuracy entries, one per GPU (the band simulate and plan print).
+  for (const char* cluster : {"dgx-a100", "dgx-h100", "dgx-h200"}) {
+    std::vector<Row> on;
+    for (const auto& r : rows)
+      if (r.job.at("cluster") == cluster) on.push_back(r);
+    expect_stack_accuracy("torchtitan", cat("tests/accuracy/torchtitan_test.cpp ", cluster), on);
+    // Issue 34: calibrated per GPU on these rows (leave-one-out); the A100 source has 8 rows.
+    const CalibrationStats c =
+        calibrate_rows(cat("torchtitan on ", cluster), on, models::calibration::RunMetric::kTokensPerGpu);
+    if (on.size() >= 8) {
+      EXPECT_LE(c.cv, 0.05);
+    }
+  }
   // The source's own memory statement: Llama 2 70B at local batch 2 with selective checkpointing
   // runs out of memory on 80 GB A100s (the batch-1 row is the one that ran).
   Json oom = torchtitan_job(*std::find_if(data->begin(), data->end(), [](const Json& r) {

@@ -64,7 +64,8 @@ TEST(VTrain, MultiNode) {
     row.id = rec.at("id").get<std::string>();
     row.config = describe(rec);
     row.measured = rec.at("measured").at("iteration_s").get<double>();
-    const auto r = run(vtrain_job(rec));
+    row.job = vtrain_job(rec);
+    const auto r = run(row.job);
     row.fits = r.has_value();
     if (r) row.predicted = r->iteration.seconds();
     rows.push_back(row);
@@ -76,6 +77,11 @@ TEST(VTrain, MultiNode) {
   // docs/accuracy.md); 2026-11-22, before stacks: 5.5%.
   EXPECT_LE(s.median_abs, 0.10);
   EXPECT_EQ(s.not_fitting, 0u);
+  expect_stack_accuracy("deepspeed", "tests/accuracy/vtrain_test.cpp MultiNode", rows);
+  // Issue 34: calibrated on these rows (leave-one-out; TRAINSIM_ACCURACY_CALIBRATE=all).
+  if (!slow_calibrations()) return;
+  const CalibrationStats c = calibrate_rows("vTrain multi-node", rows, models::calibration::RunMetric::kIterationTime);
+  EXPECT_LE(c.cv, 0.05);
 }
 
 TEST(VTrain, SingleNode) {
@@ -87,7 +93,8 @@ TEST(VTrain, SingleNode) {
     row.id = rec.at("id").get<std::string>();
     row.config = describe(rec);
     row.measured = rec.at("measured").at("iteration_ms").get<double>();
-    const auto r = run(vtrain_job(rec));
+    row.job = vtrain_job(rec);
+    const auto r = run(row.job);
     row.fits = r.has_value();
     if (r) row.predicted = r->iteration.seconds() * 1e3;
     rows.push_back(row);
@@ -99,6 +106,11 @@ TEST(VTrain, SingleNode) {
   // -2.3%; 2026-11-22, before stacks: 7.1%, -2.6%.
   EXPECT_LE(s.median_abs, 0.10);
   EXPECT_EQ(s.not_fitting, 0u);
+  expect_stack_accuracy("deepspeed", "tests/accuracy/vtrain_test.cpp SingleNode", rows);
+  // Issue 34: calibrated on these rows (leave-one-out).
+  const CalibrationStats c =
+      calibrate_rows("vTrain single node", rows, models::calibration::RunMetric::kIterationTime, 1e-3);
+  EXPECT_LE(c.cv, 0.05);
 }
 
 }  // namespace

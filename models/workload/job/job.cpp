@@ -480,6 +480,7 @@ Job resolve_platform(const JobSpec& s) {
     j.calibration = std::move(cal);
   }
   j.stack = resolve_stack(s.stack);
+  if (j.calibration) apply_calibration_stack(*j.calibration, j.stack);
   apply_stack_kernels(j.stack, j.gpu);
   j.precision = s.precision;
   // A precision the GPU's tensor cores do not run is the job's error before anything is sized

@@ -174,6 +174,30 @@ stack::StackSpec resolve_stack(const Json& ref) {
   return s;
 }
 
+void apply_calibration_stack(const hardware::Calibration& c, stack::StackSpec& s) {
+  if (!c.stack_overrides.contains(s.name)) return;
+  const Json& o = c.stack_overrides.at(s.name);
+  // Values were range-checked when the calibration was read (hardware/calibration.cpp).
+  for (auto it = o.begin(); it != o.end(); ++it) {
+    const std::string& k = it.key();
+    const std::string at = "calibration.stack_overrides." + s.name + "." + k;
+    if (k == "step_overhead")
+      s.step_overhead = sim::config::read_time(*it, at);
+    else if (k == "kernels.gemm_scale")
+      s.kernels.gemm_scale = it->get<double>();
+    else if (k == "kernels.fp8_gemm_scale")
+      s.kernels.fp8_gemm_scale = it->get<double>();
+    else if (k == "kernels.hopper_attention_fwd_scale")
+      s.kernels.hopper_attention_fwd_scale = it->get<double>();
+    else if (k == "kernels.hopper_attention_bwd_scale")
+      s.kernels.hopper_attention_bwd_scale = it->get<double>();
+    else if (k == "memory.allocator_fragmentation")
+      s.memory.allocator_fragmentation = it->get<double>();
+    const auto src = c.sources.find(s.name + "." + k);
+    s.sources[k] = src != c.sources.end() ? src->second : "calibration \"" + c.name + "\"";
+  }
+}
+
 void apply_stack_kernels(const stack::StackSpec& s, hardware::GpuSpec& gpu) {
   gpu.fp8_gemm_efficiency *= s.kernels.fp8_gemm_scale;
   // The block-scaled formats run through the same Transformer Engine GEMM path (their own

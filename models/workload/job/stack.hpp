@@ -2,6 +2,7 @@
 // A job's software stack (models/stack): the recipe defaults it fills into a job, its kernels
 // applied to the GPU, and the check that the job asks only for what the stack can run.
 
+#include "models/hardware/calibration.hpp"
 #include "models/hardware/gpu_spec.hpp"
 #include "models/stack/stack_spec.hpp"
 #include "sim/config/schema.hpp"
@@ -16,6 +17,10 @@ sim::config::Json with_stack_defaults(const sim::config::Json& j);
 
 // The stack a job names (preset name, file or object), parsed and checked.
 stack::StackSpec resolve_stack(const sim::config::Json& ref);
+
+// A calibration's constants for this stack (its `stack_overrides` under the stack's name), set
+// over the stack with the calibration named as their source. Other stacks' entries are ignored.
+void apply_calibration_stack(const hardware::Calibration& c, stack::StackSpec& s);
 
 // The stack's kernels on this GPU: FlashAttention-2-class stacks run slower attention on GPUs
 // with Hopper tensor cores (wgmma) than the GPU preset's reference kernel.

@@ -77,6 +77,7 @@ SimulationResult simulate(const Job& job, const SimulateOptions& options) {
   if (!options.faults.empty()) check_faults(job, options.faults);
   SimulationResult res;
   res.job = job;
+  res.band = prediction_band(job);
   res.capacity = job.gpu.memory - job.gpu.reserved_memory;
   res.stages = stage_memory_reports(job);
   for (const auto& st : res.stages) {
@@ -166,6 +167,7 @@ Json SimulationResult::to_json() const {
   tb["stage"] = crit.stage;
   tb["per_stage"] = per_stage;
   out["iteration_time_s"] = iteration.seconds();
+  out["band"] = band.to_json();
   out["tokens_per_s"] = tokens_per_s;
   out["model_tflops_per_gpu"] = model_tflops_per_gpu;
   out["mfu"] = mfu;

@@ -10,6 +10,7 @@
 #include "models/memory/footprint.hpp"
 #include "models/workload/build/workload.hpp"
 #include "models/workload/job/job.hpp"
+#include "models/workload/job/prediction_band.hpp"
 #include "models/workload/run/breakdown.hpp"
 #include "models/workload/run/fault.hpp"
 #include "models/workload/run/fault_injector.hpp"
@@ -41,6 +42,7 @@ struct SimulationResult {
   sim::Time iteration;
   double tokens_per_s = 0, model_flops = 0, model_tflops_per_gpu = 0, mfu = 0, hardware_tflops_per_gpu = 0;
   uint64_t tasks = 0, events = 0, simulated_ranks = 0;
+  PredictionBand band;                  // how far to trust the iteration time (prediction_band.hpp)
   std::optional<NetworkStats> network;  // set when communication ran on the flow network
   // Set when SimulateOptions::faults is not empty: what each fault did, and whether the
   // iteration completed. A run a fault stopped has `iteration` = the stop time and no throughput

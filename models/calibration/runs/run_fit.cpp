@@ -1,0 +1,371 @@
+#include "models/calibration/runs/run_fit.hpp"
+
+#include <algorithm>
+#include <atomic>
+#include <cmath>
+#include <cstdio>
+#include <exception>
+#include <map>
+#include <set>
+#include <thread>
+
+#include <Eigen/Dense>
+
+#include "models/calibration/runs/run_solve.hpp"
+#include "models/stack/evidence.hpp"
+#include "models/workload/job/job.hpp"
+#include "models/workload/run/simulate.hpp"
+
+namespace trainsim::models::calibration {
+
+using sim::config::Json;
+
+namespace {
+
+struct Eval {
+  double metric = 0, iteration_s = 0;
+  bool fits = true;
+  double peak_gib = 0, capacity_gib = 0;
+};
+
+Eval evaluate(const RunRecord& r, const Json& cal) {
+  Json j = r.job;
+  if (!cal.is_null()) j["calibration"] = cal;
+  try {
+    const workload::Job job = workload::resolve_job(workload::parse_job(j));
+    const workload::SimulationResult res = workload::simulate(job);
+    Eval e;
+    e.fits = res.fits;
+    e.peak_gib = res.peak_memory().gib();
+    e.capacity_gib = res.capacity.gib();
+    e.iteration_s = res.iteration.seconds();
+    if (res.fits)
+      e.metric = predicted_metric(r, res.tokens_per_s / static_cast<double>(job.gpus), res.iteration.seconds(),
+                                  res.model_tflops_per_gpu, res.mfu);
+    return e;
+  } catch (const ConfigError& e) {
+    throw ConfigError(r.path + " (" + r.id + ")." + e.path(), e.message(), e.hint());
+  }
+}
+
+// f(i) for i in [0, n) on `threads` threads; the first exception (lowest index) is rethrown.
+template <typename F>
+void parallel_for(size_t n, int threads, F f) {
+  std::vector<std::exception_ptr> errors(n);
+  std::atomic<size_t> next{0};
+  auto worker = [&] {
+    for (size_t i = next++; i < n; i = next++) {
+      try {
+        f(i);
+      } catch (...) {
+        errors[i] = std::current_exception();
+      }
+    }
+  };
+  std::vector<std::thread> pool;
+  for (int t = 1; t < std::max(1, threads); ++t) pool.emplace_back(worker);
+  worker();
+  for (auto& t : pool) t.join();
+  for (const auto& e : errors)
+    if (e) std::rethrow_exception(e);
+}
+
+// Runs of the same job and measured quantity.
+std::string r_key(const RunRecord& r) { return r.job.dump() + "|" + to_string(r.metric); }
+
+// log(predicted throughput / measured throughput).
+double log_gain(const RunRecord& r, double predicted) { return std::log1p(throughput_error(r, predicted)); }
+
+double median_abs(std::vector<double> v) {
+  if (v.empty()) return 0;
+  for (auto& x : v) x = std::abs(x);
+  std::sort(v.begin(), v.end());
+  const size_t n = v.size();
+  return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+}
+
+Json evidence(const std::vector<RunRecord>& runs, const std::vector<workload::Job>& jobs,
+              const std::vector<size_t>& used) {
+  std::set<std::string> stacks, precisions, clusters;
+  double gmin = 1e30, gmax = 0, pmin = 1e30, pmax = 0, smin = 1e30, smax = 0;
+  bool dense = false, moe = false;
+  for (size_t i : used) {
+    const auto& j = jobs[i];
+    stacks.insert(j.stack.name);
+    precisions.insert(compute::to_string(j.precision));
+    clusters.insert(j.cluster.name);
+    const double g = static_cast<double>(j.gpus), p = j.model.parameters() / 1e9, s = static_cast<double>(j.seq_len);
+    gmin = std::min(gmin, g), gmax = std::max(gmax, g);
+    pmin = std::min(pmin, p), pmax = std::max(pmax, p);
+    smin = std::min(smin, s), smax = std::max(smax, s);
+    (j.model.moe ? moe : dense) = true;
+  }
+  (void)runs;
+  auto round3 = [](double x) { return std::round(x * 1000.0) / 1000.0; };
+  stack::Evidence e;
+  e.stacks.assign(stacks.begin(), stacks.end());
+  e.precisions.assign(precisions.begin(), precisions.end());
+  e.clusters.assign(clusters.begin(), clusters.end());
+  e.gpus = std::make_pair(gmin, gmax);
+  e.params_b = std::make_pair(round3(pmin), round3(pmax));
+  e.seq_len = std::make_pair(smin, smax);
+  e.dense = dense;
+  e.moe = moe;
+  return stack::to_json(e);
+}
+
+// The jobs resolved at the presets: one GPU and one cluster for the whole file. With
+// skip_unusable, runs whose job does not resolve are dropped with a note.
+std::vector<workload::Job> resolve_all(std::vector<RunRecord>& runs, bool skip_unusable,
+                                       std::vector<std::string>& notes) {
+  std::vector<workload::Job> jobs;
+  std::vector<RunRecord> kept;
+  for (auto& r : runs) {
+    try {
+      jobs.push_back(workload::resolve_job(workload::parse_job(r.job)));
+    } catch (const ConfigError& e) {
+      if (!skip_unusable) throw ConfigError(r.path + " (" + r.id + ")." + e.path(), e.message(), e.hint());
+      notes.push_back("skipped " + r.path + " (" + r.id + "): " + e.path() + ": " + e.message());
+      continue;
+    }
+    kept.push_back(std::move(r));
+    const auto& j = jobs.back();
+    if (j.gpu.name != jobs.front().gpu.name || j.cluster.name != jobs.front().cluster.name)
+      throw ConfigError(kept.back().path + " (" + kept.back().id + ")",
+                        "runs on " + j.gpu.name + " (" + j.cluster.name + ") but " + kept.front().id + " on " +
+                            jobs.front().gpu.name + " (" + jobs.front().cluster.name + ")",
+                        "calibrate one GPU and cluster at a time: --only TEXT keeps the runs whose id or source "
+                        "contains TEXT, --cluster sets the cluster of every run");
+  }
+  if (kept.empty()) throw ConfigError("runs", "holds no run trainsim can simulate", "see the skipped runs' errors");
+  runs = std::move(kept);
+  return jobs;
+}
+
+}  // namespace
+
+RunFitResult fit_runs(std::vector<RunRecord> runs, const RunFitOptions& options) {
+  RunFitResult out;
+  const std::vector<workload::Job> jobs = resolve_all(runs, options.skip_unusable, out.notes);
+  std::vector<RunParameter> params = run_parameters(jobs);
+  const size_t n = runs.size(), k = params.size();
+
+  // 1. The presets' predictions.
+  std::vector<Eval> base(n);
+  parallel_for(n, options.threads, [&](size_t i) { base[i] = evaluate(runs[i], Json()); });
+  out.simulations += n;
+  std::vector<size_t> used;
+  out.outcomes.resize(n);
+  for (size_t i = 0; i < n; ++i) {
+    auto& o = out.outcomes[i];
+    o.fits = base[i].fits;
+    o.peak_gib = base[i].peak_gib;
+    o.capacity_gib = base[i].capacity_gib;
+    if (!o.fits) {
+      char buf[160];
+      std::snprintf(buf, sizeof buf, "needs %.1f of %.1f GiB as simulated", base[i].peak_gib, base[i].capacity_gib);
+      out.notes.push_back(runs[i].path + " (" + runs[i].id + ") does not fit in memory (" + buf +
+                          "): left out of the fit; it ran, so the memory model is off for this job");
+      continue;
+    }
+    o.before = base[i].metric;
+    o.error_before = throughput_error(runs[i], o.before);
+    used.push_back(i);
+  }
+  // Contradictory runs: the same job measured far apart.
+  std::map<std::string, std::vector<size_t>> same;
+  for (size_t i = 0; i < n; ++i) same[r_key(runs[i])].push_back(i);
+  for (const auto& [key, idx] : same) {
+    if (idx.size() < 2) continue;
+    double lo = 1e300, hi = 0;
+    for (size_t i : idx) lo = std::min(lo, runs[i].measured), hi = std::max(hi, runs[i].measured);
+    if (hi > 1.5 * lo) {
+      std::string ids;
+      for (size_t i : idx) ids += (ids.empty() ? "" : ", ") + runs[i].id;
+      char buf[64];
+      std::snprintf(buf, sizeof buf, "%.2fx", hi / lo);
+      out.notes.push_back("contradictory runs: " + ids + " are the same job measured " + buf +
+                          " apart; the robust fit weighs the outlier down");
+    }
+  }
+  if (used.empty())
+    throw ConfigError(runs.front().path, "no run fits in memory as simulated, so none can be fitted",
+                      "check the runs' parallel configurations and the --stack (its memory conventions)");
+
+  // 2. Sensitivities: d log(throughput) per prior width, from a nudged simulation per constant;
+  // the per-step overhead's is exact without one (the optimizer step that holds it closes the
+  // iteration on every rank: workload/build/builder.cpp), and a stack's GEMM scale is the GPU's
+  // GEMM efficiency's (below).
+  const size_t m = used.size();
+  Eigen::MatrixXd z = Eigen::MatrixXd::Zero(static_cast<Eigen::Index>(m), static_cast<Eigen::Index>(k));
+  std::vector<std::pair<size_t, size_t>> nudges;  // (row in used, parameter)
+  std::vector<int> informed(k, 0);
+  for (size_t r = 0; r < m; ++r)
+    for (size_t p = 0; p < k; ++p)
+      if (informs(params[p], jobs[used[r]])) {
+        ++informed[p];
+        if (params[p].name == "step_overhead")
+          z(static_cast<Eigen::Index>(r), static_cast<Eigen::Index>(p)) = -params[p].sigma / base[used[r]].iteration_s;
+        else if (params[p].name != "kernels.gemm_scale")
+          nudges.emplace_back(r, p);
+      }
+  std::vector<double> nudged(nudges.size()), steps(nudges.size());
+  parallel_for(nudges.size(), options.threads, [&](size_t t) {
+    const auto [r, p] = nudges[t];
+    const RunParameter& q = params[p];
+    double h = q.log_scale ? 0.1 : q.sigma;
+    const double x0 = q.coordinate(q.prior);
+    if (q.value(x0 + h) >= q.hi) h = -h;
+    steps[t] = q.value(x0 + h) - q.prior;
+    const Json cal = calibration_object({q}, {q.value(x0 + h)}, jobs[used[r]], Json(), "nudge");
+    const Eval e = evaluate(runs[used[r]], cal);
+    nudged[t] = e.fits ? e.metric : base[used[r]].metric;
+  });
+  out.simulations += nudges.size();
+  for (size_t t = 0; t < nudges.size(); ++t) {
+    const auto [r, p] = nudges[t];
+    const RunParameter& q = params[p];
+    const double dc = q.coordinate(q.prior + steps[t]) - q.coordinate(q.prior);
+    if (dc == 0) continue;
+    const RunRecord& run = runs[used[r]];
+    const double d = log_gain(run, nudged[t]) - log_gain(run, base[used[r]].metric);
+    z(static_cast<Eigen::Index>(r), static_cast<Eigen::Index>(p)) = d / dc * q.sigma;
+  }
+  // A stack's GEMM scale multiplies the GPU's gemm_efficiency (workload/job/stack.cpp): on that
+  // stack's runs its log-sensitivity is gemm_efficiency's, with no simulation of its own.
+  const auto gemm =
+      std::find_if(params.begin(), params.end(), [](const RunParameter& q) { return q.name == "gemm_efficiency"; });
+  for (size_t p = 0; p < k; ++p) {
+    if (params[p].name != "kernels.gemm_scale" || gemm == params.end()) continue;
+    const auto g_col = static_cast<Eigen::Index>(gemm - params.begin());
+    for (size_t r = 0; r < m; ++r)
+      if (informs(params[p], jobs[used[r]]))
+        z(static_cast<Eigen::Index>(r), static_cast<Eigen::Index>(p)) =
+            z(static_cast<Eigen::Index>(r), g_col) / gemm->sigma * params[p].sigma;
+  }
+
+  // 3. What to fit, then the robust MAP fit with two re-linearisations.
+  Eigen::VectorXd g(static_cast<Eigen::Index>(m));
+  for (size_t r = 0; r < m; ++r) g(static_cast<Eigen::Index>(r)) = log_gain(runs[used[r]], base[used[r]].metric);
+  const Selection sel = select_constants(z, g, params, informed);
+  Eigen::VectorXd u = Eigen::VectorXd::Zero(static_cast<Eigen::Index>(k));
+  std::vector<Eval> at(n);
+  Solution sol;
+  // The runs are simulated at the fitted constants; where that differs from the linear
+  // prediction by more than 1 % on some run, another step from there. A step moves no constant by
+  // more than 1.5 prior widths (the sensitivities hold near the point they were taken at).
+  constexpr double kMaxStep = 1.5;
+  for (size_t r = 0; r < m; ++r) at[used[r]] = base[used[r]];
+  for (int pass = 0; pass < 4 && !sel.free.empty(); ++pass) {
+    std::vector<size_t> rows(m);
+    for (size_t r = 0; r < m; ++r) rows[r] = r;
+    sol = solve_map(z, g, u, sel.free, params, rows);
+    Eigen::VectorXd step = sol.u - u;
+    const double longest = step.cwiseAbs().maxCoeff();
+    const bool limited = longest > kMaxStep;
+    if (limited) step *= kMaxStep / longest;
+    const Eigen::VectorXd linear = g + z * step;
+    u += step;
+    const Json cal = fitted_calibration(params, u, jobs.front(), sel.free);
+    parallel_for(m, options.threads, [&](size_t r) { at[used[r]] = evaluate(runs[used[r]], cal); });
+    out.simulations += m;
+    for (size_t r = 0; r < m; ++r)
+      g(static_cast<Eigen::Index>(r)) =
+          at[used[r]].fits ? log_gain(runs[used[r]], at[used[r]].metric) : linear(static_cast<Eigen::Index>(r));
+    if (!limited && (g - linear).cwiseAbs().maxCoeff() < 0.01) break;
+  }
+  // 4. Leave-one-out at the final point.
+  std::vector<double> err_before, err_after, err_cv;
+  for (size_t r = 0; r < m; ++r) {
+    std::vector<size_t> rows;
+    for (size_t q = 0; q < m; ++q)
+      if (q != r) rows.push_back(q);
+    const Eigen::VectorXd u_cv = rows.empty() ? Eigen::VectorXd::Zero(static_cast<Eigen::Index>(k))
+                                              : solve_map(z, g, u, sel.free, params, rows).u;
+    const auto ri = static_cast<Eigen::Index>(r);
+    const double g_cv = g(ri) + z.row(ri).dot(u_cv - u);
+    auto& o = out.outcomes[used[r]];
+    const RunRecord& run = runs[used[r]];
+    o.after = at[used[r]].metric;
+    o.error_after = std::expm1(g(ri));
+    o.error_cv = std::expm1(g_cv);
+    o.cv =
+        run.metric == RunMetric::kIterationTime ? run.measured / (1.0 + o.error_cv) : run.measured * (1.0 + o.error_cv);
+    err_before.push_back(o.error_before);
+    err_after.push_back(o.error_after);
+    err_cv.push_back(o.error_cv);
+  }
+  out.used = m;
+  out.median_before = median_abs(err_before);
+  out.median_after = median_abs(err_after);
+  out.median_cv = median_abs(err_cv);
+  out.band = stack::error_band(err_cv);
+
+  // 5. The constants, their uncertainty, and the calibration file.
+  for (size_t p = 0; p < k; ++p) {
+    FittedConstant c;
+    c.param = params[p];
+    c.runs = informed[p];
+    const auto pi = static_cast<Eigen::Index>(p);
+    c.fitted = std::find(sel.free.begin(), sel.free.end(), p) != sel.free.end();
+    const double x = params[p].coordinate(params[p].prior) + params[p].sigma * u(pi);
+    c.value = c.fitted ? params[p].value(x) : params[p].prior;
+    c.note = c.fitted ? (sol.at_bound[p] ? "at its bound" : "") : sel.why[p];
+    if (c.fitted && !sol.at_bound[p]) {
+      const double sd = params[p].sigma * sol.sd(pi);
+      c.uncertainty = params[p].log_scale ? c.value * sd : sd;
+    }
+    out.constants.push_back(c);
+  }
+  out.calibration = fitted_calibration(params, u, jobs.front(), sel.free);
+  out.calibration["name"] = options.name;
+  out.calibration["description"] = options.description.empty()
+                                       ? "Fitted by trainsim calibrate to " + std::to_string(m) + " logged runs on " +
+                                             jobs.front().gpu.name + " (" + jobs.front().cluster.name + ")"
+                                       : options.description;
+  Json sources = Json::object();
+  for (const auto& c : out.constants) {
+    if (!c.fitted) continue;
+    char buf[200];
+    std::snprintf(buf, sizeof buf, "trainsim calibrate: fitted to %zu runs (prior %.4g, fitted %.4g +- %.2g)", m,
+                  c.param.prior, c.value, c.uncertainty);
+    sources[c.param.label()] = buf;
+  }
+  out.calibration["sources"] = sources;
+  out.calibration["error"] = Json{{"band", std::round(out.band * 1e4) / 1e4},
+                                  {"runs", static_cast<int64_t>(m)},
+                                  {"method", "leave-one-out, 68th percentile of |error|"}};
+  out.calibration["evidence"] = evidence(runs, jobs, used);
+  Json fit_runs = Json::array(), fit_constants = Json::array();
+  for (size_t i = 0; i < n; ++i) {
+    const auto& o = out.outcomes[i];
+    Json row{
+        {"id", runs[i].id}, {"metric", to_string(runs[i].metric)}, {"measured", runs[i].measured}, {"fits", o.fits}};
+    if (o.fits) {
+      row["error_before"] = std::round(o.error_before * 1e4) / 1e4;
+      row["error_after"] = std::round(o.error_after * 1e4) / 1e4;
+      row["error_cv"] = std::round(o.error_cv * 1e4) / 1e4;
+    }
+    fit_runs.push_back(row);
+  }
+  for (const auto& c : out.constants)
+    fit_constants.push_back(Json{{"name", c.param.label()},
+                                 {"target", c.param.target},
+                                 {"prior", c.param.prior},
+                                 {"value", c.value},
+                                 {"uncertainty", c.uncertainty},
+                                 {"fitted", c.fitted},
+                                 {"runs", c.runs},
+                                 {"note", c.note}});
+  out.calibration["fit"] = Json{{"method", "trainsim calibrate (models/calibration/runs/run_fit.hpp)"},
+                                {"median_error_before", std::round(out.median_before * 1e4) / 1e4},
+                                {"median_error_after", std::round(out.median_after * 1e4) / 1e4},
+                                {"median_error_cv", std::round(out.median_cv * 1e4) / 1e4},
+                                {"constants", fit_constants},
+                                {"runs", fit_runs},
+                                {"notes", out.notes}};
+  out.runs = std::move(runs);
+  return out;
+}
+
+}  // namespace trainsim::models::calibration

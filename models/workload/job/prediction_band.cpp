@@ -1,0 +1,78 @@
+#include "models/workload/job/prediction_band.hpp"
+
+#include <algorithm>
+#include <cmath>
+
+namespace trainsim::models::workload {
+
+using sim::config::Json;
+
+namespace {
+
+constexpr double kMinExtrapolatedBand = 0.15;
+constexpr double kUncheckedBand = 0.25;
+
+stack::Coverage coverage(const Job& j) {
+  stack::Coverage c;
+  c.stack = j.stack.name;
+  c.precision = compute::to_string(j.precision);
+  c.cluster = j.cluster.name;
+  c.gpu = j.gpu.name;
+  c.gpus = static_cast<double>(j.gpus);
+  c.params_b = j.model.parameters() / 1e9;
+  c.seq_len = static_cast<double>(j.seq_len);
+  c.moe = j.model.moe.has_value();
+  return c;
+}
+
+void widen(PredictionBand& b) {
+  b.extrapolated = true;
+  b.relative = std::max(2.0 * b.relative, kMinExtrapolatedBand);
+}
+
+}  // namespace
+
+Json PredictionBand::to_json() const {
+  return Json{{"relative", std::round(relative * 1e4) / 1e4},
+              {"extrapolated", extrapolated},
+              {"outside", outside},
+              {"basis", basis}};
+}
+
+PredictionBand prediction_band(const Job& j) {
+  const stack::Coverage c = coverage(j);
+  PredictionBand b;
+  if (j.calibration && j.calibration->error_band > 0) {
+    const auto& cal = *j.calibration;
+    b.relative = cal.error_band;
+    b.basis = "calibration " + cal.name + " (" + (cal.error_method.empty() ? "cross-validated" : cal.error_method) +
+              ", " + std::to_string(cal.error_runs) + " runs)";
+    b.outside = stack::outside(cal.evidence, c);
+    if (!b.outside.empty()) widen(b);
+    return b;
+  }
+  const std::vector<stack::StackAccuracy>& entries = j.stack.accuracy;
+  if (entries.empty()) {
+    b.relative = kUncheckedBand;
+    b.extrapolated = true;
+    b.basis = "no published runs check stack " + j.stack.name;
+    b.outside.push_back("stack " + j.stack.name + " (no accuracy suite)");
+    return b;
+  }
+  const stack::StackAccuracy* best = nullptr;
+  std::vector<std::string> best_outside;
+  for (const auto& e : entries) {
+    std::vector<std::string> o = stack::outside(e.evidence, c);
+    const bool better =
+        best == nullptr || o.size() < best_outside.size() || (o.size() == best_outside.size() && e.runs > best->runs);
+    if (better) best = &e, best_outside = std::move(o);
+  }
+  b.relative = best->band;
+  b.basis = "stack " + j.stack.name + ": " + best->source + " (" + std::to_string(best->runs) + " runs)";
+  b.outside = best_outside;
+  if (!b.outside.empty()) widen(b);
+  if (j.calibration) b.basis += "; calibration " + j.calibration->name + " carries no cross-validated error";
+  return b;
+}
+
+}  // namespace trainsim::models::workload

@@ -1,0 +1,31 @@
+#pragma once
+// How far to trust a prediction: the relative error band of a job's iteration time and
+// throughput, from the evidence behind its constants, and whether the job lies outside that
+// evidence (extrapolated). docs/calibration.md, "Reading the band".
+//
+//   - A calibration with a cross-validated error (`trainsim calibrate`): its band, and its
+//     evidence (the runs' stacks, precisions, clusters and size ranges).
+//   - Otherwise the stack preset's accuracy entries (the published runs its accuracy suite
+//     checks): the entry whose evidence holds the job (the one with the most runs when several do).
+//   - Outside every entry: extrapolated, with the nearest entry's gaps listed and its band
+//     doubled (at least 15 %); a stack no published run checks gets 25 %.
+
+#include <string>
+#include <vector>
+
+#include "models/workload/job/job.hpp"
+#include "sim/config/schema.hpp"
+
+namespace trainsim::models::workload {
+
+struct PredictionBand {
+  double relative = 0;  // +- fraction of the iteration time (and throughput)
+  bool extrapolated = false;
+  std::vector<std::string> outside;  // what of the job no evidence covers
+  std::string basis;                 // where the band comes from
+  sim::config::Json to_json() const;
+};
+
+PredictionBand prediction_band(const Job& job);
+
+}  // namespace trainsim::models::workload
