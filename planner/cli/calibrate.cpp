@@ -8,7 +8,10 @@
 #include <string>
 #include <thread>
 
+#include "models/calibration/fit.hpp"
+#include "models/calibration/measurement.hpp"
 #include "models/calibration/runs/run_fit.hpp"
+#include "models/calibration/runs/run_parameters.hpp"
 #include "models/calibration/runs/run_record.hpp"
 #include "models/presets/catalog.hpp"
 #include "planner/cli/commands.hpp"
@@ -150,6 +153,27 @@ void print_report(const RunFitResult& r, const std::string& file, std::ostream& 
   for (const auto& n : r.notes) out << "  note: " << n << "\n";
 }
 
+// --measurements: the validator's kernel measurements fitted first (models/calibration/fit.hpp),
+// as the base calibration of every run; the run fit then starts from those constants.
+void kernel_base(const std::string& path, std::vector<models::calibration::RunRecord>& runs) {
+  for (const auto& r : runs)
+    if (r.job.contains("calibration"))
+      throw ConfigError(
+          "--measurements", "and --calibration both give the runs a base calibration",
+          "give one: --measurements MEASURED.json fits the kernels here, --calibration uses a fitted file");
+  const auto set = models::calibration::measurements_from_json(models::presets::load_json_file(path, "--measurements"),
+                                                               "--measurements");
+  const models::workload::Job job = models::workload::resolve_job(models::workload::parse_job(runs.front().job));
+  if (!set.provenance.gpu_preset.empty() && set.provenance.gpu_preset != job.gpu.name)
+    throw ConfigError("--measurements",
+                      "measured on " + set.provenance.gpu_preset + " but the runs are on " + job.gpu.name,
+                      "give measurements taken on " + job.gpu.name);
+  const models::calibration::FitResult fitted =
+      models::calibration::fit(set, models::calibration::preset_gpu(job), &job.cluster);
+  const Json base = models::calibration::calibration_json(fitted, set.provenance, job.gpu.name + "-kernels");
+  for (auto& r : runs) r.job["calibration"] = base;
+}
+
 }  // namespace
 
 int run_calibrate_runs(const Args& args, std::ostream& out) {
@@ -164,6 +188,7 @@ int run_calibrate_runs(const Args& args, std::ostream& out) {
   defaults.only = option(args, "only", "");
   const Json runs_json = models::presets::load_json_file(file, "calibrate");
   models::calibration::RunFile runs = models::calibration::read_runs(runs_json, defaults, "runs");
+  if (const std::string path = option(args, "measurements", ""); !path.empty()) kernel_base(path, runs.runs);
   models::calibration::RunFitOptions opts;
   const std::string cal_out = option(args, "out", "");
   opts.name = cal_out.empty() ? "calibrated" : stem(cal_out);

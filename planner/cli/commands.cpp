@@ -387,6 +387,7 @@ void print_help(std::ostream& out) {
          "                    the viewer: schedule, memory, topology, what-if, plans (docs/ui.md)\n"
          "  trainsim calibrate RUNS.json [--out CAL.json] [--plot FILE.svg] [--only TEXT] [--skip-unusable]\n"
          "                    [--threads T] [--json] (job flags for every run: --stack S --cluster C --precision P)\n"
+         "                    [--calibration BASE.json | --measurements MEASURED.json]   start from a kernel fit\n"
          "                    fit the end-to-end constants to logged runs; leave-one-out error, band and\n"
          "                    evidence go into CAL.json, which simulate, plan, reliability and ui take with\n"
          "                    --calibration (docs/calibration.md)\n"

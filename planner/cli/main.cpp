@@ -62,7 +62,7 @@ void check_command_options(const trainsim::planner::cli::Args& args) {
       {"protocol", coll, "drop it, or run `trainsim collective`"},
       {"channels", coll, "drop it, or run `trainsim collective`"},
       {"dot", topo, "drop it, or run `trainsim topology`"},
-      {"measurements", val, "drop it, or run `trainsim validate`"},
+      {"measurements", {"validate", "calibrate"}, "drop it, or run `trainsim validate`"},
       {"save", val, "drop it, or run `trainsim validate`"},
       {"calibration-out", val, "drop it, or run `trainsim validate`"},
       {"reps", val, "drop it, or run `trainsim validate`"},

@@ -12,6 +12,8 @@
 #include <Eigen/Dense>
 
 #include "models/calibration/runs/run_solve.hpp"
+#include "models/hardware/calibration.hpp"
+#include "models/presets/catalog.hpp"
 #include "models/stack/evidence.hpp"
 #include "models/workload/job/job.hpp"
 #include "models/workload/run/simulate.hpp"
@@ -114,6 +116,22 @@ Json evidence(const std::vector<RunRecord>& runs, const std::vector<workload::Jo
   return stack::to_json(e);
 }
 
+// The calibration the runs already use (the command line's --calibration: a validator's or Kineto's
+// kernel fit), as an object; null when none. Its constants are the priors, and the result keeps
+// them beside the fitted ones, so one file holds kernel and end-to-end evidence together.
+Json base_calibration(const std::vector<RunRecord>& runs) {
+  const auto ref = [](const RunRecord& r) { return r.job.contains("calibration") ? r.job.at("calibration") : Json(); };
+  const Json first = ref(runs.front());
+  for (const auto& r : runs)
+    if (ref(r) != first)
+      throw ConfigError(r.path + " (" + r.id + ").calibration", "differs from " + runs.front().id + "'s",
+                        "calibrate from one base calibration: give it with --calibration for every run");
+  if (first.is_null()) return first;
+  Json base = first.is_string() ? presets::resolve("calibrations", first.get<std::string>(), "calibration") : first;
+  (void)hardware::parse_calibration(base, "calibration");
+  return base;
+}
+
 // The jobs resolved at the presets: one GPU and one cluster for the whole file. With
 // skip_unusable, runs whose job does not resolve are dropped with a note.
 std::vector<workload::Job> resolve_all(std::vector<RunRecord>& runs, bool skip_unusable,
@@ -147,6 +165,7 @@ std::vector<workload::Job> resolve_all(std::vector<RunRecord>& runs, bool skip_u
 RunFitResult fit_runs(std::vector<RunRecord> runs, const RunFitOptions& options) {
   RunFitResult out;
   const std::vector<workload::Job> jobs = resolve_all(runs, options.skip_unusable, out.notes);
+  const Json base_cal = base_calibration(runs);
   std::vector<RunParameter> params = run_parameters(jobs);
   const size_t n = runs.size(), k = params.size();
 
@@ -217,7 +236,7 @@ RunFitResult fit_runs(std::vector<RunRecord> runs, const RunFitOptions& options)
     const double x0 = q.coordinate(q.prior);
     if (q.value(x0 + h) >= q.hi) h = -h;
     steps[t] = q.value(x0 + h) - q.prior;
-    const Json cal = calibration_object({q}, {q.value(x0 + h)}, jobs[used[r]], Json(), "nudge");
+    const Json cal = calibration_object({q}, {q.value(x0 + h)}, jobs[used[r]], base_cal, "nudge");
     const Eval e = evaluate(runs[used[r]], cal);
     nudged[t] = e.fits ? e.metric : base[used[r]].metric;
   });
@@ -247,16 +266,18 @@ RunFitResult fit_runs(std::vector<RunRecord> runs, const RunFitOptions& options)
   // 3. What to fit, then the robust MAP fit with two re-linearisations.
   Eigen::VectorXd g(static_cast<Eigen::Index>(m));
   for (size_t r = 0; r < m; ++r) g(static_cast<Eigen::Index>(r)) = log_gain(runs[used[r]], base[used[r]].metric);
-  const Selection sel = select_constants(z, g, params, informed);
+  Selection sel = select_constants(z, g, params, informed);
   Eigen::VectorXd u = Eigen::VectorXd::Zero(static_cast<Eigen::Index>(k));
   std::vector<Eval> at(n);
   Solution sol;
   // The runs are simulated at the fitted constants; where that differs from the linear
-  // prediction by more than 1 % on some run, another step from there. A step moves no constant by
-  // more than 1.5 prior widths (the sensitivities hold near the point they were taken at).
-  constexpr double kMaxStep = 1.5;
+  // prediction by more than 2 % on some run, another step from there (at most 6). A step moves no
+  // constant by more than 3 prior widths (the sensitivities hold near the point they were taken at).
+  constexpr double kMaxStep = 3.0;
+  constexpr int kMaxPasses = 6;
   for (size_t r = 0; r < m; ++r) at[used[r]] = base[used[r]];
-  for (int pass = 0; pass < 4 && !sel.free.empty(); ++pass) {
+  bool settled = sel.free.empty();
+  for (int pass = 0; pass < kMaxPasses && !settled; ++pass) {
     std::vector<size_t> rows(m);
     for (size_t r = 0; r < m; ++r) rows[r] = r;
     sol = solve_map(z, g, u, sel.free, params, rows);
@@ -266,14 +287,18 @@ RunFitResult fit_runs(std::vector<RunRecord> runs, const RunFitOptions& options)
     if (limited) step *= kMaxStep / longest;
     const Eigen::VectorXd linear = g + z * step;
     u += step;
-    const Json cal = fitted_calibration(params, u, jobs.front(), sel.free);
+    const Json cal = fitted_calibration(params, u, jobs.front(), sel.free, base_cal);
     parallel_for(m, options.threads, [&](size_t r) { at[used[r]] = evaluate(runs[used[r]], cal); });
     out.simulations += m;
     for (size_t r = 0; r < m; ++r)
       g(static_cast<Eigen::Index>(r)) =
           at[used[r]].fits ? log_gain(runs[used[r]], at[used[r]].metric) : linear(static_cast<Eigen::Index>(r));
-    if (!limited && (g - linear).cwiseAbs().maxCoeff() < 0.01) break;
+    settled = !limited && (g - linear).cwiseAbs().maxCoeff() < 0.02;
   }
+  if (!settled)
+    out.notes.push_back("the fit did not settle in " + std::to_string(kMaxPasses) +
+                        " simulated steps: the constants are where the last step left them, and the "
+                        "leave-one-out errors are linearised from there");
   // 4. Leave-one-out at the final point.
   std::vector<double> err_before, err_after, err_cv;
   for (size_t r = 0; r < m; ++r) {
@@ -299,6 +324,30 @@ RunFitResult fit_runs(std::vector<RunRecord> runs, const RunFitOptions& options)
   out.median_before = median_abs(err_before);
   out.median_after = median_abs(err_after);
   out.median_cv = median_abs(err_cv);
+  // A fit that does not predict unseen runs better than the presets is not kept: the runs are
+  // off by something no constant scales (a mechanism), and the presets stay.
+  if (!sel.free.empty() && out.median_cv >= out.median_before) {
+    char buf[200];
+    std::snprintf(buf, sizeof buf, "%.1f%% median leave-one-out error, presets %.1f%%", 100.0 * out.median_cv,
+                  100.0 * out.median_before);
+    for (size_t p : sel.free)
+      sel.why[p] = std::string("kept: fitting it did not predict left-out runs better (") + buf + ")";
+    out.notes.erase(std::remove_if(out.notes.begin(), out.notes.end(),
+                                   [](const std::string& n) { return n.rfind("the fit did not settle", 0) == 0; }),
+                    out.notes.end());
+    out.notes.push_back(std::string("no constant kept: the fit predicted left-out runs worse than the presets (") +
+                        buf + "); these runs differ from the model by more than its constants absorb");
+    sel.free.clear();
+    u.setZero();
+    for (size_t r = 0; r < m; ++r) {
+      auto& o = out.outcomes[used[r]];
+      at[used[r]] = base[used[r]];
+      o.after = o.cv = o.before;
+      o.error_after = o.error_cv = o.error_before;
+      err_cv[r] = o.error_before;
+    }
+    out.median_after = out.median_cv = out.median_before;
+  }
   out.band = stack::error_band(err_cv);
 
   // 5. The constants, their uncertainty, and the calibration file.
@@ -317,13 +366,17 @@ RunFitResult fit_runs(std::vector<RunRecord> runs, const RunFitOptions& options)
     }
     out.constants.push_back(c);
   }
-  out.calibration = fitted_calibration(params, u, jobs.front(), sel.free);
+  out.calibration = fitted_calibration(params, u, jobs.front(), sel.free, base_cal);
   out.calibration["name"] = options.name;
+  const Json base_fit = base_cal.is_object() && base_cal.contains("fit") ? base_cal.at("fit") : Json();
   out.calibration["description"] = options.description.empty()
                                        ? "Fitted by trainsim calibrate to " + std::to_string(m) + " logged runs on " +
                                              jobs.front().gpu.name + " (" + jobs.front().cluster.name + ")"
                                        : options.description;
-  Json sources = Json::object();
+  if (base_cal.is_object() && options.description.empty())
+    out.calibration["description"] = out.calibration["description"].get<std::string>() + ", over calibration " +
+                                     base_cal.value("name", std::string("(unnamed)"));
+  Json sources = base_cal.is_object() && base_cal.contains("sources") ? base_cal.at("sources") : Json::object();
   for (const auto& c : out.constants) {
     if (!c.fitted) continue;
     char buf[200];
@@ -364,6 +417,8 @@ RunFitResult fit_runs(std::vector<RunRecord> runs, const RunFitOptions& options)
                                 {"constants", fit_constants},
                                 {"runs", fit_runs},
                                 {"notes", out.notes}};
+  if (!base_fit.is_null())
+    out.calibration["fit"]["base"] = Json{{"name", base_cal.value("name", "")}, {"fit", base_fit}};
   out.runs = std::move(runs);
   return out;
 }

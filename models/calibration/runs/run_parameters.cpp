@@ -33,8 +33,8 @@ double low_precision_efficiency(const hardware::GpuSpec& g, const std::string& p
   return g.fp8_gemm_efficiency;
 }
 
-// The job's GPU as its preset gives it: resolve_job applies the stack's kernel scales over the
-// preset (workload/job/stack.hpp, apply_stack_kernels); a calibration overrides the preset's.
+}  // namespace
+
 hardware::GpuSpec preset_gpu(const workload::Job& j) {
   hardware::GpuSpec g = j.gpu;
   const auto& k = j.stack.kernels;
@@ -48,8 +48,6 @@ hardware::GpuSpec preset_gpu(const workload::Job& j) {
   }
   return g;
 }
-
-}  // namespace
 
 std::string duration_text(double seconds) {
   char buf[48];

@@ -13,6 +13,11 @@ namespace {
 constexpr double kMinEffect = 0.005;
 // Share of a constant's effect that must be left once the chosen constants are projected out.
 constexpr double kMinIndependent = 0.2;
+// The run-to-run noise of a logged throughput, in log units: what the data term of the fit is
+// weighed by against the priors (3 %: repeated runs of one configuration in the published tables
+// and the dev sets agree to a few percent). Residuals beyond 1.345 times the larger of it and
+// their own robust spread are weighed down (Huber).
+constexpr double kNoise = 0.03;
 
 double median_of(std::vector<double> v) {
   if (v.empty()) return 0;
@@ -70,7 +75,7 @@ Selection select_constants(const Eigen::MatrixXd& z, const Eigen::VectorXd& g, c
   };
   std::vector<double> start(static_cast<size_t>(g.size()));
   for (Eigen::Index r = 0; r < g.size(); ++r) start[static_cast<size_t>(r)] = std::abs(g(r));
-  const double c = 1.345 * std::max(0.02, 1.4826 * median_of(start));
+  const double c = 1.345 * std::max(kNoise, 1.4826 * median_of(start));
   double rss = fitted_loss(z, g, {}, params, c);
   bool stopped_by_criterion = false;
   while (s.free.size() < max_free) {
@@ -115,7 +120,7 @@ Solution solve_map(const Eigen::MatrixXd& z, const Eigen::VectorXd& g, const Eig
   sol.sd = Eigen::VectorXd::Zero(k);
   sol.at_bound.assign(params.size(), false);
   std::vector<size_t> free = free_in;
-  double scale = 0.05;
+  double scale = kNoise;
   Eigen::VectorXd w = Eigen::VectorXd::Ones(static_cast<Eigen::Index>(rows.size()));
   // Huber weights and the robust scale from the residuals at sol.u (at the start: at u0, so that
   // runs far off weigh little from the first solve on). Returns whether the scale settled.
@@ -127,7 +132,7 @@ Solution solve_map(const Eigen::MatrixXd& z, const Eigen::VectorXd& g, const Eig
       for (Eigen::Index p = 0; p < k; ++p) e += z(ri, p) * (sol.u(p) - u0(p));
       res[r] = std::abs(e);
     }
-    const double new_scale = std::max(0.02, 1.4826 * median_of(res));
+    const double new_scale = std::max(kNoise, 1.4826 * median_of(res));
     const double c = 1.345 * new_scale;
     for (size_t r = 0; r < rows.size(); ++r) w(static_cast<Eigen::Index>(r)) = res[r] <= c ? 1.0 : c / res[r];
     const bool settled = std::abs(new_scale - scale) < 1e-4;
@@ -135,7 +140,6 @@ Solution solve_map(const Eigen::MatrixXd& z, const Eigen::VectorXd& g, const Eig
     return settled;
   };
   reweight();
-  Eigen::MatrixXd posterior;
   for (int iter = 0; iter < 30 && !free.empty(); ++iter) {
     const auto f = static_cast<Eigen::Index>(free.size());
     Eigen::MatrixXd a = Eigen::MatrixXd::Zero(f, f);
@@ -150,13 +154,12 @@ Solution solve_map(const Eigen::MatrixXd& z, const Eigen::VectorXd& g, const Eig
         zf(c) = z(ri, static_cast<Eigen::Index>(free[static_cast<size_t>(c)]));
         y += zf(c) * sol.u(static_cast<Eigen::Index>(free[static_cast<size_t>(c)]));
       }
-      const double wr = w(static_cast<Eigen::Index>(r)) / (scale * scale);
+      const double wr = w(static_cast<Eigen::Index>(r)) / (kNoise * kNoise);
       a += wr * zf * zf.transpose();
       b += wr * zf * y;
     }
     a += Eigen::MatrixXd::Identity(f, f);
     const Eigen::VectorXd uf = a.ldlt().solve(b);
-    posterior = a.inverse();
     // Bounds: a constant past one is set on it and the rest solved again.
     bool clamped = false;
     for (Eigen::Index c = 0; c < f; ++c) {
@@ -180,16 +183,26 @@ Solution solve_map(const Eigen::MatrixXd& z, const Eigen::VectorXd& g, const Eig
     }
     if (reweight() && !clamped && iter > 2) break;
   }
-  if (posterior.rows() == static_cast<Eigen::Index>(free.size()))
-    for (size_t c = 0; c < free.size(); ++c)
-      sol.sd(static_cast<Eigen::Index>(free[c])) =
-          std::sqrt(posterior(static_cast<Eigen::Index>(c), static_cast<Eigen::Index>(c)));
+  // The constants' uncertainty with the noise the residuals show (at least kNoise).
+  if (!free.empty()) {
+    const auto f = static_cast<Eigen::Index>(free.size());
+    Eigen::MatrixXd a = Eigen::MatrixXd::Identity(f, f);
+    for (size_t r = 0; r < rows.size(); ++r) {
+      Eigen::VectorXd zf(f);
+      for (Eigen::Index c = 0; c < f; ++c)
+        zf(c) = z(static_cast<Eigen::Index>(rows[r]), static_cast<Eigen::Index>(free[static_cast<size_t>(c)]));
+      a += w(static_cast<Eigen::Index>(r)) / (scale * scale) * zf * zf.transpose();
+    }
+    const Eigen::MatrixXd cov = a.inverse();
+    for (Eigen::Index c = 0; c < f; ++c)
+      sol.sd(static_cast<Eigen::Index>(free[static_cast<size_t>(c)])) = std::sqrt(cov(c, c));
+  }
   sol.scale = scale;
   return sol;
 }
 
 Json fitted_calibration(const std::vector<RunParameter>& params, const Eigen::VectorXd& u, const workload::Job& job,
-                        const std::vector<size_t>& free) {
+                        const std::vector<size_t>& free, const Json& base) {
   std::vector<RunParameter> ps;
   std::vector<double> vs;
   std::vector<size_t> order = free;
@@ -199,7 +212,7 @@ Json fitted_calibration(const std::vector<RunParameter>& params, const Eigen::Ve
     ps.push_back(q);
     vs.push_back(q.value(q.coordinate(q.prior) + q.sigma * u(static_cast<Eigen::Index>(p))));
   }
-  return calibration_object(ps, vs, job, Json(), "calibrated");
+  return calibration_object(ps, vs, job, base, "calibrated");
 }
 
 }  // namespace trainsim::models::calibration

@@ -37,8 +37,10 @@ Solution solve_map(const Eigen::MatrixXd& z, const Eigen::VectorXd& g, const Eig
                    const std::vector<size_t>& free, const std::vector<RunParameter>& params,
                    const std::vector<size_t>& rows);
 
-// The calibration object with the free constants at prior + sigma * u.
+// The calibration object with the free constants at prior + sigma * u, over `base` (a calibration
+// object the runs already use, or null).
 sim::config::Json fitted_calibration(const std::vector<RunParameter>& params, const Eigen::VectorXd& u,
-                                     const workload::Job& job, const std::vector<size_t>& free);
+                                     const workload::Job& job, const std::vector<size_t>& free,
+                                     const sim::config::Json& base);
 
 }  // namespace trainsim::models::calibration

@@ -9,6 +9,7 @@
 #include "models/calibration/runs/run_fit.hpp"
 #include "models/calibration/runs/run_record.hpp"
 #include "models/hardware/calibration.hpp"
+#include "models/presets/catalog.hpp"
 #include "models/workload/job/prediction_band.hpp"
 #include "models/workload/run/simulate.hpp"
 
@@ -155,6 +156,40 @@ TEST(RunFit, RecoversAUniformSlowdownDeterministically) {
   ASSERT_EQ(far.outside.size(), 1u);
   EXPECT_NE(far.outside[0].find("GPUs 1024"), std::string::npos);
   EXPECT_GE(far.relative, 0.15);
+}
+
+// A base calibration (a validator's kernel fit) is the prior: the result keeps its constants
+// beside the fitted ones and says where it came from.
+TEST(RunFit, KeepsTheBaseCalibrationsKernelConstants) {
+  std::vector<RunRecord> runs;
+  for (const auto& [gpus, tp] : {std::pair<int64_t, int64_t>{8, 2}, {8, 4}, {16, 2}}) {
+    RunRecord r = read_runs(Json::array({record("r", gpus, tp, 1.0)}), {}, "runs").runs[0];
+    r.job["calibration"] = "h100-sxm-80gb-measured";
+    const auto j = workload::resolve_job(workload::parse_job(r.job));
+    r.measured = 0.8 * workload::simulate(j).tokens_per_s / static_cast<double>(j.gpus);
+    runs.push_back(r);
+  }
+  const RunFitResult f = fit_runs(runs, {});
+  const Json& cal = f.calibration;
+  const hardware::Calibration base =
+      hardware::parse_calibration(presets::find("calibrations", "h100-sxm-80gb-measured", "calibration"), "base");
+  for (auto it = base.gpu_overrides.begin(); it != base.gpu_overrides.end(); ++it) {
+    bool fitted = false;
+    for (const auto& c : f.constants)
+      fitted = fitted || (c.fitted && (c.param.name == it.key() || (c.param.name == "attention_efficiency" &&
+                                                                    it.key() == "attention_bwd_efficiency")));
+    if (!fitted) {
+      EXPECT_EQ(cal.at("gpu_overrides").at(it.key()), *it) << it.key();
+    }
+  }
+  EXPECT_EQ(cal.at("fit").at("base").at("name"), "h100-sxm-80gb-measured");
+  EXPECT_NE(cal.at("description").get<std::string>().find("over calibration h100-sxm-80gb-measured"),
+            std::string::npos);
+  EXPECT_LT(f.median_after, f.median_before);
+  (void)hardware::parse_calibration(cal, "calibration");
+  // Runs naming different base calibrations cannot share one fit.
+  runs[1].job.erase("calibration");
+  EXPECT_NE(models::testing::config_error([&] { (void)fit_runs(runs, {}); }).find("differs from"), std::string::npos);
 }
 
 TEST(RunFit, RunsThatDoNotFitAreLeftOutAndSaidSo) {
