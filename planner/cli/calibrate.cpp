@@ -145,8 +145,11 @@ void print_report(const RunFitResult& r, const std::string& file, std::ostream& 
   std::snprintf(line, sizeof line, "  %-44s %16s %9.1f%% %9.1f%% %9.1f%%\n", "median |error|", "",
                 100.0 * r.median_before, 100.0 * r.median_after, 100.0 * r.median_cv);
   out << line;
+  std::snprintf(line, sizeof line, "  %-44s %16s %10s %10s %9.1f%%   (each run at the others' median MFU)\n",
+                "constant-MFU baseline, leave-one-out", "", "", "", 100.0 * r.median_constant_mfu);
+  out << line;
   std::snprintf(line, sizeof line,
-                "\nband: +-%.1f %% (68th percentile of the %zu runs' leave-one-out errors): the error to expect on "
+                "\nband: ± %.1f %% (68th percentile of the %zu runs' leave-one-out errors): the error to expect on "
                 "a run like these\n",
                 100.0 * r.band, r.used);
   out << line;

@@ -188,6 +188,7 @@ CalibrationStats calibrate_rows(const std::string& title, const std::vector<Row>
   s.after = fit.median_after;
   s.cv = fit.median_cv;
   s.band = fit.band;
+  s.constant_mfu = fit.median_constant_mfu;
   std::string fitted;
   for (const auto& c : fit.constants)
     if (c.fitted) {
@@ -196,8 +197,8 @@ CalibrationStats calibrate_rows(const std::string& title, const std::vector<Row>
     }
   std::printf(
       "%s, trainsim calibrate: %zu runs (%zu fit), median |error| %.1f%% before, %.1f%% after, %.1f%% "
-      "leave-one-out, band %.1f%%; fitted: %s; %zu simulations in %.1f s\n",
-      title.c_str(), s.runs, s.used, 100 * s.before, 100 * s.after, 100 * s.cv, 100 * s.band,
+      "leave-one-out (constant-MFU baseline %.1f%%), band %.1f%%; fitted: %s; %zu simulations in %.1f s\n",
+      title.c_str(), s.runs, s.used, 100 * s.before, 100 * s.after, 100 * s.cv, 100 * s.constant_mfu, 100 * s.band,
       fitted.empty() ? "nothing" : fitted.c_str(), s.simulations, s.seconds);
   std::fflush(stdout);
   return s;

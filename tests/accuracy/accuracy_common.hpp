@@ -70,7 +70,7 @@ bool slow_calibrations();
 
 struct CalibrationStats {
   size_t runs = 0, used = 0, fitted = 0, simulations = 0;
-  double before = 0, after = 0, cv = 0, band = 0, seconds = 0;
+  double before = 0, after = 0, cv = 0, band = 0, seconds = 0, constant_mfu = 0;
 };
 CalibrationStats calibrate_rows(const std::string& title, const std::vector<Row>& rows,
                                 models::calibration::RunMetric metric, double scale = 1.0);

@@ -25,7 +25,7 @@ using sim::config::Json;
 namespace {
 
 struct Eval {
-  double metric = 0, iteration_s = 0;
+  double metric = 0, iteration_s = 0, mfu = 0;
   bool fits = true;
   double peak_gib = 0, capacity_gib = 0;
 };
@@ -41,6 +41,7 @@ Eval evaluate(const RunRecord& r, const Json& cal) {
     e.peak_gib = res.peak_memory().gib();
     e.capacity_gib = res.capacity.gib();
     e.iteration_s = res.iteration.seconds();
+    e.mfu = res.mfu;
     if (res.fits)
       e.metric = predicted_metric(r, res.tokens_per_s / static_cast<double>(job.gpus), res.iteration.seconds(),
                                   res.model_tflops_per_gpu, res.mfu);
@@ -270,45 +271,79 @@ RunFitResult fit_runs(std::vector<RunRecord> runs, const RunFitOptions& options)
   Eigen::VectorXd u = Eigen::VectorXd::Zero(static_cast<Eigen::Index>(k));
   std::vector<Eval> at(n);
   Solution sol;
-  // The runs are simulated at the fitted constants; where that differs from the linear
-  // prediction by more than 2 % on some run, another step from there (at most 6). A step moves no
-  // constant by more than 3 prior widths (the sensitivities hold near the point they were taken at).
-  constexpr double kMaxStep = 3.0;
+  // The runs are simulated at the fitted constants. A step moves no constant by more than the trust
+  // radius (3 prior widths at first); each simulated step corrects the sensitivities along it (a
+  // secant, Broyden, update), and a step that makes the runs' robust loss worse is taken back with
+  // the radius halved. Settled when the simulation agrees with the linear prediction within 2 % on
+  // every run (at most 6 simulated steps).
   constexpr int kMaxPasses = 6;
+  double radius = 3.0;
   for (size_t r = 0; r < m; ++r) at[used[r]] = base[used[r]];
+  std::vector<double> start_abs(m);
+  for (size_t r = 0; r < m; ++r) start_abs[r] = std::abs(g(static_cast<Eigen::Index>(r)));
+  const double huber_c = 1.345 * std::max(0.03, 1.4826 * median_abs(start_abs));
+  auto loss = [&](const Eigen::VectorXd& e) {
+    double l = 0;
+    for (Eigen::Index r = 0; r < e.size(); ++r) {
+      const double a = std::abs(e(r));
+      l += a <= huber_c ? a * a : huber_c * (2.0 * a - huber_c);
+    }
+    return l;
+  };
+  double current = loss(g);
   bool settled = sel.free.empty();
+  std::vector<Eval> trial(n);
   for (int pass = 0; pass < kMaxPasses && !settled; ++pass) {
     std::vector<size_t> rows(m);
     for (size_t r = 0; r < m; ++r) rows[r] = r;
     sol = solve_map(z, g, u, sel.free, params, rows);
     Eigen::VectorXd step = sol.u - u;
     const double longest = step.cwiseAbs().maxCoeff();
-    const bool limited = longest > kMaxStep;
-    if (limited) step *= kMaxStep / longest;
+    if (longest <= 1e-9) {
+      settled = true;
+      break;
+    }
+    const bool limited = longest > radius;
+    if (limited) step *= radius / longest;
     const Eigen::VectorXd linear = g + z * step;
-    u += step;
-    const Json cal = fitted_calibration(params, u, jobs.front(), sel.free, base_cal);
-    parallel_for(m, options.threads, [&](size_t r) { at[used[r]] = evaluate(runs[used[r]], cal); });
+    const Json cal = fitted_calibration(params, u + step, jobs.front(), sel.free, base_cal);
+    parallel_for(m, options.threads, [&](size_t r) { trial[used[r]] = evaluate(runs[used[r]], cal); });
     out.simulations += m;
+    Eigen::VectorXd g_new = g;
     for (size_t r = 0; r < m; ++r)
-      g(static_cast<Eigen::Index>(r)) =
-          at[used[r]].fits ? log_gain(runs[used[r]], at[used[r]].metric) : linear(static_cast<Eigen::Index>(r));
-    settled = !limited && (g - linear).cwiseAbs().maxCoeff() < 0.02;
+      g_new(static_cast<Eigen::Index>(r)) =
+          trial[used[r]].fits ? log_gain(runs[used[r]], trial[used[r]].metric) : linear(static_cast<Eigen::Index>(r));
+    z += ((g_new - g) - z * step) * step.transpose() / step.squaredNorm();
+    const double after = loss(g_new);
+    if (after > current) {
+      radius *= 0.5;
+      continue;
+    }
+    settled = !limited && (g_new - linear).cwiseAbs().maxCoeff() < 0.02;
+    u += step;
+    g = g_new;
+    current = after;
+    for (size_t r = 0; r < m; ++r) at[used[r]] = trial[used[r]];
   }
   if (!settled)
     out.notes.push_back("the fit did not settle in " + std::to_string(kMaxPasses) +
                         " simulated steps: the constants are where the last step left them, and the "
                         "leave-one-out errors are linearised from there");
-  // 4. Leave-one-out at the final point.
+  // 4. Leave-one-out at the final point: what leaving a run out changes in the linearised fit
+  // (against the same fit with every run, so that a fit that has not settled is not credited with
+  // the linear model's further step), applied to the run's simulated error there.
   std::vector<double> err_before, err_after, err_cv;
+  std::vector<size_t> all_rows(m);
+  for (size_t r = 0; r < m; ++r) all_rows[r] = r;
+  const Eigen::VectorXd u_all = sel.free.empty() ? u : solve_map(z, g, u, sel.free, params, all_rows).u;
   for (size_t r = 0; r < m; ++r) {
     std::vector<size_t> rows;
     for (size_t q = 0; q < m; ++q)
       if (q != r) rows.push_back(q);
-    const Eigen::VectorXd u_cv = rows.empty() ? Eigen::VectorXd::Zero(static_cast<Eigen::Index>(k))
-                                              : solve_map(z, g, u, sel.free, params, rows).u;
+    const Eigen::VectorXd u_cv =
+        rows.empty() || sel.free.empty() ? u_all : solve_map(z, g, u, sel.free, params, rows).u;
     const auto ri = static_cast<Eigen::Index>(r);
-    const double g_cv = g(ri) + z.row(ri).dot(u_cv - u);
+    const double g_cv = g(ri) + z.row(ri).dot(u_cv - u_all);
     auto& o = out.outcomes[used[r]];
     const RunRecord& run = runs[used[r]];
     o.after = at[used[r]].metric;
@@ -321,6 +356,19 @@ RunFitResult fit_runs(std::vector<RunRecord> runs, const RunFitOptions& options)
     err_cv.push_back(o.error_cv);
   }
   out.used = m;
+  // The constant-MFU baseline: a run's measured MFU is the predicted one over its throughput ratio.
+  std::vector<double> measured_mfu(m), err_mfu;
+  for (size_t r = 0; r < m; ++r) measured_mfu[r] = base[used[r]].mfu / (1.0 + out.outcomes[used[r]].error_before);
+  for (size_t r = 0; r < m && m > 1; ++r) {
+    std::vector<double> others;
+    for (size_t q = 0; q < m; ++q)
+      if (q != r) others.push_back(measured_mfu[q]);
+    std::sort(others.begin(), others.end());
+    const size_t h = others.size();
+    const double med = h % 2 ? others[h / 2] : 0.5 * (others[h / 2 - 1] + others[h / 2]);
+    err_mfu.push_back(med / measured_mfu[r] - 1.0);
+  }
+  out.median_constant_mfu = median_abs(err_mfu);
   out.median_before = median_abs(err_before);
   out.median_after = median_abs(err_after);
   out.median_cv = median_abs(err_cv);
@@ -414,6 +462,7 @@ RunFitResult fit_runs(std::vector<RunRecord> runs, const RunFitOptions& options)
                                 {"median_error_before", std::round(out.median_before * 1e4) / 1e4},
                                 {"median_error_after", std::round(out.median_after * 1e4) / 1e4},
                                 {"median_error_cv", std::round(out.median_cv * 1e4) / 1e4},
+                                {"median_error_constant_mfu", std::round(out.median_constant_mfu * 1e4) / 1e4},
                                 {"constants", fit_constants},
                                 {"runs", fit_runs},
                                 {"notes", out.notes}};

@@ -5,19 +5,24 @@
 // 1. Simulate every run with the presets' constants (the "before" prediction), and once more per
 //    constant that can change the run, nudged (a 10 % step in log-coordinates): the sensitivity
 //    of each run's log throughput to each constant, in units of the constant's prior width.
-// 2. Choose what to fit: at most max(1, runs / 3) constants, greedily by how much of the runs'
-//    variation a constant explains that the ones chosen before do not (column-pivoted
-//    Gram-Schmidt; a constant moving no run by 0.5 % per prior width, or 80 % collinear with the
-//    chosen ones, is kept at its prior and the report says why).
-// 3. A robust maximum-a-posteriori fit in those coordinates: Huber-weighted least squares on the
-//    log throughput errors (iteratively reweighted, the noise scale from the residuals' median
-//    absolute deviation), a unit Gaussian prior per constant, bounds by clamping and re-solving.
-//    The runs are simulated again at the fitted constants and the step repeated from there (a
-//    Gauss-Newton step with the first sensitivities), twice.
-// 4. Leave-one-out: for each run, the same fit without it (at the final point, linearised),
-//    predicting it; its error is the run's cross-validated error. The band is the 68th percentile
-//    of the absolute cross-validated errors (the largest below 4 runs).
-// 5. The fitted constants' uncertainty: the posterior covariance of the linearised fit.
+// 2. Choose what to fit (run_solve.hpp): forward stepwise, the constant whose fit cuts the runs'
+//    Huber loss most joins while it cuts it by the information criterion's price of a parameter,
+//    up to max(1, runs / 3) constants. A constant moving no run by 0.5 % per prior width, or 80 %
+//    collinear with the chosen ones, is kept at its prior; the report says why.
+// 3. A robust maximum-a-posteriori fit in those coordinates: least squares on the log throughput
+//    errors against an assumed run-to-run noise of 3 %, Huber-weighted beyond 1.345 times the
+//    larger of that and the residuals' robust spread, a unit Gaussian prior per constant, bounds by
+//    clamping. The runs are simulated at the result (a step of at most 3 prior widths); while that
+//    differs from the linear prediction by more than 2 % on some run, another step from there (at
+//    most 6).
+// 4. Leave-one-out: what leaving each run out changes in the linearised fit at the final point,
+//    applied to its simulated error there: its cross-validated error. The band is the 68th
+//    percentile of the absolute cross-validated errors (the largest below 4 runs). A fit whose
+//    median cross-validated error is not below the presets' is not kept (the runs differ from
+//    the model by a mechanism, not a constant), and the presets' errors are reported.
+// 5. The fitted constants' uncertainty: the posterior covariance of the linearised fit, with the
+//    noise the residuals show. The constant-MFU baseline (each run at the others' median MFU) is
+//    reported beside it.
 //
 // Runs that do not fit in memory as simulated are left out (a note says so); two runs with the
 // same job measured more than 1.5x apart are reported as contradictory (the robust loss then
@@ -65,6 +70,9 @@ struct RunFitResult {
   std::vector<FittedConstant> constants;
   size_t used = 0;                                            // runs in the fit (the ones that fit in memory)
   double median_before = 0, median_after = 0, median_cv = 0;  // median absolute error over used runs
+  // The baseline a calibration must beat: each run predicted at the median MFU of the others
+  // (leave-one-out), its median absolute error.
+  double median_constant_mfu = 0;
   double band = 0;                                            // 68th percentile |cv error|
   std::vector<std::string> notes;
   size_t simulations = 0;

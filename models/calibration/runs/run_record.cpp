@@ -85,12 +85,14 @@ RunFile read_runs(const Json& file, const RunDefaults& defaults, const std::stri
   std::string rpath = path;
   if (file.is_array()) {
     records = file;
-  } else if (file.is_object() && file.contains("runs")) {
+  } else if (file.is_object() && (file.contains("runs") || file.contains("records"))) {
+    // {"meta": ..., "records": [...]}: the shared data's single-node file keeps its runs there.
+    const char* key = file.contains("runs") ? "runs" : "records";
     for (auto it = file.begin(); it != file.end(); ++it)
-      if (it.key() != "runs" && it.key() != "defaults")
+      if (it.key() != key && it.key() != "defaults" && it.key() != "meta")
         throw ConfigError(path + "." + it.key(), "unknown key", "a run file holds \"defaults\" and \"runs\"");
-    records = file.at("runs");
-    rpath = path + ".runs";
+    records = file.at(key);
+    rpath = path + "." + key;
     if (file.contains("defaults")) {
       if (!file.at("defaults").is_object())
         throw ConfigError(path + ".defaults", "expected an object of job keys", "e.g. {\"stack\": \"nemo-24.07\"}");
