@@ -73,7 +73,7 @@ struct RunFitResult {
   // The baseline a calibration must beat: each run predicted at the median MFU of the others
   // (leave-one-out), its median absolute error.
   double median_constant_mfu = 0;
-  double band = 0;                                            // 68th percentile |cv error|
+  double band = 0;  // 68th percentile |cv error|
   std::vector<std::string> notes;
   size_t simulations = 0;
   sim::config::Json calibration;  // the calibration file (with error and evidence)
