@@ -163,34 +163,52 @@ std::vector<workload::Job> resolve_all(std::vector<RunRecord>& runs, bool skip_u
 
 }  // namespace
 
-RunFitResult fit_runs(std::vector<RunRecord> runs, const RunFitOptions& options) {
-  RunFitResult out;
-  const std::vector<workload::Job> jobs = resolve_all(runs, options.skip_unusable, out.notes);
-  const Json base_cal = base_calibration(runs);
-  std::vector<RunParameter> params = run_parameters(jobs);
-  const size_t n = runs.size(), k = params.size();
+namespace {
 
-  // 1. The presets' predictions.
-  std::vector<Eval> base(n);
-  parallel_for(n, options.threads, [&](size_t i) { base[i] = evaluate(runs[i], Json()); });
+// One fit's state, phase by phase (the numbered steps of run_fit.hpp).
+struct Fit {
+  const RunFitOptions& options;
+  std::vector<RunRecord> runs;
+  RunFitResult out;
+  std::vector<workload::Job> jobs;
+  Json base_cal;
+  std::vector<RunParameter> params;
+  size_t n = 0, k = 0, m = 0;
+  std::vector<Eval> base, at;
+  std::vector<size_t> used;  // runs that fit in memory: the rows of z and g
+  std::vector<int> informed;
+  Eigen::MatrixXd z;  // d log(throughput) per prior width
+  Eigen::VectorXd g;  // log throughput errors at u
+  Eigen::VectorXd u;  // the constants, prior widths from their priors
+  Selection sel;
+  Solution sol;
+  std::vector<double> err_cv;
+};
+
+// 1. The presets' predictions; runs that do not fit and contradictory runs are noted.
+void predict_presets(Fit& f) {
+  auto& out = f.out;
+  auto& runs = f.runs;
+  const size_t n = f.n;
+  f.base.resize(n);
+  parallel_for(n, f.options.threads, [&](size_t i) { f.base[i] = evaluate(runs[i], Json()); });
   out.simulations += n;
-  std::vector<size_t> used;
   out.outcomes.resize(n);
   for (size_t i = 0; i < n; ++i) {
     auto& o = out.outcomes[i];
-    o.fits = base[i].fits;
-    o.peak_gib = base[i].peak_gib;
-    o.capacity_gib = base[i].capacity_gib;
+    o.fits = f.base[i].fits;
+    o.peak_gib = f.base[i].peak_gib;
+    o.capacity_gib = f.base[i].capacity_gib;
     if (!o.fits) {
       char buf[160];
-      std::snprintf(buf, sizeof buf, "needs %.1f of %.1f GiB as simulated", base[i].peak_gib, base[i].capacity_gib);
+      std::snprintf(buf, sizeof buf, "needs %.1f of %.1f GiB as simulated", f.base[i].peak_gib, f.base[i].capacity_gib);
       out.notes.push_back(runs[i].path + " (" + runs[i].id + ") does not fit in memory (" + buf +
                           "): left out of the fit; it ran, so the memory model is off for this job");
       continue;
     }
-    o.before = base[i].metric;
+    o.before = f.base[i].metric;
     o.error_before = throughput_error(runs[i], o.before);
-    used.push_back(i);
+    f.used.push_back(i);
   }
   // Contradictory runs: the same job measured far apart.
   std::map<std::string, std::vector<size_t>> same;
@@ -208,36 +226,45 @@ RunFitResult fit_runs(std::vector<RunRecord> runs, const RunFitOptions& options)
                           " apart; the robust fit weighs the outlier down");
     }
   }
-  if (used.empty())
+  if (f.used.empty())
     throw ConfigError(runs.front().path, "no run fits in memory as simulated, so none can be fitted",
                       "check the runs' parallel configurations and the --stack (its memory conventions)");
+  f.m = f.used.size();
+}
 
-  // 2. Sensitivities: d log(throughput) per prior width, from a nudged simulation per constant;
-  // the per-step overhead's is exact without one (the optimizer step that holds it closes the
-  // iteration on every rank: workload/build/builder.cpp), and a stack's GEMM scale is the GPU's
-  // GEMM efficiency's (below).
-  const size_t m = used.size();
-  Eigen::MatrixXd z = Eigen::MatrixXd::Zero(static_cast<Eigen::Index>(m), static_cast<Eigen::Index>(k));
+// 2. Sensitivities: d log(throughput) per prior width, from a nudged simulation per constant;
+// the per-step overhead's is exact without one (the optimizer step that holds it closes the
+// iteration on every rank: workload/build/builder.cpp), and a stack's GEMM scale is the GPU's
+// GEMM efficiency's (below).
+void sensitivities(Fit& f) {
+  auto& out = f.out;
+  const auto& runs = f.runs;
+  const auto& params = f.params;
+  const auto& used = f.used;
+  const auto& base = f.base;
+  const size_t m = f.m, k = f.k;
+  auto& z = f.z;
+  z = Eigen::MatrixXd::Zero(static_cast<Eigen::Index>(m), static_cast<Eigen::Index>(k));
   std::vector<std::pair<size_t, size_t>> nudges;  // (row in used, parameter)
-  std::vector<int> informed(k, 0);
+  f.informed.assign(k, 0);
   for (size_t r = 0; r < m; ++r)
     for (size_t p = 0; p < k; ++p)
-      if (informs(params[p], jobs[used[r]])) {
-        ++informed[p];
+      if (informs(params[p], f.jobs[used[r]])) {
+        ++f.informed[p];
         if (params[p].name == "step_overhead")
           z(static_cast<Eigen::Index>(r), static_cast<Eigen::Index>(p)) = -params[p].sigma / base[used[r]].iteration_s;
         else if (params[p].name != "kernels.gemm_scale")
           nudges.emplace_back(r, p);
       }
   std::vector<double> nudged(nudges.size()), steps(nudges.size());
-  parallel_for(nudges.size(), options.threads, [&](size_t t) {
+  parallel_for(nudges.size(), f.options.threads, [&](size_t t) {
     const auto [r, p] = nudges[t];
     const RunParameter& q = params[p];
     double h = q.log_scale ? 0.1 : q.sigma;
     const double x0 = q.coordinate(q.prior);
     if (q.value(x0 + h) >= q.hi) h = -h;
     steps[t] = q.value(x0 + h) - q.prior;
-    const Json cal = calibration_object({q}, {q.value(x0 + h)}, jobs[used[r]], base_cal, "nudge");
+    const Json cal = calibration_object({q}, {q.value(x0 + h)}, f.jobs[used[r]], f.base_cal, "nudge");
     const Eval e = evaluate(runs[used[r]], cal);
     nudged[t] = e.fits ? e.metric : base[used[r]].metric;
   });
@@ -259,18 +286,24 @@ RunFitResult fit_runs(std::vector<RunRecord> runs, const RunFitOptions& options)
     if (params[p].name != "kernels.gemm_scale" || gemm == params.end()) continue;
     const auto g_col = static_cast<Eigen::Index>(gemm - params.begin());
     for (size_t r = 0; r < m; ++r)
-      if (informs(params[p], jobs[used[r]]))
+      if (informs(params[p], f.jobs[used[r]]))
         z(static_cast<Eigen::Index>(r), static_cast<Eigen::Index>(p)) =
             z(static_cast<Eigen::Index>(r), g_col) / gemm->sigma * params[p].sigma;
   }
+}
 
-  // 3. What to fit, then the robust MAP fit with two re-linearisations.
-  Eigen::VectorXd g(static_cast<Eigen::Index>(m));
-  for (size_t r = 0; r < m; ++r) g(static_cast<Eigen::Index>(r)) = log_gain(runs[used[r]], base[used[r]].metric);
-  Selection sel = select_constants(z, g, params, informed);
-  Eigen::VectorXd u = Eigen::VectorXd::Zero(static_cast<Eigen::Index>(k));
-  std::vector<Eval> at(n);
-  Solution sol;
+// 3. The robust MAP fit of the chosen constants, stepped with simulations.
+void fit_steps(Fit& f) {
+  auto& out = f.out;
+  const auto& runs = f.runs;
+  const auto& params = f.params;
+  const auto& used = f.used;
+  const size_t m = f.m, n = f.n;
+  auto& z = f.z;
+  auto& g = f.g;
+  auto& u = f.u;
+  auto& at = f.at;
+  at.resize(n);
   // The runs are simulated at the fitted constants. A step moves no constant by more than the trust
   // radius (3 prior widths at first); each simulated step corrects the sensitivities along it (a
   // secant, Broyden, update), and a step that makes the runs' robust loss worse is taken back with
@@ -278,7 +311,7 @@ RunFitResult fit_runs(std::vector<RunRecord> runs, const RunFitOptions& options)
   // every run (at most 6 simulated steps).
   constexpr int kMaxPasses = 6;
   double radius = 3.0;
-  for (size_t r = 0; r < m; ++r) at[used[r]] = base[used[r]];
+  for (size_t r = 0; r < m; ++r) at[used[r]] = f.base[used[r]];
   std::vector<double> start_abs(m);
   for (size_t r = 0; r < m; ++r) start_abs[r] = std::abs(g(static_cast<Eigen::Index>(r)));
   const double huber_c = 1.345 * std::max(0.03, 1.4826 * median_abs(start_abs));
@@ -291,13 +324,13 @@ RunFitResult fit_runs(std::vector<RunRecord> runs, const RunFitOptions& options)
     return l;
   };
   double current = loss(g);
-  bool settled = sel.free.empty();
+  bool settled = f.sel.free.empty();
   std::vector<Eval> trial(n);
   for (int pass = 0; pass < kMaxPasses && !settled; ++pass) {
     std::vector<size_t> rows(m);
     for (size_t r = 0; r < m; ++r) rows[r] = r;
-    sol = solve_map(z, g, u, sel.free, params, rows);
-    Eigen::VectorXd step = sol.u - u;
+    f.sol = solve_map(z, g, u, f.sel.free, params, rows);
+    Eigen::VectorXd step = f.sol.u - u;
     const double longest = step.cwiseAbs().maxCoeff();
     if (longest <= 1e-9) {
       settled = true;
@@ -306,8 +339,8 @@ RunFitResult fit_runs(std::vector<RunRecord> runs, const RunFitOptions& options)
     const bool limited = longest > radius;
     if (limited) step *= radius / longest;
     const Eigen::VectorXd linear = g + z * step;
-    const Json cal = fitted_calibration(params, u + step, jobs.front(), sel.free, base_cal);
-    parallel_for(m, options.threads, [&](size_t r) { trial[used[r]] = evaluate(runs[used[r]], cal); });
+    const Json cal = fitted_calibration(params, u + step, f.jobs.front(), f.sel.free, f.base_cal);
+    parallel_for(m, f.options.threads, [&](size_t r) { trial[used[r]] = evaluate(runs[used[r]], cal); });
     out.simulations += m;
     Eigen::VectorXd g_new = g;
     for (size_t r = 0; r < m; ++r)
@@ -329,10 +362,26 @@ RunFitResult fit_runs(std::vector<RunRecord> runs, const RunFitOptions& options)
     out.notes.push_back("the fit did not settle in " + std::to_string(kMaxPasses) +
                         " simulated steps: the constants are where the last step left them, and the "
                         "leave-one-out errors are linearised from there");
+}
+
+// 4. Leave-one-out at the final point, the constant-MFU baseline, and the fit's acceptance.
+void leave_one_out(Fit& f) {
+  auto& out = f.out;
+  const auto& runs = f.runs;
+  const auto& params = f.params;
+  const auto& used = f.used;
+  const auto& base = f.base;
+  const size_t m = f.m;
+  auto& sel = f.sel;
+  const auto& z = f.z;
+  const auto& g = f.g;
+  auto& u = f.u;
+  auto& at = f.at;
+  auto& err_cv = f.err_cv;
   // 4. Leave-one-out at the final point: what leaving a run out changes in the linearised fit
   // (against the same fit with every run, so that a fit that has not settled is not credited with
   // the linear model's further step), applied to the run's simulated error there.
-  std::vector<double> err_before, err_after, err_cv;
+  std::vector<double> err_before, err_after;
   std::vector<size_t> all_rows(m);
   for (size_t r = 0; r < m; ++r) all_rows[r] = r;
   const Eigen::VectorXd u_all = sel.free.empty() ? u : solve_map(z, g, u, sel.free, params, all_rows).u;
@@ -397,12 +446,24 @@ RunFitResult fit_runs(std::vector<RunRecord> runs, const RunFitOptions& options)
     out.median_after = out.median_cv = out.median_before;
   }
   out.band = stack::error_band(err_cv);
+}
 
-  // 5. The constants, their uncertainty, and the calibration file.
+// 5. The constants, their uncertainty, and the calibration file.
+void write_calibration(Fit& f) {
+  auto& out = f.out;
+  const auto& runs = f.runs;
+  const auto& params = f.params;
+  const auto& jobs = f.jobs;
+  const auto& base_cal = f.base_cal;
+  const auto& options = f.options;
+  const auto& sel = f.sel;
+  const auto& sol = f.sol;
+  const auto& u = f.u;
+  const size_t n = f.n, k = f.k, m = f.m;
   for (size_t p = 0; p < k; ++p) {
     FittedConstant c;
     c.param = params[p];
-    c.runs = informed[p];
+    c.runs = f.informed[p];
     const auto pi = static_cast<Eigen::Index>(p);
     c.fitted = std::find(sel.free.begin(), sel.free.end(), p) != sel.free.end();
     const double x = params[p].coordinate(params[p].prior) + params[p].sigma * u(pi);
@@ -436,7 +497,7 @@ RunFitResult fit_runs(std::vector<RunRecord> runs, const RunFitOptions& options)
   out.calibration["error"] = Json{{"band", std::round(out.band * 1e4) / 1e4},
                                   {"runs", static_cast<int64_t>(m)},
                                   {"method", "leave-one-out, 68th percentile of |error|"}};
-  out.calibration["evidence"] = evidence(runs, jobs, used);
+  out.calibration["evidence"] = evidence(runs, jobs, f.used);
   Json fit_runs = Json::array(), fit_constants = Json::array();
   for (size_t i = 0; i < n; ++i) {
     const auto& o = out.outcomes[i];
@@ -468,8 +529,29 @@ RunFitResult fit_runs(std::vector<RunRecord> runs, const RunFitOptions& options)
                                 {"notes", out.notes}};
   if (!base_fit.is_null())
     out.calibration["fit"]["base"] = Json{{"name", base_cal.value("name", "")}, {"fit", base_fit}};
-  out.runs = std::move(runs);
-  return out;
+}
+
+}  // namespace
+
+RunFitResult fit_runs(std::vector<RunRecord> runs, const RunFitOptions& options) {
+  Fit f{options, std::move(runs), {}, {}, {}, {}, 0, 0, 0, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}};
+  f.jobs = resolve_all(f.runs, options.skip_unusable, f.out.notes);
+  f.base_cal = base_calibration(f.runs);
+  f.params = run_parameters(f.jobs);
+  f.n = f.runs.size();
+  f.k = f.params.size();
+  predict_presets(f);
+  sensitivities(f);
+  f.g = Eigen::VectorXd(static_cast<Eigen::Index>(f.m));
+  for (size_t r = 0; r < f.m; ++r)
+    f.g(static_cast<Eigen::Index>(r)) = log_gain(f.runs[f.used[r]], f.base[f.used[r]].metric);
+  f.sel = select_constants(f.z, f.g, f.params, f.informed);
+  f.u = Eigen::VectorXd::Zero(static_cast<Eigen::Index>(f.k));
+  fit_steps(f);
+  leave_one_out(f);
+  write_calibration(f);
+  f.out.runs = std::move(f.runs);
+  return std::move(f.out);
 }
 
 }  // namespace trainsim::models::calibration
