@@ -104,7 +104,7 @@ void print_report(const RunFitResult& r, const std::string& file, std::ostream& 
       << r.calibration.at("gpu").get<std::string>() << " (" << ev.at("clusters").at(0).get<std::string>()
       << "), stacks";
   for (const auto& s : ev.at("stacks")) out << " " << s.get<std::string>();
-  out << "; " << r.used << " fitted, " << r.simulations << " simulations\n\n";
+  out << "; " << r.used << " used in the fit, " << r.simulations << " simulations\n\n";
   char line[512];
   std::snprintf(line, sizeof line, "  %-36s %-8s %12s %12s %12s  %s\n", "constant", "target", "prior", "fitted", "+-",
                 "runs / note");
