@@ -162,7 +162,7 @@ void kernel_base(const std::string& path, std::vector<models::calibration::RunRe
   for (const auto& r : runs)
     if (r.job.contains("calibration"))
       throw ConfigError(
-          "--measurements", "and --calibration both give the runs a base calibration",
+          "--measurements", "is given with --calibration, and each gives the runs a base calibration",
           "give one: --measurements MEASURED.json fits the kernels here, --calibration uses a fitted file");
   const auto set = models::calibration::measurements_from_json(models::presets::load_json_file(path, "--measurements"),
                                                                "--measurements");
