@@ -260,6 +260,8 @@ int run_sweep(PlanRun& p) {
     search_into(p, p.what_if_json, g, p.ro.require_power, row);
     rows.push_back(std::move(row));
   }
+  for (const auto& r : rows)
+    if (r.ok) check_strict(args.options.count("strict") > 0, r.job);
   if (!p.dist.root()) return kExitOk;
   // The plot first: a plot that cannot be written fails the run before any report is printed.
   if (args.command_options.count("plot")) {
@@ -364,6 +366,9 @@ int run_compare(PlanRun& p, const std::vector<std::string>& names) {
       c.sizes.push_back(std::move(row));
     }
   }
+  for (const auto& c : clusters)
+    for (const auto& r : c.sizes)
+      if (r.ok) check_strict(args.options.count("strict") > 0, r.job);
   if (!p.dist.root()) return kExitOk;
   // The plot first: a plot that cannot be written fails the run before any report is printed.
   if (args.command_options.count("plot")) {

@@ -77,7 +77,7 @@ void check_strict(bool strict, const models::workload::Job& job) {
   std::string what;
   for (size_t i = 0; i < b.outside.size(); ++i) what += (i ? "; " : "") + b.outside[i];
   throw ConfigError("--strict", "the prediction is extrapolated, outside the evidence: " + what,
-                    "calibrate with runs that cover it (`trainsim calibrate RUNS.json`), or drop --strict");
+                    "calibrate with runs that cover it: `trainsim calibrate RUNS.json`; or drop --strict");
 }
 
 void print_report(std::ostream& out, const models::workload::SimulationResult& r) {
