@@ -31,14 +31,17 @@ bool contains(const std::vector<std::string>& v, const std::string& s) {
   return std::find(v.begin(), v.end(), s) != v.end();
 }
 
-std::vector<std::string>* list_of(Evidence& e, const std::string& key) {
+// The field behind a key, for a const or a mutable Evidence.
+template <typename E>
+auto* list_of(E& e, const std::string& key) {
   if (key == "stacks") return &e.stacks;
   if (key == "precisions") return &e.precisions;
   if (key == "clusters") return &e.clusters;
   return &e.gpu_presets;
 }
 
-std::optional<std::pair<double, double>>* range_of(Evidence& e, const std::string& key) {
+template <typename E>
+auto* range_of(E& e, const std::string& key) {
   if (key == "gpus") return &e.gpus;
   if (key == "params_b") return &e.params_b;
   return &e.seq_len;
@@ -105,11 +108,10 @@ Evidence parse_evidence(const Json& j, const std::string& path) {
 
 Json to_json(const Evidence& e) {
   Json out = Json::object();
-  Evidence copy = e;
   for (const auto& k : list_keys())
-    if (!list_of(copy, k)->empty()) out[k] = *list_of(copy, k);
+    if (!list_of(e, k)->empty()) out[k] = *list_of(e, k);
   for (const auto& k : range_keys())
-    if (const auto& r = *range_of(copy, k)) out[k] = {r->first, r->second};
+    if (const auto& r = *range_of(e, k)) out[k] = {r->first, r->second};
   if (e.dense) out["dense"] = *e.dense;
   if (e.moe) out["moe"] = *e.moe;
   return out;

@@ -4,7 +4,6 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
-#include <fstream>
 #include <string>
 #include <thread>
 
@@ -14,8 +13,10 @@
 #include "models/calibration/runs/run_parameters.hpp"
 #include "models/calibration/runs/run_record.hpp"
 #include "models/presets/catalog.hpp"
+#include "models/workload/job/stack.hpp"
 #include "planner/cli/commands.hpp"
 #include "planner/cli/options.hpp"
+#include "planner/cli/output_files.hpp"
 #include "sim/error.hpp"
 #include "traces/svg/svg.hpp"
 
@@ -42,21 +43,6 @@ std::string quantity(RunMetric m, double v) {
     case RunMetric::kMfu: std::snprintf(buf, sizeof buf, "%.1f%% MFU", 100.0 * v); break;
   }
   return buf;
-}
-
-// "out/team-h100.json" -> "team-h100".
-std::string stem(const std::string& path) {
-  const auto slash = path.find_last_of('/');
-  std::string base = slash == std::string::npos ? path : path.substr(slash + 1);
-  if (base.size() > 5 && base.compare(base.size() - 5, 5, ".json") == 0) base.resize(base.size() - 5);
-  return base.empty() ? "calibrated" : base;
-}
-
-void write_text(const std::string& path, const std::string& text, const std::string& flag) {
-  std::ofstream f(path);
-  if (!f) throw ConfigError(flag, "cannot write " + path, "give a writable path");
-  f << text;
-  if (!f) throw ConfigError(flag, "cannot write " + path, "give a writable path");
 }
 
 // Predicted against measured throughput (relative to each run's measurement, so runs of every
@@ -172,7 +158,7 @@ void kernel_base(const std::string& path, std::vector<models::calibration::RunRe
                       "measured on " + set.provenance.gpu_preset + " but the runs are on " + job.gpu.name,
                       "give measurements taken on " + job.gpu.name);
   const models::calibration::FitResult fitted =
-      models::calibration::fit(set, models::calibration::preset_gpu(job), &job.cluster);
+      models::calibration::fit(set, models::workload::without_stack_kernels(job.stack, job.gpu), &job.cluster);
   const Json base = models::calibration::calibration_json(fitted, set.provenance, job.gpu.name + "-kernels");
   for (auto& r : runs) r.job["calibration"] = base;
 }
@@ -194,14 +180,14 @@ int run_calibrate_runs(const Args& args, std::ostream& out) {
   if (const std::string path = option(args, "measurements", ""); !path.empty()) kernel_base(path, runs.runs);
   models::calibration::RunFitOptions opts;
   const std::string cal_out = option(args, "out", "");
-  opts.name = cal_out.empty() ? "calibrated" : stem(cal_out);
+  opts.name = cal_out.empty() || file_stem(cal_out).empty() ? "calibrated" : file_stem(cal_out);
   opts.skip_unusable = defaults.skip_unusable;
   const int64_t hw = std::max<int64_t>(1, static_cast<int64_t>(std::thread::hardware_concurrency()));
   opts.threads = static_cast<int>(int_option(args, "threads", hw, 1, 1024));
   RunFitResult r = models::calibration::fit_runs(std::move(runs.runs), opts);
   for (const auto& s : runs.skipped) r.notes.insert(r.notes.begin(), "skipped " + s);
   r.calibration["fit"]["notes"] = r.notes;
-  if (!cal_out.empty()) write_text(cal_out, r.calibration.dump(2) + "\n", "--out");
+  if (!cal_out.empty()) write_json_file(cal_out, r.calibration, "--out");
   if (const std::string plot = option(args, "plot", ""); !plot.empty())
     traces::write_svg_file(plot, plot_svg(r), "--plot");
   if (args.json) {

@@ -3,13 +3,13 @@
 //   kineto compare TRACE.json [JOB.json] (job flags) [--json] [--plot FILE.svg]   real vs simulated timeline
 //   kineto export [JOB.json] (job flags) --out TRACE.json [--rank R]   a simulated iteration as a trace
 #include <cstdio>
-#include <fstream>
 #include <string>
 
 #include "models/workload/job/job.hpp"
 #include "planner/cli/commands.hpp"
 #include "planner/cli/job_input.hpp"
 #include "planner/cli/options.hpp"
+#include "planner/cli/output_files.hpp"
 #include "sim/error.hpp"
 #include "traces/kineto/calibrate.hpp"
 #include "traces/kineto/compare.hpp"
@@ -51,21 +51,6 @@ models::workload::Job kineto_job(const Args& args, size_t first_job) {
   return models::workload::resolve_job(models::workload::parse_job(job_json(job_args)));
 }
 
-void write_json(const std::string& path, const Json& j, const std::string& flag) {
-  std::ofstream f(path);
-  if (!f) throw ConfigError(flag, "cannot write " + path, "give a writable path");
-  f << j.dump(2) << "\n";
-  if (!f) throw ConfigError(flag, "cannot write " + path, "give a writable path");
-}
-
-// "out/h100-kineto.json" -> "h100-kineto": the calibration's name.
-std::string stem(const std::string& path) {
-  const auto slash = path.find_last_of('/');
-  std::string base = slash == std::string::npos ? path : path.substr(slash + 1);
-  if (base.size() > 5 && base.compare(base.size() - 5, 5, ".json") == 0) base.resize(base.size() - 5);
-  return base;
-}
-
 int run_calibrate(const Args& args, std::ostream& out, const std::string& command_line) {
   const std::string file = trace_argument(args, "calibrate");
   if (args.positionals.size() > 2)
@@ -81,7 +66,7 @@ int run_calibrate(const Args& args, std::ostream& out, const std::string& comman
   const models::hardware::GpuSpec prior = traces::trace_gpu(trace, gpu_ref);
   const traces::KinetoCalibration cal = traces::calibrate_kineto(trace, file, prior, command_line);
   const std::string cal_out = option(args, "out", "");
-  if (!cal_out.empty()) write_json(cal_out, cal.calibration_json(stem(cal_out)), "--out");
+  if (!cal_out.empty()) write_json_file(cal_out, cal.calibration_json(file_stem(cal_out)), "--out");
   if (args.json) {
     out << cal.to_json().dump(2) << "\n";
     return kExitOk;

@@ -3,7 +3,6 @@
 // and after calibration, and write the measurements and the calibration file.
 #include <algorithm>
 #include <cstdio>
-#include <fstream>
 #include <iostream>
 #include <string>
 #include <vector>
@@ -14,6 +13,7 @@
 #include "models/workload/job/job.hpp"
 #include "planner/cli/commands.hpp"
 #include "planner/cli/job_input.hpp"
+#include "planner/cli/output_files.hpp"
 #include "sim/config/schema.hpp"
 #include "sim/error.hpp"
 #include "validator/report.hpp"
@@ -25,13 +25,6 @@ namespace {
 std::string option(const Args& args, const std::string& key) {
   auto it = args.command_options.find(key);
   return it == args.command_options.end() ? std::string() : it->second;
-}
-
-void write_json_file(const std::string& path, const sim::config::Json& j, const std::string& flag) {
-  std::ofstream f(path);
-  if (!f) throw ConfigError(flag, "cannot write " + path, "give a writable path");
-  f << j.dump(2) << "\n";
-  if (!f) throw ConfigError(flag, "cannot write " + path, "give a writable path");
 }
 
 // Saved measurements are re-fitted and compared only against the job they were measured for:

@@ -14,6 +14,7 @@
 #include "planner/cli/commands.hpp"
 #include "planner/cli/job_input.hpp"
 #include "planner/cli/options.hpp"
+#include "planner/cli/output_files.hpp"
 #include "planner/search/distributed.hpp"
 #include "sim/error.hpp"
 #include "validator/replay/check.hpp"
@@ -58,11 +59,6 @@ replay::Program simulate_program(const models::workload::Job& job) {
   return program;
 }
 
-void write_json(const std::string& path, const sim::config::Json& j, const std::string& flag) {
-  std::ofstream f(path);
-  if (!f || !(f << j.dump(2) << "\n")) throw ConfigError(flag, "cannot write " + path, "give a writable path");
-}
-
 // --save: the replay's communication as collective records (after those of --measurements, a
 // microbenchmark run's file); --calibration-out: the constants fitted to them all
 // (models/calibration/fit.hpp), the links per class. Returns the fit (null without either).
@@ -86,11 +82,11 @@ sim::config::Json save_and_fit(const Args& args, const models::workload::Job& jo
   set.provenance.replay = "the whole iteration, every rank (validate --replay iteration)";
   for (auto& m : replay::comm_measurements(program, timelines, scale, static_cast<int>(job.cluster.gpus_per_node)))
     set.items.push_back(std::move(m));
-  if (!save.empty()) write_json(save, models::calibration::to_json(set), "--save");
+  if (!save.empty()) write_json_file(save, models::calibration::to_json(set), "--save");
   const models::calibration::FitResult fitted = models::calibration::fit(set, job.gpu, &job.cluster);
   if (!out.empty())
-    write_json(out, models::calibration::calibration_json(fitted, set.provenance, job.gpu.name + "-measured"),
-               "--calibration-out");
+    write_json_file(out, models::calibration::calibration_json(fitted, set.provenance, job.gpu.name + "-measured"),
+                    "--calibration-out");
   return fitted.to_json();
 }
 

@@ -11,7 +11,6 @@
 #include <gtest/gtest.h>
 
 #include <chrono>
-#include <set>
 #include <thread>
 
 #include "models/calibration/runs/run_fit.hpp"
@@ -19,6 +18,7 @@
 #include "models/stack/evidence.hpp"
 #include "models/stack/stack_spec.hpp"
 #include "models/workload/job/job.hpp"
+#include "models/workload/job/prediction_band.hpp"
 
 namespace trainsim::accuracy {
 
@@ -114,31 +114,17 @@ void print_table(const std::string& title, const std::vector<Row>& rows, const s
 
 void expect_stack_accuracy(const std::string& stack_name, const std::string& source, const std::vector<Row>& rows) {
   std::vector<double> errors;
-  std::set<std::string> gpus, precisions;
-  double gmin = 1e30, gmax = 0, pmin = 1e30, pmax = 0, smin = 1e30, smax = 0;
-  bool dense = false, moe = false;
+  std::vector<models::workload::Job> jobs;
   for (const auto& r : rows) {
     if (!r.fits || r.job.is_null()) continue;
     errors.push_back(r.error());
-    const auto j = models::workload::resolve_job(models::workload::parse_job(r.job));
-    gpus.insert(j.gpu.name);
-    precisions.insert(models::compute::to_string(j.precision));
-    const double g = static_cast<double>(j.gpus), p = std::round(j.model.parameters() / 1e6) / 1e3,
-                 s = static_cast<double>(j.seq_len);
-    gmin = std::min(gmin, g), gmax = std::max(gmax, g);
-    pmin = std::min(pmin, p), pmax = std::max(pmax, p);
-    smin = std::min(smin, s), smax = std::max(smax, s);
-    (j.model.moe ? moe : dense) = true;
+    jobs.push_back(models::workload::resolve_job(models::workload::parse_job(r.job)));
   }
   ASSERT_FALSE(errors.empty()) << "no fitting row carries its job";
-  models::stack::Evidence e;
-  e.gpu_presets.assign(gpus.begin(), gpus.end());
-  e.precisions.assign(precisions.begin(), precisions.end());
-  e.gpus = std::make_pair(gmin, gmax);
-  e.params_b = std::make_pair(pmin, pmax);
-  e.seq_len = std::make_pair(smin, smax);
-  e.dense = dense;
-  e.moe = moe;
+  // A stack's entry names the GPUs it covers; the stack is its own, and any cluster of them.
+  models::stack::Evidence e = models::workload::evidence_of(jobs);
+  e.stacks.clear();
+  e.clusters.clear();
   const double band = models::stack::error_band(errors);
   const Json want{{"band", std::round(band * 1000.0) / 1000.0},
                   {"runs", static_cast<int64_t>(errors.size())},

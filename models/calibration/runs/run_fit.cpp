@@ -6,7 +6,6 @@
 #include <cstdio>
 #include <exception>
 #include <map>
-#include <set>
 #include <thread>
 
 #include <Eigen/Dense>
@@ -16,6 +15,7 @@
 #include "models/presets/catalog.hpp"
 #include "models/stack/evidence.hpp"
 #include "models/workload/job/job.hpp"
+#include "models/workload/job/prediction_band.hpp"
 #include "models/workload/run/simulate.hpp"
 
 namespace trainsim::models::calibration {
@@ -80,41 +80,8 @@ std::string r_key(const RunRecord& r) { return r.job.dump() + "|" + to_string(r.
 double log_gain(const RunRecord& r, double predicted) { return std::log1p(throughput_error(r, predicted)); }
 
 double median_abs(std::vector<double> v) {
-  if (v.empty()) return 0;
   for (auto& x : v) x = std::abs(x);
-  std::sort(v.begin(), v.end());
-  const size_t n = v.size();
-  return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
-}
-
-Json evidence(const std::vector<RunRecord>& runs, const std::vector<workload::Job>& jobs,
-              const std::vector<size_t>& used) {
-  std::set<std::string> stacks, precisions, clusters;
-  double gmin = 1e30, gmax = 0, pmin = 1e30, pmax = 0, smin = 1e30, smax = 0;
-  bool dense = false, moe = false;
-  for (size_t i : used) {
-    const auto& j = jobs[i];
-    stacks.insert(j.stack.name);
-    precisions.insert(compute::to_string(j.precision));
-    clusters.insert(j.cluster.name);
-    const double g = static_cast<double>(j.gpus), p = j.model.parameters() / 1e9, s = static_cast<double>(j.seq_len);
-    gmin = std::min(gmin, g), gmax = std::max(gmax, g);
-    pmin = std::min(pmin, p), pmax = std::max(pmax, p);
-    smin = std::min(smin, s), smax = std::max(smax, s);
-    (j.model.moe ? moe : dense) = true;
-  }
-  (void)runs;
-  auto round3 = [](double x) { return std::round(x * 1000.0) / 1000.0; };
-  stack::Evidence e;
-  e.stacks.assign(stacks.begin(), stacks.end());
-  e.precisions.assign(precisions.begin(), precisions.end());
-  e.clusters.assign(clusters.begin(), clusters.end());
-  e.gpus = std::make_pair(gmin, gmax);
-  e.params_b = std::make_pair(round3(pmin), round3(pmax));
-  e.seq_len = std::make_pair(smin, smax);
-  e.dense = dense;
-  e.moe = moe;
-  return stack::to_json(e);
+  return median(std::move(v));
 }
 
 // The calibration the runs already use (the command line's --calibration: a validator's or Kineto's
@@ -314,15 +281,8 @@ void fit_steps(Fit& f) {
   for (size_t r = 0; r < m; ++r) at[used[r]] = f.base[used[r]];
   std::vector<double> start_abs(m);
   for (size_t r = 0; r < m; ++r) start_abs[r] = std::abs(g(static_cast<Eigen::Index>(r)));
-  const double huber_c = 1.345 * std::max(0.03, 1.4826 * median_abs(start_abs));
-  auto loss = [&](const Eigen::VectorXd& e) {
-    double l = 0;
-    for (Eigen::Index r = 0; r < e.size(); ++r) {
-      const double a = std::abs(e(r));
-      l += a <= huber_c ? a * a : huber_c * (2.0 * a - huber_c);
-    }
-    return l;
-  };
+  const double huber_c = kHuberK * robust_scale(start_abs);
+  auto loss = [&](const Eigen::VectorXd& e) { return huber_loss(e, huber_c); };
   double current = loss(g);
   bool settled = f.sel.free.empty();
   std::vector<Eval> trial(n);
@@ -412,10 +372,7 @@ void leave_one_out(Fit& f) {
     std::vector<double> others;
     for (size_t q = 0; q < m; ++q)
       if (q != r) others.push_back(measured_mfu[q]);
-    std::sort(others.begin(), others.end());
-    const size_t h = others.size();
-    const double med = h % 2 ? others[h / 2] : 0.5 * (others[h / 2 - 1] + others[h / 2]);
-    err_mfu.push_back(med / measured_mfu[r] - 1.0);
+    err_mfu.push_back(median(others) / measured_mfu[r] - 1.0);
   }
   out.median_constant_mfu = median_abs(err_mfu);
   out.median_before = median_abs(err_before);
@@ -497,7 +454,11 @@ void write_calibration(Fit& f) {
   out.calibration["error"] = Json{{"band", std::round(out.band * 1e4) / 1e4},
                                   {"runs", static_cast<int64_t>(m)},
                                   {"method", "leave-one-out, 68th percentile of |error|"}};
-  out.calibration["evidence"] = evidence(runs, jobs, f.used);
+  std::vector<workload::Job> used_jobs;
+  for (size_t i : f.used) used_jobs.push_back(jobs[i]);
+  stack::Evidence e = workload::evidence_of(used_jobs);
+  e.gpu_presets.clear();  // the calibration's own `gpu`
+  out.calibration["evidence"] = stack::to_json(e);
   Json fit_runs = Json::array(), fit_constants = Json::array();
   for (size_t i = 0; i < n; ++i) {
     const auto& o = out.outcomes[i];

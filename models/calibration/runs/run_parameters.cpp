@@ -6,6 +6,7 @@
 #include <set>
 
 #include "models/compute/compute_model.hpp"
+#include "models/workload/job/stack.hpp"
 
 namespace trainsim::models::calibration {
 
@@ -35,20 +36,6 @@ double low_precision_efficiency(const hardware::GpuSpec& g, const std::string& p
 
 }  // namespace
 
-hardware::GpuSpec preset_gpu(const workload::Job& j) {
-  hardware::GpuSpec g = j.gpu;
-  const auto& k = j.stack.kernels;
-  g.gemm_efficiency /= k.gemm_scale;
-  g.fp8_gemm_efficiency /= k.fp8_gemm_scale;
-  if (g.mxfp8_gemm_efficiency) *g.mxfp8_gemm_efficiency /= k.fp8_gemm_scale;
-  if (g.nvfp4_gemm_efficiency) *g.nvfp4_gemm_efficiency /= k.fp8_gemm_scale;
-  if (g.peak_fp8.per_second() > 0.0) {
-    g.attention_efficiency /= k.hopper_attention_fwd_scale;
-    if (g.attention_bwd_efficiency) *g.attention_bwd_efficiency /= k.hopper_attention_bwd_scale;
-  }
-  return g;
-}
-
 std::string duration_text(double seconds) {
   char buf[48];
   std::snprintf(buf, sizeof buf, "%.6gus", seconds * 1e6);
@@ -58,7 +45,7 @@ std::string duration_text(double seconds) {
 std::vector<RunParameter> run_parameters(const std::vector<workload::Job>& jobs) {
   std::vector<RunParameter> out;
   if (jobs.empty()) return out;
-  const hardware::GpuSpec g = preset_gpu(jobs.front());
+  const hardware::GpuSpec g = workload::without_stack_kernels(jobs.front().stack, jobs.front().gpu);
   const auto& c = jobs.front().cluster;
   out.push_back(make("gemm_efficiency", "gpu", g.gemm_efficiency, 0.15, 0.2, 0.98));
   std::set<std::string> precisions;
@@ -117,7 +104,7 @@ Json calibration_object(const std::vector<RunParameter>& params, const std::vect
     } else if (p.name == "attention_efficiency") {
       // Forward and backward move together: the backward keeps its ratio to the forward.
       cal["gpu_overrides"][p.name] = v;
-      if (const auto bwd = preset_gpu(job).attention_bwd_efficiency)
+      if (const auto bwd = workload::without_stack_kernels(job.stack, job.gpu).attention_bwd_efficiency)
         cal["gpu_overrides"]["attention_bwd_efficiency"] = std::clamp(*bwd * v / p.prior, 0.05, 1.0);
     } else {
       cal["gpu_overrides"][p.name] = v;

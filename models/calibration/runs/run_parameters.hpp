@@ -47,10 +47,6 @@ std::vector<RunParameter> run_parameters(const std::vector<workload::Job>& jobs)
 // Whether `p` can change run `job`'s time at all (its precision, a link it crosses, its stack).
 bool informs(const RunParameter& p, const workload::Job& job);
 
-// The job's GPU as its preset (and calibration) give it, before the stack's kernel scales
-// (workload/job/stack.hpp, apply_stack_kernels): what a calibration's GPU overrides replace.
-hardware::GpuSpec preset_gpu(const workload::Job& job);
-
 // "12.5us": a duration as the GPU and stack schemas read it.
 std::string duration_text(double seconds);
 

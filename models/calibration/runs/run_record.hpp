@@ -37,7 +37,7 @@ struct RunRecord {
   // The source's FLOP count over Megatron's model FLOPs: 4/3 when the accounting counts the
   // recomputed forward of a fully recomputed run (measured.flops_accounting says "recomput").
   double flops_factor = 1.0;
-  std::optional<double> peak_memory_gib;  // measured.peak_memory_gib
+  std::optional<double> peak_memory_gib;  // measured.peak_memory_gib (checked; no constant is fitted to it yet)
   std::vector<std::string> assumptions;   // what was assumed where the record is silent
 };
 

@@ -13,20 +13,18 @@ namespace {
 constexpr double kMinEffect = 0.005;
 // Share of a constant's effect that must be left once the chosen constants are projected out.
 constexpr double kMinIndependent = 0.2;
-// The run-to-run noise of a logged throughput, in log units: what the data term of the fit is
-// weighed by against the priors (3 %: repeated runs of one configuration in the published tables
-// and the dev sets agree to a few percent). Residuals beyond 1.345 times the larger of it and
-// their own robust spread are weighed down (Huber).
-constexpr double kNoise = 0.03;
-
-double median_of(std::vector<double> v) {
-  if (v.empty()) return 0;
-  std::sort(v.begin(), v.end());
-  const size_t n = v.size();
-  return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
-}
-
 }  // namespace
+
+double robust_scale(const std::vector<double>& abs) { return std::max(kRunNoise, 1.4826 * median(abs)); }
+
+double huber_loss(const Eigen::VectorXd& e, double c) {
+  double loss = 0;
+  for (Eigen::Index r = 0; r < e.size(); ++r) {
+    const double a = std::abs(e(r));
+    loss += a <= c ? a * a : c * (2.0 * a - c);
+  }
+  return loss;
+}
 
 namespace {
 // Huber loss (threshold c) of the runs' log errors after the MAP fit of `free` from the priors:
@@ -37,13 +35,7 @@ double fitted_loss(const Eigen::MatrixXd& z, const Eigen::VectorXd& g, const std
   for (size_t r = 0; r < rows.size(); ++r) rows[r] = r;
   const Eigen::VectorXd u0 = Eigen::VectorXd::Zero(static_cast<Eigen::Index>(params.size()));
   const Eigen::VectorXd u = free.empty() ? u0 : solve_map(z, g, u0, free, params, rows).u;
-  const Eigen::VectorXd e = g + z * u;
-  double loss = 0;
-  for (Eigen::Index r = 0; r < e.size(); ++r) {
-    const double a = std::abs(e(r));
-    loss += a <= c ? a * a : c * (2.0 * a - c);
-  }
-  return loss;
+  return huber_loss(g + z * u, c);
 }
 }  // namespace
 
@@ -75,7 +67,7 @@ Selection select_constants(const Eigen::MatrixXd& z, const Eigen::VectorXd& g, c
   };
   std::vector<double> start(static_cast<size_t>(g.size()));
   for (Eigen::Index r = 0; r < g.size(); ++r) start[static_cast<size_t>(r)] = std::abs(g(r));
-  const double c = 1.345 * std::max(kNoise, 1.4826 * median_of(start));
+  const double c = kHuberK * robust_scale(start);
   double rss = fitted_loss(z, g, {}, params, c);
   bool stopped_by_criterion = false;
   while (s.free.size() < max_free) {
@@ -120,7 +112,7 @@ Solution solve_map(const Eigen::MatrixXd& z, const Eigen::VectorXd& g, const Eig
   sol.sd = Eigen::VectorXd::Zero(k);
   sol.at_bound.assign(params.size(), false);
   std::vector<size_t> free = free_in;
-  double scale = kNoise;
+  double scale = kRunNoise;
   Eigen::VectorXd w = Eigen::VectorXd::Ones(static_cast<Eigen::Index>(rows.size()));
   // Huber weights and the robust scale from the residuals at sol.u (at the start: at u0, so that
   // runs far off weigh little from the first solve on). Returns whether the scale settled.
@@ -132,8 +124,8 @@ Solution solve_map(const Eigen::MatrixXd& z, const Eigen::VectorXd& g, const Eig
       for (Eigen::Index p = 0; p < k; ++p) e += z(ri, p) * (sol.u(p) - u0(p));
       res[r] = std::abs(e);
     }
-    const double new_scale = std::max(kNoise, 1.4826 * median_of(res));
-    const double c = 1.345 * new_scale;
+    const double new_scale = robust_scale(res);
+    const double c = kHuberK * new_scale;
     for (size_t r = 0; r < rows.size(); ++r) w(static_cast<Eigen::Index>(r)) = res[r] <= c ? 1.0 : c / res[r];
     const bool settled = std::abs(new_scale - scale) < 1e-4;
     scale = new_scale;
@@ -154,7 +146,7 @@ Solution solve_map(const Eigen::MatrixXd& z, const Eigen::VectorXd& g, const Eig
         zf(c) = z(ri, static_cast<Eigen::Index>(free[static_cast<size_t>(c)]));
         y += zf(c) * sol.u(static_cast<Eigen::Index>(free[static_cast<size_t>(c)]));
       }
-      const double wr = w(static_cast<Eigen::Index>(r)) / (kNoise * kNoise);
+      const double wr = w(static_cast<Eigen::Index>(r)) / (kRunNoise * kRunNoise);
       a += wr * zf * zf.transpose();
       b += wr * zf * y;
     }
@@ -183,7 +175,7 @@ Solution solve_map(const Eigen::MatrixXd& z, const Eigen::VectorXd& g, const Eig
     }
     if (reweight() && !clamped && iter > 2) break;
   }
-  // The constants' uncertainty with the noise the residuals show (at least kNoise).
+  // The constants' uncertainty with the noise the residuals show (at least kRunNoise).
   if (!free.empty()) {
     const auto f = static_cast<Eigen::Index>(free.size());
     Eigen::MatrixXd a = Eigen::MatrixXd::Identity(f, f);

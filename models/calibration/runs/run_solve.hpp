@@ -7,10 +7,24 @@
 
 #include <Eigen/Dense>
 
+#include "models/calibration/measurement.hpp"
 #include "models/calibration/runs/run_parameters.hpp"
 #include "sim/config/schema.hpp"
 
 namespace trainsim::models::calibration {
+
+// The run-to-run noise of a logged throughput, in log units: what the data term of the fit is
+// weighed by against the priors. 3 %, an engineering estimate: repeated runs of one configuration
+// in the published tables and the dev sets agree to a few percent.
+inline constexpr double kRunNoise = 0.03;
+
+// The robust spread of residuals whose absolute values are `abs`: 1.4826 times their median (the
+// standard deviation for normal errors), at least kRunNoise. Residuals beyond 1.345 times it are
+// weighed down (Huber's threshold for 95 % efficiency under normal errors).
+double robust_scale(const std::vector<double>& abs);
+inline constexpr double kHuberK = 1.345;
+// The Huber loss of `e` with threshold c: squares below c, linear beyond.
+double huber_loss(const Eigen::VectorXd& e, double c);
 
 struct Selection {
   std::vector<size_t> free;      // fitted constants, in the order chosen

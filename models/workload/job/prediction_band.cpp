@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <set>
 
 namespace trainsim::models::workload {
 
@@ -31,6 +32,36 @@ void widen(PredictionBand& b) {
 }
 
 }  // namespace
+
+stack::Evidence evidence_of(const std::vector<Job>& jobs) {
+  std::set<std::string> stacks, precisions, clusters, gpus;
+  double gmin = 1e30, gmax = 0, pmin = 1e30, pmax = 0, smin = 1e30, smax = 0;
+  bool dense = false, moe = false;
+  for (const Job& j : jobs) {
+    const stack::Coverage c = coverage(j);
+    stacks.insert(c.stack);
+    precisions.insert(c.precision);
+    clusters.insert(c.cluster);
+    gpus.insert(c.gpu);
+    gmin = std::min(gmin, c.gpus), gmax = std::max(gmax, c.gpus);
+    pmin = std::min(pmin, c.params_b), pmax = std::max(pmax, c.params_b);
+    smin = std::min(smin, c.seq_len), smax = std::max(smax, c.seq_len);
+    (c.moe ? moe : dense) = true;
+  }
+  stack::Evidence e;
+  if (jobs.empty()) return e;
+  auto round3 = [](double x) { return std::round(x * 1000.0) / 1000.0; };
+  e.stacks.assign(stacks.begin(), stacks.end());
+  e.precisions.assign(precisions.begin(), precisions.end());
+  e.clusters.assign(clusters.begin(), clusters.end());
+  e.gpu_presets.assign(gpus.begin(), gpus.end());
+  e.gpus = std::make_pair(gmin, gmax);
+  e.params_b = std::make_pair(round3(pmin), round3(pmax));
+  e.seq_len = std::make_pair(smin, smax);
+  e.dense = dense;
+  e.moe = moe;
+  return e;
+}
 
 Json PredictionBand::to_json() const {
   return Json{{"relative", std::round(relative * 1e4) / 1e4},

@@ -28,4 +28,10 @@ struct PredictionBand {
 
 PredictionBand prediction_band(const Job& job);
 
+// What a set of jobs covers, as evidence (models/stack/evidence.hpp): their stacks, precisions, clusters
+// and GPU presets, the ranges of their GPU counts, parameters (billions, to 3 decimals) and
+// sequence lengths, and whether dense and MoE models are among them. A calibration's runs and an
+// accuracy suite's rows are described by it.
+stack::Evidence evidence_of(const std::vector<Job>& jobs);
+
 }  // namespace trainsim::models::workload

@@ -212,6 +212,17 @@ void apply_stack_kernels(const stack::StackSpec& s, hardware::GpuSpec& gpu) {
   gpu.attention_bwd_efficiency = bwd * s.kernels.hopper_attention_bwd_scale;
 }
 
+hardware::GpuSpec without_stack_kernels(const stack::StackSpec& s, hardware::GpuSpec gpu) {
+  gpu.fp8_gemm_efficiency /= s.kernels.fp8_gemm_scale;
+  if (gpu.mxfp8_gemm_efficiency) *gpu.mxfp8_gemm_efficiency /= s.kernels.fp8_gemm_scale;
+  if (gpu.nvfp4_gemm_efficiency) *gpu.nvfp4_gemm_efficiency /= s.kernels.fp8_gemm_scale;
+  gpu.gemm_efficiency /= s.kernels.gemm_scale;
+  if (gpu.peak_fp8.per_second() <= 0.0) return gpu;
+  gpu.attention_efficiency /= s.kernels.hopper_attention_fwd_scale;
+  if (gpu.attention_bwd_efficiency) *gpu.attention_bwd_efficiency /= s.kernels.hopper_attention_bwd_scale;
+  return gpu;
+}
+
 std::string stacks_with(bool (*has)(const stack::StackFeatures&, const Job&), const Job& j) {
   std::string out;
   for (const auto& p : presets::list("stacks")) {

@@ -25,6 +25,9 @@ void apply_calibration_stack(const hardware::Calibration& c, stack::StackSpec& s
 // The stack's kernels on this GPU: FlashAttention-2-class stacks run slower attention on GPUs
 // with Hopper tensor cores (wgmma) than the GPU preset's reference kernel.
 void apply_stack_kernels(const stack::StackSpec& s, hardware::GpuSpec& gpu);
+// Its inverse: `gpu` (a resolved job's) as the preset and calibration gave it, before the
+// stack's kernel scales; what a calibration's GPU overrides replace.
+hardware::GpuSpec without_stack_kernels(const stack::StackSpec& s, hardware::GpuSpec gpu);
 
 // Throws ConfigError naming the stack and the feature when the job uses one the stack cannot run.
 void check_stack_features(const Job& j);
