@@ -18,7 +18,7 @@
 //                   matmuls, the activation) before its backward
 //
 // What each saves and what it costs is modelled in memory/footprint.cpp (activations),
-// workload/build/stage_memory.cpp (the MoE block's extra) and layer_kernels / moe (the kernels
+// workload/dag/stage_memory.cpp (the MoE block's extra) and layer_kernels / moe (the kernels
 // redone).
 
 #include <cstdint>

@@ -8,7 +8,7 @@
 
 #include <ostream>
 
-#include "models/workload/build/workload.hpp"
+#include "models/workload/dag/workload.hpp"
 #include "models/workload/job/job.hpp"
 #include "planner/cli/args.hpp"
 #include "sim/task/executor.hpp"

@@ -7,8 +7,8 @@
 #include "models/llm/layer_kernels.hpp"
 #include "models/llm/recompute_modules.hpp"
 #include "models/memory/footprint.hpp"
-#include "models/workload/build/moe_block.hpp"
-#include "models/workload/build/stage_memory.hpp"
+#include "models/workload/dag/moe_block.hpp"
+#include "models/workload/dag/stage_memory.hpp"
 #include "models/workload/job/expert_layout.hpp"
 #include "models/workload/job/moe_options.hpp"
 #include "planner/search/estimator_pass.hpp"
@@ -218,7 +218,7 @@ const Estimator::LayerTimes& Estimator::layer_times() {
              coll(CollectiveOp::kReduceScatter, mc.etp_rows, etg);
     };
     const double comm_f = one_way(true), comm_b = one_way(false);
-    const double sync = models::workload::build::moe_sync_stall(j, mc, lc, comm_).seconds();
+    const double sync = models::workload::dag::moe_sync_stall(j, mc, lc, comm_).seconds();
     L.moe_fwd = t(mc.pre_fwd) + t(mc.router_fwd) + t(mc.experts_fwd) + t(mc.post_fwd) + sync +
                 std::max(comm_f, t(mc.shared_fwd)) + (j.sp && j.tp > 1 ? ag + rs : 0.0);
     L.moe_dgrad = t(mc.post_dgrad) + t(mc.experts_dgrad) + t(mc.router_dgrad) + t(mc.pre_bwd) +

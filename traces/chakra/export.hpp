@@ -23,7 +23,7 @@
 #include <string>
 #include <vector>
 
-#include "models/workload/build/workload.hpp"
+#include "models/workload/dag/workload.hpp"
 #include "models/workload/job/job.hpp"
 #include "sim/task/executor.hpp"
 

@@ -11,7 +11,7 @@
 #include <vector>
 
 #include "models/hardware/gpu_spec.hpp"
-#include "models/workload/build/workload.hpp"
+#include "models/workload/dag/workload.hpp"
 #include "models/workload/job/job.hpp"
 #include "sim/config/schema.hpp"
 #include "traces/chakra/trace.hpp"

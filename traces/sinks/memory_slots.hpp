@@ -5,7 +5,7 @@
 
 #include <vector>
 
-#include "models/workload/build/workload.hpp"
+#include "models/workload/dag/workload.hpp"
 #include "models/workload/job/job.hpp"
 #include "traces/sinks/chrome_trace.hpp"
 

@@ -15,7 +15,7 @@
 #include <vector>
 
 #include "models/collectives/comm_model.hpp"
-#include "models/workload/build/workload.hpp"
+#include "models/workload/dag/workload.hpp"
 #include "sim/task/executor.hpp"
 #include "sim/units.hpp"
 

@@ -201,7 +201,7 @@ void predict_presets(Fit& f) {
 
 // 2. Sensitivities: d log(throughput) per prior width, from a nudged simulation per constant;
 // the per-step overhead's is exact without one (the optimizer step that holds it closes the
-// iteration on every rank: workload/build/builder.cpp), and a stack's GEMM scale is the GPU's
+// iteration on every rank: workload/dag/builder.cpp), and a stack's GEMM scale is the GPU's
 // GEMM efficiency's (below).
 void sensitivities(Fit& f) {
   auto& out = f.out;

@@ -5,7 +5,7 @@
 // DP, host copies, when several are in flight), else pipeline bubble. The parts add up to the
 // iteration.
 
-#include "models/workload/build/workload.hpp"
+#include "models/workload/dag/workload.hpp"
 #include "sim/config/schema.hpp"
 #include "sim/task/executor.hpp"
 

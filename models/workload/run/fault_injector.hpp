@@ -11,7 +11,7 @@
 #include <string>
 #include <vector>
 
-#include "models/workload/build/workload.hpp"
+#include "models/workload/dag/workload.hpp"
 #include "models/workload/job/job.hpp"
 #include "models/workload/run/fault.hpp"
 #include "sim/config/schema.hpp"

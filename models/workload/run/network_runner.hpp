@@ -31,7 +31,7 @@
 
 #include "models/collectives/collective.hpp"
 #include "models/collectives/flow_executor.hpp"
-#include "models/workload/build/workload.hpp"
+#include "models/workload/dag/workload.hpp"
 #include "models/workload/job/job.hpp"
 #include "models/workload/run/fault.hpp"
 #include "sim/flow/network.hpp"

@@ -10,7 +10,7 @@
 #include <optional>
 #include <vector>
 
-#include "models/workload/build/workload.hpp"
+#include "models/workload/dag/workload.hpp"
 #include "models/workload/job/job.hpp"
 #include "models/workload/run/fault.hpp"
 #include "models/workload/run/fault_injector.hpp"

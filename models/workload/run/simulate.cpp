@@ -8,8 +8,8 @@
 #include "models/llm/layer_ops.hpp"
 #include "models/llm/moe.hpp"
 #include "models/schedules/schedule.hpp"
-#include "models/workload/build/builder.hpp"
-#include "models/workload/build/stage_memory.hpp"
+#include "models/workload/dag/builder.hpp"
+#include "models/workload/dag/stage_memory.hpp"
 #include "models/workload/run/run_workload.hpp"
 #include "sim/task/executor.hpp"
 

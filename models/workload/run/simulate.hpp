@@ -8,7 +8,7 @@
 #include <vector>
 
 #include "models/memory/footprint.hpp"
-#include "models/workload/build/workload.hpp"
+#include "models/workload/dag/workload.hpp"
 #include "models/workload/job/job.hpp"
 #include "models/workload/job/prediction_band.hpp"
 #include "models/workload/run/breakdown.hpp"

@@ -12,7 +12,7 @@
 #include <cstdint>
 #include <vector>
 
-#include "models/workload/build/workload.hpp"
+#include "models/workload/dag/workload.hpp"
 #include "models/workload/job/job.hpp"
 #include "sim/task/executor.hpp"
 

@@ -7,7 +7,7 @@
 #include "../test_support.hpp"
 #include "models/llm/layer_kernels.hpp"
 #include "models/memory/footprint.hpp"
-#include "models/workload/build/stage_memory.hpp"
+#include "models/workload/dag/stage_memory.hpp"
 #include "models/workload/run/simulate.hpp"
 
 namespace trainsim::models {

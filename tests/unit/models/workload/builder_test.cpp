@@ -1,4 +1,4 @@
-#include "models/workload/build/builder.hpp"
+#include "models/workload/dag/builder.hpp"
 
 #include <gtest/gtest.h>
 
@@ -246,7 +246,7 @@ TEST(WorkloadBuilder, OptimizerStepCoversTheStageParameters) {
 }
 
 TEST(WorkloadBuilder, OptimizerStepCoversTiedEmbeddings) {
-  // Regression (fixed): Builder::stage_parameters (models/workload/build/builder.cpp) adds the LM-head embedding on
+  // Regression (fixed): Builder::stage_parameters (models/workload/dag/builder.cpp) adds the LM-head embedding on
   // the last stage when `!tied_embeddings || p == 1`; the condition is inverted for tied models:
   // it should be `!tied_embeddings || p > 1` (as memory::stage_memory has it: `!tied || !first`).
   //  - tied, pp 1: the one embedding is counted twice: megatron-1.7b tp 2 gives optimizer FLOPs

@@ -3,7 +3,7 @@
 #include <gtest/gtest.h>
 
 #include "../test_support.hpp"
-#include "models/workload/build/stage_memory.hpp"
+#include "models/workload/dag/stage_memory.hpp"
 #include "sim/error.hpp"
 
 namespace trainsim::models::workload {

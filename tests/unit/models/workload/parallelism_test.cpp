@@ -9,9 +9,9 @@
 
 #include "../test_support.hpp"
 #include "models/collectives/alpha_beta.hpp"
-#include "models/workload/build/builder.hpp"
-#include "models/workload/build/communicators.hpp"
-#include "models/workload/build/stage_memory.hpp"
+#include "models/workload/dag/builder.hpp"
+#include "models/workload/dag/communicators.hpp"
+#include "models/workload/dag/stage_memory.hpp"
 #include "models/workload/run/simulate.hpp"
 
 namespace trainsim::models::workload {

@@ -6,7 +6,7 @@
 
 #include "../test_support.hpp"
 #include "models/collectives/alpha_beta.hpp"
-#include "models/workload/build/builder.hpp"
+#include "models/workload/dag/builder.hpp"
 
 namespace trainsim::models::workload {
 namespace {

@@ -13,7 +13,7 @@
 #include <boost/container/small_vector.hpp>
 
 #include "models/llm/layer_ops.hpp"
-#include "models/workload/build/communicators.hpp"
+#include "models/workload/dag/communicators.hpp"
 
 namespace trainsim::models::workload {
 

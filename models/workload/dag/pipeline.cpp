@@ -1,7 +1,7 @@
-#include "models/workload/build/pipeline.hpp"
+#include "models/workload/dag/pipeline.hpp"
 
-#include "models/workload/build/layer_tasks.hpp"
-#include "models/workload/build/stage_memory.hpp"
+#include "models/workload/dag/layer_tasks.hpp"
+#include "models/workload/dag/stage_memory.hpp"
 #include "sim/error.hpp"
 
 // GCC's -Wstringop-overread misfires on boost::small_vector copies of Handles that may be empty
@@ -10,7 +10,7 @@
 #pragma GCC diagnostic ignored "-Wstringop-overread"
 #endif
 
-namespace trainsim::models::workload::build {
+namespace trainsim::models::workload::dag {
 
 using collectives::CollectiveOp;
 using schedules::OpType;
@@ -393,4 +393,4 @@ void walk_pipeline(const BuildContext& c, const Communicators& comms, Workload& 
   Walk(c, comms, w, ps).run();
 }
 
-}  // namespace trainsim::models::workload::build
+}  // namespace trainsim::models::workload::dag

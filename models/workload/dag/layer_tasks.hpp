@@ -7,11 +7,11 @@
 
 #include <cstdint>
 
-#include "models/workload/build/build_context.hpp"
-#include "models/workload/build/communicators.hpp"
-#include "models/workload/build/stage_emitter.hpp"
+#include "models/workload/dag/build_context.hpp"
+#include "models/workload/dag/communicators.hpp"
+#include "models/workload/dag/stage_emitter.hpp"
 
-namespace trainsim::models::workload::build {
+namespace trainsim::models::workload::dag {
 
 class LayerTasks {
  public:
@@ -60,4 +60,4 @@ class LayerTasks {
   const Communicators& comms_;
 };
 
-}  // namespace trainsim::models::workload::build
+}  // namespace trainsim::models::workload::dag

@@ -10,7 +10,7 @@
 
 #include "models/collectives/comm_model.hpp"
 #include "models/compute/compute_model.hpp"
-#include "models/workload/build/workload.hpp"
+#include "models/workload/dag/workload.hpp"
 #include "models/workload/job/job.hpp"
 
 namespace trainsim::models::workload {

@@ -1,4 +1,4 @@
-#include "models/workload/build/stage_memory.hpp"
+#include "models/workload/dag/stage_memory.hpp"
 
 #include <algorithm>
 

@@ -1,4 +1,4 @@
-#include "models/workload/build/workload.hpp"
+#include "models/workload/dag/workload.hpp"
 
 namespace trainsim::models::workload {
 

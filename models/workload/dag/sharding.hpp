@@ -9,10 +9,10 @@
 #include <deque>
 #include <vector>
 
-#include "models/workload/build/build_context.hpp"
-#include "models/workload/build/stage_emitter.hpp"
+#include "models/workload/dag/build_context.hpp"
+#include "models/workload/dag/stage_emitter.hpp"
 
-namespace trainsim::models::workload::build {
+namespace trainsim::models::workload::dag {
 
 // ZeRO-3 / FSDP state of one stage.
 struct ShardState {
@@ -51,4 +51,4 @@ void flush_bucket(const BuildContext& c, StageEmitter& e, Buckets& b, std::vecto
 // each layer's first forward waits for its bucket (st.param_ready).
 void emit_param_gathers(const BuildContext& c, StageEmitter& e, int64_t s, ShardState& st);
 
-}  // namespace trainsim::models::workload::build
+}  // namespace trainsim::models::workload::dag

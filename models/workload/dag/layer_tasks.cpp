@@ -1,4 +1,4 @@
-#include "models/workload/build/layer_tasks.hpp"
+#include "models/workload/dag/layer_tasks.hpp"
 
 #include "models/llm/recompute_modules.hpp"
 
@@ -8,7 +8,7 @@
 #pragma GCC diagnostic ignored "-Wstringop-overread"
 #endif
 
-namespace trainsim::models::workload::build {
+namespace trainsim::models::workload::dag {
 
 using collectives::CollectiveOp;
 using llm::Cost;
@@ -294,4 +294,4 @@ Handle LayerTasks::cp_core(StageEmitter& e, const Cost& core, bool backward, Lab
   return h;
 }
 
-}  // namespace trainsim::models::workload::build
+}  // namespace trainsim::models::workload::dag

@@ -1,4 +1,4 @@
-#include "models/workload/build/build_context.hpp"
+#include "models/workload/dag/build_context.hpp"
 
 #include "models/llm/recompute_modules.hpp"
 
@@ -6,7 +6,7 @@
 
 #include "models/llm/layer_kernels.hpp"
 
-namespace trainsim::models::workload::build {
+namespace trainsim::models::workload::dag {
 
 using llm::Cost;
 using sim::Bytes;
@@ -176,4 +176,4 @@ Bytes BuildContext::param_bytes(double params) const {
 
 Time BuildContext::transfer(int64_t bytes) const { return Bytes(bytes) / job.cluster.host_link_bandwidth; }
 
-}  // namespace trainsim::models::workload::build
+}  // namespace trainsim::models::workload::dag

@@ -9,12 +9,12 @@
 #include <vector>
 
 #include "models/schedules/schedule.hpp"
-#include "models/workload/build/build_context.hpp"
-#include "models/workload/build/communicators.hpp"
-#include "models/workload/build/sharding.hpp"
-#include "models/workload/build/stage_emitter.hpp"
+#include "models/workload/dag/build_context.hpp"
+#include "models/workload/dag/communicators.hpp"
+#include "models/workload/dag/sharding.hpp"
+#include "models/workload/dag/stage_emitter.hpp"
 
-namespace trainsim::models::workload::build {
+namespace trainsim::models::workload::dag {
 
 // One pipeline stage while its ops are emitted.
 struct StageState {
@@ -62,4 +62,4 @@ PipelineState make_pipeline_state(const BuildContext& c, Workload& w, Communicat
 // Emits every op of every stage.
 void walk_pipeline(const BuildContext& c, const Communicators& comms, Workload& w, PipelineState& ps);
 
-}  // namespace trainsim::models::workload::build
+}  // namespace trainsim::models::workload::dag

@@ -9,12 +9,12 @@
 #include "models/collectives/comm_model.hpp"
 #include "models/compute/compute_model.hpp"
 #include "models/llm/layer_ops.hpp"
-#include "models/workload/build/moe_block.hpp"
-#include "models/workload/build/workload.hpp"
+#include "models/workload/dag/moe_block.hpp"
+#include "models/workload/dag/workload.hpp"
 #include "models/workload/job/job.hpp"
 #include "sim/task/task_graph.hpp"
 
-namespace trainsim::models::workload::build {
+namespace trainsim::models::workload::dag {
 
 // Labels of the builder's tasks, interned once in this order.
 struct Labels {
@@ -97,4 +97,4 @@ struct BuildContext {
   sim::Time transfer(int64_t bytes) const;
 };
 
-}  // namespace trainsim::models::workload::build
+}  // namespace trainsim::models::workload::dag

@@ -10,11 +10,11 @@
 #include "models/collectives/comm_model.hpp"
 #include "models/compute/compute_model.hpp"
 #include "models/llm/layer_ops.hpp"
-#include "models/workload/build/stage_emitter.hpp"
+#include "models/workload/dag/stage_emitter.hpp"
 #include "models/workload/job/job.hpp"
 #include "sim/task/task_graph.hpp"
 
-namespace trainsim::models::workload::build {
+namespace trainsim::models::workload::dag {
 
 struct MoeBlock {
   llm::MoeBlockCosts costs;
@@ -51,4 +51,4 @@ struct MoeBlock {
 sim::Time moe_sync_stall(const Job& job, const llm::MoeBlockCosts& costs, const llm::LayerCosts& next,
                          const collectives::CommModel& comm);
 
-}  // namespace trainsim::models::workload::build
+}  // namespace trainsim::models::workload::dag

@@ -16,7 +16,7 @@
 #include <vector>
 
 #include "models/collectives/comm_model.hpp"
-#include "models/workload/build/workload.hpp"
+#include "models/workload/dag/workload.hpp"
 #include "models/workload/job/expert_layout.hpp"
 #include "models/workload/job/job.hpp"
 

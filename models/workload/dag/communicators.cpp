@@ -1,4 +1,4 @@
-#include "models/workload/build/communicators.hpp"
+#include "models/workload/dag/communicators.hpp"
 
 #include <algorithm>
 

@@ -1,11 +1,11 @@
-#include "models/workload/build/moe_block.hpp"
+#include "models/workload/dag/moe_block.hpp"
 
 #include "models/llm/host_sync.hpp"
 #include "models/llm/recompute_modules.hpp"
 #include "models/workload/job/expert_layout.hpp"
 #include "models/workload/job/moe_options.hpp"
 
-namespace trainsim::models::workload::build {
+namespace trainsim::models::workload::dag {
 
 using collectives::CollectiveOp;
 using sim::task::LabelId;
@@ -134,4 +134,4 @@ Handle MoeBlock::backward(StageEmitter& e, int mb, int layer, const Handle& in, 
   return e.compute(pre_label, moe.pre_bwd, Category::kCompute, mb, layer, {&router});
 }
 
-}  // namespace trainsim::models::workload::build
+}  // namespace trainsim::models::workload::dag

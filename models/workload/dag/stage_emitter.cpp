@@ -1,4 +1,4 @@
-#include "models/workload/build/stage_emitter.hpp"
+#include "models/workload/dag/stage_emitter.hpp"
 
 #include <algorithm>
 

@@ -1,4 +1,4 @@
-#include "models/workload/build/sharding.hpp"
+#include "models/workload/dag/sharding.hpp"
 
 #include <algorithm>
 
@@ -8,7 +8,7 @@
 #pragma GCC diagnostic ignored "-Wstringop-overread"
 #endif
 
-namespace trainsim::models::workload::build {
+namespace trainsim::models::workload::dag {
 
 using collectives::CollectiveOp;
 using sim::Bytes;
@@ -132,4 +132,4 @@ void emit_param_gathers(const BuildContext& c, StageEmitter& e, int64_t s, Shard
   }
 }
 
-}  // namespace trainsim::models::workload::build
+}  // namespace trainsim::models::workload::dag

@@ -1,14 +1,14 @@
-#include "models/workload/build/builder.hpp"
+#include "models/workload/dag/builder.hpp"
 
 #include <cstdio>
 #include <cstdlib>
 
 #include <algorithm>
 
-#include "models/workload/build/build_context.hpp"
-#include "models/workload/build/communicators.hpp"
-#include "models/workload/build/pipeline.hpp"
-#include "models/workload/build/stage_memory.hpp"
+#include "models/workload/dag/build_context.hpp"
+#include "models/workload/dag/communicators.hpp"
+#include "models/workload/dag/pipeline.hpp"
+#include "models/workload/dag/stage_memory.hpp"
 #include "sim/log.hpp"
 
 // GCC's -Wstringop-overread misfires on boost::small_vector copies of Handles that may be empty
@@ -19,7 +19,7 @@
 
 namespace trainsim::models::workload {
 
-namespace build {
+namespace dag {
 namespace {
 
 using collectives::CollectiveOp;
@@ -238,24 +238,24 @@ void finalize(Workload& w) {
 }
 
 }  // namespace
-}  // namespace build
+}  // namespace dag
 
 Workload build_workload(const Job& job, const compute::ComputeModel& cm, const collectives::CommModel& comm,
                         Fidelity fidelity) {
   Workload w;
-  const build::BuildContext ctx(job, cm, comm, fidelity, w.graph);
+  const dag::BuildContext ctx(job, cm, comm, fidelity, w.graph);
   Communicators comms(w, comm, job);
-  build::make_ranks(ctx, comms, w);
-  build::reserve(ctx, w);
+  dag::make_ranks(ctx, comms, w);
+  dag::reserve(ctx, w);
   TRAINSIM_LOG_TRACE(kBuilder, "ranks: ", w.ranks.size(), " simulated (",
                      fidelity == Fidelity::kFullRanks ? "full" : "representative", " fidelity)");
-  build::PipelineState ps = build::make_pipeline_state(ctx, w, comms);
-  build::walk_pipeline(ctx, comms, w, ps);
+  dag::PipelineState ps = dag::make_pipeline_state(ctx, w, comms);
+  dag::walk_pipeline(ctx, comms, w, ps);
   TRAINSIM_LOG_TRACE(kBuilder, "pipeline walk: ", w.graph.size(), " tasks on ", w.graph.stream_count(), " streams");
-  build::flush_open_buckets(ctx, ps);
-  build::sync_tied_embeddings(ctx, comms, w, ps);
-  build::optimizer_steps(ctx, ps);
-  build::finalize(w);
+  dag::flush_open_buckets(ctx, ps);
+  dag::sync_tied_embeddings(ctx, comms, w, ps);
+  dag::optimizer_steps(ctx, ps);
+  dag::finalize(w);
   TRAINSIM_LOG_DEBUG(kBuilder, job.model.name, " tp ", job.tp, " pp ", job.pp, " vp ", job.vp, " dp ", job.dp, " cp ",
                      job.cp, " ep ", job.ep, ", ", job.microbatches, " micro-batches (", job.schedule,
                      "): ", w.graph.size(), " tasks, ", w.graph.stream_count(), " streams, ", w.comms.size(),
