@@ -197,16 +197,16 @@ FlowCollectiveResult run_flow_collective(const topology::Router& router, int32_t
   add_topology_links(t, net);
   FlowExecutor exec(engine, net, router, options);
   sim::Time end;
-  // Rings: checked against every channel within 13% (docs/network.md), and hierarchical's shard 0
-  // stands for every shard as NVLS-tree's does; the trees' two halves
-  // cross each other's heads, which per-transfer copies do not see. NVLS across servers: shard 0
+  // Rings: checked against every channel within 13% (docs/network.md). Trees and hierarchical
+  // under orbit constraints: equal to every flow (FastMode tests). NVLS across servers: shard 0
   // stands for every shard (first_shard), its switch hops counted per step (switch_usage).
   // Shard l of NVLS-tree is the image of shard 0 under the rotation by l inside every server, also
   // when servers hold different numbers of ranks (g, the fewest, own shards; FlowExecutor::Copies).
   const int32_t g = detail::fewest_per_node(group);
   const bool ring = cp.algorithm == "ring" && cp.orders.size() > 1;
   const bool nvls = cp.algorithm == "nvls" && group.node_count() > 1 && g >= 2 && cp.plan->chunks % g == 0;
-  const bool symmetric = !full && (ring || nvls || cp.representative);
+  const bool tree = cp.algorithm == "double_binary_tree" && cp.orders.size() > 1;
+  const bool symmetric = !full && (ring || nvls || tree || cp.representative);
   size_t running = symmetric ? 1 : cp.orders.size();
   const auto done = [&] {
     if (--running == 0) end = engine.now();
@@ -219,6 +219,9 @@ FlowCollectiveResult run_flow_collective(const topology::Router& router, int32_t
     local = RankRotation{group.node_count(), g};
     local.orbits = true;
   }
+  // Trees: channel 0 stands for every channel; the two trees cross each other's heads and their
+  // chains run up and down at once, which orbit constraints follow where counted images did not.
+  local.orbits = local.orbits || tree;
   if (ring && nccl.cluster != nullptr) local.overlap = ring_overlap(cp, bytes, gpus, *nccl.cluster);
   CollectivePlan shard;
   if (symmetric && nvls) {

@@ -70,8 +70,8 @@ ChannelPlan plan_channels(const CollectiveSpec& spec, const Group& group, const 
 // the rotations inside each server (RankRotation::local_only), so channel 0 runs alone and each
 // of its transfers stands for every image on the links they share, and its steps run fused in at
 // most 16 super-steps (fused_plans.hpp); hierarchical runs server 0's transfers of shard 0 for all
-// of them (RankRotation with orbit constraints); `full` runs every channel's flows, every step. Trees run every
-// channel.
+// of them (RankRotation with orbit constraints), and the double binary tree's channel 0 stands for
+// every channel under orbit constraints; `full` runs every channel's flows, every step.
 FlowCollectiveResult run_flow_collective(const topology::Router& router, int32_t gpus, CollectiveOp op,
                                          sim::Bytes bytes, const std::string& algorithm, sim::Time launch,
                                          const NcclContext& nccl = {}, bool full = false);
