@@ -49,7 +49,13 @@ class RadixLadder {
     const uint64_t u = bits(e.at);
     if (u < ref_) [[unlikely]]
       lower_ref(u);
-    append(bucket_of(u), e);
+    const size_t b = bucket_of(u);
+    // In the window, at or after the bottom's last time and with no older entry of that time in
+    // its rung-0 bucket: the end of the bottom is its place (events at the clock, mostly).
+    if (b < kDigits && (bottom_.empty() || !(e.at < bottom_.back().at)) && !marked(b))
+      bottom_.push_back(e);
+    else
+      append(b, e);
     ++size_;
   }
   bool empty() const { return size_ == 0; }
@@ -137,6 +143,7 @@ class RadixLadder {
     if (w[2] != 0) return base + 128 + static_cast<size_t>(__builtin_ctzll(w[2]));
     return base + 192 + static_cast<size_t>(__builtin_ctzll(w[3]));
   }
+  bool marked(size_t b) const { return (occupied_[b >> 6] >> (b & 63)) & 1; }
   void mark(size_t b) {
     occupied_[b >> 6] |= uint64_t{1} << (b & 63);
     rungs_ |= 1u << (b >> 8);
@@ -263,6 +270,14 @@ void RadixLadder::descend(Soon& soon) {
     const Bucket chain = buckets_[b];
     buckets_[b] = Bucket{};
     unmark(b);
+    if (chain.head == chain.last) {
+      // One entry, the earliest of all: straight to the bottom, its window the reference.
+      const Entry e = arena_[chain.head];
+      free_block(chain.head >> kBlockShift);
+      ref_ = bits(e.at) & ~uint64_t{0xff};
+      bottom_.push_back(e);
+      break;
+    }
     const int shift = 8 * r;
     const uint64_t above = r == kRungs - 1 ? 0 : ref_ & ~((uint64_t{1} << (shift + 8)) - 1);
     ref_ = above | (uint64_t{b & 0xff} << shift);
@@ -274,7 +289,7 @@ void RadixLadder::descend(Soon& soon) {
         append(to, e);
     });
   }
-  sort_bottom();
+  if (bottom_.size() > 1) sort_bottom();
   for (size_t i = 0; i < kAhead && i < bottom_.size(); ++i) soon(bottom_[i]);
 }
 
