@@ -241,6 +241,19 @@ TEST(RadixLadderTest, FilterDropsEntriesAndKeepsTheOrder) {
   EXPECT_EQ(drain(q), (std::vector<Pair>{{3, 20'000}}));
 }
 
+// Filtering can leave a rung-0 bucket after the bottom's last time; a push at that bucket's time
+// must queue behind it, not at the end of the bottom.
+TEST(RadixLadderTest, PushAfterFilterKeepsTiesInKeyOrder) {
+  RadixLadder q;
+  q.push({Time::ns(10), 1});
+  q.push({Time::ns(20), 2});
+  EXPECT_EQ(q.top().key, 1u);  // the bottom is [10, 20]
+  q.push({Time::ns(15), 3});   // before the bottom's end: a rung-0 bucket
+  q.filter([](const Entry& e) { return e.key != 2; });
+  q.push({Time::ns(15), 4});  // after the bottom's end now, but 3 is older
+  EXPECT_EQ(drain(q), (std::vector<Pair>{{10, 1}, {15, 3}, {15, 4}}));
+}
+
 // Every entry is announced (for prefetching) before it pops, when the bottom holds it.
 TEST(RadixLadderTest, AnnouncesEntriesBeforeTheyPop) {
   RadixLadder q;
