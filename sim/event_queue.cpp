@@ -64,11 +64,13 @@ template <typename Order>
 void BasicEventQueue<Order>::drop_cancelled_top() {
   // Every entry live (the common case): no need to look at the top's slot.
   if (order_.size() == live_) return;
+  const auto soon = [this](const Entry& e) { prefetch(e); };
   while (!order_.empty()) {
-    const uint64_t key = order_.top([this](const Entry& e) { prefetch(e); }).key;
+    const uint64_t key = order_.top(soon).key;
     if (slot_seq_[slot_of(key)] == seq_of(key)) return;
     free_slots_.push_back(slot_of(key));
     order_.pop();
+    order_.look_ahead(soon);  // keep the prefetches running ahead of the pops
   }
 }
 
