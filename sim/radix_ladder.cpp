@@ -1,5 +1,6 @@
 #include "sim/radix_ladder.hpp"
 
+#include <algorithm>
 #include <array>
 #include <cstddef>
 
@@ -36,10 +37,23 @@ void RadixLadder::lower_ref(uint64_t u) {
       const Bucket chain = buckets_[b];
       buckets_[b] = Bucket{};
       unmark(b);
-      walk<true>(chain, [&](const Entry& e) { append(to, e); });
+      take(chain, [&](const Entry& e) { append(to, e); });
     }
   }
   ref_ = u;
+}
+
+uint64_t RadixLadder::spread_reference(Bucket chain, int r, uint64_t digit) const {
+  if (r < 3) {
+    const int shift = 8 * r;
+    return (ref_ & ~((uint64_t{1} << (shift + 8)) - 1)) | (digit << shift);
+  }
+  uint64_t lo = ~uint64_t{0}, hi = 0;
+  visit(chain, [&](const Entry& e) {
+    lo = std::min(lo, bits(e.at));
+    hi = std::max(hi, bits(e.at));
+  });
+  return lo & ~((uint64_t{1} << (8 * rung_of(lo ^ hi) + 8)) - 1);  // rung_of(lo ^ hi) < r <= 7
 }
 
 void RadixLadder::sort_bottom() {

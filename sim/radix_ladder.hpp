@@ -201,14 +201,25 @@ class RadixLadder {
       ++bk.head;
     }
   }
-  // Calls f(entry) on a chain's entries in order; with Free, returns each block to the pool once
-  // read (f may append to other buckets, reusing it).
-  template <bool Free, typename F>
-  void walk(Bucket chain, F f);
-  template <bool Free, typename F>
-  void walk(Bucket chain, F f) const;
+  // Calls f(entry) on a chain's entries in order. take() returns each block to the pool once read
+  // (f may append to other buckets, reusing it); visit() leaves the chain as it is.
+  template <bool Free, typename Self, typename F>
+  static void walk(Self& self, Bucket chain, F f);
+  template <typename F>
+  void take(Bucket chain, F f) {
+    walk<true>(*this, chain, f);
+  }
+  template <typename F>
+  void visit(Bucket chain, F f) const {
+    walk<false>(*this, chain, f);
+  }
 
   uint32_t grow();
+  // The reference for spreading `chain`, bucket `digit` of rung r: its lower bound; from rung 3 up
+  // (wide buckets, rarely spread), the earliest time with the bytes zeroed below which the
+  // earliest and latest agree, so that close times skip the rungs between (one time: straight to
+  // the bottom) instead of moving down one rung per spread.
+  uint64_t spread_reference(Bucket chain, int r, uint64_t digit) const;
   template <typename Soon>
   void descend(Soon& soon);
   void lower_ref(uint64_t u);
@@ -228,33 +239,19 @@ class RadixLadder {
   uint64_t ref_ = 0;  // bits() of a lower bound on every entry
 };
 
-template <bool Free, typename F>
-void RadixLadder::walk(Bucket chain, F f) {
+template <bool Free, typename Self, typename F>
+void RadixLadder::walk(Self& self, Bucket chain, F f) {
   uint32_t pos = chain.head;
   for (;;) {
     const uint32_t blk = pos >> kBlockShift;
     const bool last_block = (chain.last >> kBlockShift) == blk;
-    const uint32_t next = last_block ? kNone : link(blk);
-    if (!last_block) prefetch_block(next);
+    const uint32_t next = last_block ? kNone : self.link(blk);
+    if (!last_block) self.prefetch_block(next);
     const uint32_t end = last_block ? chain.last + 1 : (blk + 1) << kBlockShift;
-    for (; pos < end; ++pos) f(Entry(arena_[pos]));  // a copy: f may grow the arena
-    if constexpr (Free) free_block(blk);
+    for (; pos < end; ++pos) f(Entry(self.arena_[pos]));  // a copy: f may write the arena
+    if constexpr (Free) self.free_block(blk);
     if (last_block) return;
     pos = first_pos(next);
-  }
-}
-
-template <bool Free, typename F>
-void RadixLadder::walk(Bucket chain, F f) const {
-  static_assert(!Free, "a const walk cannot free blocks");
-  uint32_t pos = chain.head;
-  for (;;) {
-    const uint32_t blk = pos >> kBlockShift;
-    const bool last_block = (chain.last >> kBlockShift) == blk;
-    const uint32_t end = last_block ? chain.last + 1 : (blk + 1) << kBlockShift;
-    for (; pos < end; ++pos) f(arena_[pos]);
-    if (last_block) return;
-    pos = first_pos(link(blk));
   }
 }
 
@@ -262,8 +259,8 @@ template <typename Soon>
 void RadixLadder::descend(Soon& soon) {
   // Rung 0 and the bottom are empty, and size_ > 0. Spread the lowest non-empty bucket of the
   // lowest rung over the (empty) rungs below it, until entries reach rung 0: they go to the
-  // bottom. The bucket's lower bound becomes the reference: the buckets of higher rungs are
-  // unchanged, as the new reference agrees with the old one in every byte above the bucket's rung.
+  // bottom. The buckets of higher rungs are unchanged, as the new reference agrees with the old
+  // one in every byte above the bucket's rung.
   while (bottom_.empty()) {
     const int r = __builtin_ctz(rungs_);
     const size_t b = lowest_bucket(r);
@@ -278,10 +275,8 @@ void RadixLadder::descend(Soon& soon) {
       bottom_.push_back(e);
       break;
     }
-    const int shift = 8 * r;
-    const uint64_t above = r == kRungs - 1 ? 0 : ref_ & ~((uint64_t{1} << (shift + 8)) - 1);
-    ref_ = above | (uint64_t{b & 0xff} << shift);
-    walk<true>(chain, [&](const Entry& e) {
+    ref_ = spread_reference(chain, r, b & 0xff);
+    take(chain, [&](const Entry& e) {
       const size_t to = bucket_of(bits(e.at));
       if (to < kDigits)
         bottom_.push_back(e);
@@ -301,7 +296,7 @@ void RadixLadder::filter(Keep keep) {
     // Compact the chain in place: the write position trails the read position along the chain.
     const Bucket chain = bk;
     uint32_t w = kNone;
-    walk<false>(chain, [&](const Entry& e) {
+    visit(chain, [&](const Entry& e) {
       if (!keep(e)) {
         --size_;
         return;
@@ -347,10 +342,10 @@ void RadixLadder::filter(Keep keep) {
 }
 
 template <typename Visit>
-void RadixLadder::for_each(Visit visit) const {
-  for (size_t i = bottom_head_; i < bottom_.size(); ++i) visit(bottom_[i]);
+void RadixLadder::for_each(Visit visit_entry) const {
+  for (size_t i = bottom_head_; i < bottom_.size(); ++i) visit_entry(bottom_[i]);
   for (size_t b = 0; b < kBuckets; ++b)
-    if (buckets_[b].last != kNone) walk<false>(buckets_[b], visit);
+    if (buckets_[b].last != kNone) visit(buckets_[b], visit_entry);
 }
 
 }  // namespace trainsim::sim
