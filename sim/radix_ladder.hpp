@@ -6,19 +6,19 @@
 // every entry. Rung L (0..7) has 256 buckets: an entry whose time first differs from the
 // reference in byte L sits in rung L, bucket = that byte. Rung 0 buckets thus hold one time each,
 // and everything in rung L is earlier than everything in rung L + 1. When rung 0 runs dry, the
-// lowest non-empty bucket of the lowest rung becomes the new reference (its lower bound) and is
-// spread over the rungs below, like a ladder queue's bucket spawning a finer rung, but with
-// widths fixed by the digits: no width to estimate, no overflow at the ends of the int64 range.
-// An event d ns ahead moves down about log256(d) rungs (2 for a millisecond) instead of a radix
-// heap's log2(d) bits, and every move is a streaming copy between 512-byte blocks.
+// lowest non-empty bucket of the lowest rung is spread over the rungs below, its lower bound the
+// new reference, like a ladder queue's bucket spawning a finer rung, but with widths fixed by the
+// digits: no width to estimate, no overflow at the ends of the int64 range. An event d ns ahead
+// moves down about log256(d) rungs (2 for a millisecond) instead of a radix heap's log2(d)
+// buckets, and every move is a streaming copy between 1 KiB blocks.
 //
 // Each bucket is a chain of blocks from one shared pool, so memory follows the entries, and
 // keeps the entries of each time in key order: pushes append the largest key, and a spread goes
-// into empty rungs in order. Rung 0, the 256 ns window at the reference, is a sorted array (the bottom): a spread
-// sorts the entries that reach it by time (counting sort on the last byte, stable, so ties stay
-// in key order). Pushes into the window go to rung-0 buckets instead, one time each, which pop
-// after the bottom's entries of the same time (their keys are larger). Equal times therefore pop
-// in key order, deterministically.
+// into empty rungs in order. Rung 0, the 256 ns window at the reference, is mostly a sorted array
+// (the bottom): a spread sorts the entries that reach it by time (counting sort on the last byte,
+// stable, so ties stay in key order), and a push at or after its last time appends to it. Other
+// pushes into the window go to rung-0 buckets, which pop after the bottom's entries of the same
+// time (their keys are larger). Equal times therefore pop in key order, deterministically.
 //
 // A push below the reference (allowed; the engine never does it, but a caller may after peeking
 // with top()) lowers the reference: only the rungs below the byte where old and new reference
@@ -231,7 +231,8 @@ class RadixLadder {
   std::array<Bucket, kBuckets> buckets_{};
   std::array<uint64_t, kBuckets / 64> occupied_{};  // non-empty buckets
   uint32_t rungs_ = 0;                              // rungs with a non-empty bucket
-  BigVector<Entry> bottom_;                         // rung 0 as spread: sorted by (time, key); popped from bottom_head_
+  // Most of rung 0, sorted by (time, key), popped from bottom_head_; scratch_ serves its sort.
+  BigVector<Entry> bottom_;
   size_t bottom_head_ = 0;
   BigVector<Entry> scratch_;
   size_t cur_ = kBottom;  // the last top(): kBottom or a rung-0 bucket
