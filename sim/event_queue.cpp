@@ -16,6 +16,17 @@ constexpr size_t kCompactMinDead = 1024;
 
 constexpr uint32_t slot_of(uint64_t key) { return static_cast<uint32_t>(key & kSlotMask); }
 constexpr uint64_t seq_of(uint64_t key) { return key >> kSlotBits; }
+
+// Starts fetching the cache line at p. An asm statement on x86-64: GCC takes a function whose
+// only effect is __builtin_prefetch for pure and deletes the calls it does not inline, and it
+// did so with the look-ahead of pop more than once.
+inline void prefetch_line(const void* p) {
+#if defined(__x86_64__)
+  asm volatile("prefetcht0 %0" : : "m"(*static_cast<const char*>(p)));
+#else
+  __builtin_prefetch(p);
+#endif
+}
 }  // namespace
 
 template <typename Order>
@@ -54,10 +65,9 @@ bool BasicEventQueue<Order>::is_pending(EventId id) const {
 }
 
 template <typename Order>
-inline void BasicEventQueue<Order>::prefetch(const Entry& e) const {
-  // Both are written by the pop: fetch the lines for writing.
-  __builtin_prefetch(&slot_seq_[slot_of(e.key)], 1);
-  __builtin_prefetch(&callbacks_[slot_of(e.key)], 1);
+void BasicEventQueue<Order>::prefetch(const Entry& e) const {
+  prefetch_line(&slot_seq_[slot_of(e.key)]);
+  prefetch_line(&callbacks_[slot_of(e.key)]);
 }
 
 template <typename Order>

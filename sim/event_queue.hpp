@@ -57,9 +57,8 @@ class BasicEventQueue {
   static_assert(sizeof(Entry) == 16, "queue entries are 16 bytes");
   void drop_cancelled_top();
   void compact();
-  // Starts fetching the slot of an entry that is popped soon. Always inlined: GCC deletes calls
-  // to a function whose only effect is a prefetch, as if it did nothing.
-  [[gnu::always_inline]] void prefetch(const Entry& e) const;
+  // Starts fetching the slot of an entry that is popped soon.
+  void prefetch(const Entry& e) const;
 
   Order order_;
   // Callbacks live in slots recycled through a free list; slot_seq_ tells live from cancelled.
