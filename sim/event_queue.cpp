@@ -37,15 +37,14 @@ EventId BasicEventQueue<Order>::push(Time at, Callback cb) {
   if (!free_slots_.empty()) {
     slot = free_slots_.back();
     free_slots_.pop_back();
-    callbacks_[slot] = std::move(cb);
+    slots_[slot].cb = std::move(cb);
   } else {
-    TRAINSIM_ASSERT(callbacks_.size() < kMaxSlots, "more than ", kMaxSlots, " events pending at once");
-    slot = static_cast<uint32_t>(callbacks_.size());
-    callbacks_.push_back(std::move(cb));
-    slot_seq_.push_back(0);
+    TRAINSIM_ASSERT(slots_.size() < kMaxSlots, "more than ", kMaxSlots, " events pending at once");
+    slot = static_cast<uint32_t>(slots_.size());
+    slots_.push_back(Slot{std::move(cb), 0});
   }
   const uint64_t seq = next_seq_++;
-  slot_seq_[slot] = seq;
+  slots_[slot].seq = seq;
   order_.push(Entry{at, (seq << kSlotBits) | slot});
   ++live_;
   return EventId{seq, slot};
@@ -54,20 +53,21 @@ EventId BasicEventQueue<Order>::push(Time at, Callback cb) {
 template <typename Order>
 void BasicEventQueue<Order>::cancel(EventId id) {
   if (!is_pending(id)) return;
-  slot_seq_[id.slot] = 0;  // the entry is skipped (and the slot freed) when popped
-  callbacks_[id.slot] = nullptr;
+  slots_[id.slot].seq = 0;  // the entry is skipped (and the slot freed) when popped
+  slots_[id.slot].cb = nullptr;
   --live_;
 }
 
 template <typename Order>
 bool BasicEventQueue<Order>::is_pending(EventId id) const {
-  return id.seq != 0 && id.slot < slot_seq_.size() && slot_seq_[id.slot] == id.seq;
+  return id.seq != 0 && id.slot < slots_.size() && slots_[id.slot].seq == id.seq;
 }
 
 template <typename Order>
 void BasicEventQueue<Order>::prefetch(const Entry& e) const {
-  prefetch_line(&slot_seq_[slot_of(e.key)]);
-  prefetch_line(&callbacks_[slot_of(e.key)]);
+  const char* slot = reinterpret_cast<const char*>(&slots_[slot_of(e.key)]);
+  prefetch_line(slot);
+  prefetch_line(slot + sizeof(Slot) - 1);  // the same line or the next
 }
 
 template <typename Order>
@@ -77,7 +77,7 @@ void BasicEventQueue<Order>::drop_cancelled_top() {
   const auto soon = [this](const Entry& e) { prefetch(e); };
   while (!order_.empty()) {
     const uint64_t key = order_.top(soon).key;
-    if (slot_seq_[slot_of(key)] == seq_of(key)) return;
+    if (slots_[slot_of(key)].seq == seq_of(key)) return;
     free_slots_.push_back(slot_of(key));
     order_.pop();
     order_.look_ahead(soon);  // keep the prefetches running ahead of the pops
@@ -89,7 +89,7 @@ void BasicEventQueue<Order>::compact() {
   // Drop the dead entries and free their slots. Pop order depends only on the (time, seq) keys,
   // so it is unchanged.
   order_.filter([&](const Entry& e) {
-    if (slot_seq_[slot_of(e.key)] == seq_of(e.key)) return true;
+    if (slots_[slot_of(e.key)].seq == seq_of(e.key)) return true;
     free_slots_.push_back(slot_of(e.key));
     return false;
   });
@@ -122,9 +122,9 @@ Callback BasicEventQueue<Order>::pop(Time& at) {
   order_.look_ahead(soon);
   const uint32_t slot = slot_of(top.key);
   at = top.at;
-  Callback cb = std::move(callbacks_[slot]);
-  callbacks_[slot] = nullptr;
-  slot_seq_[slot] = 0;
+  Callback cb = std::move(slots_[slot].cb);
+  slots_[slot].cb = nullptr;
+  slots_[slot].seq = 0;
   free_slots_.push_back(slot);
   --live_;
   return cb;

@@ -61,9 +61,13 @@ class BasicEventQueue {
   void prefetch(const Entry& e) const;
 
   Order order_;
-  // Callbacks live in slots recycled through a free list; slot_seq_ tells live from cancelled.
-  BigVector<Callback> callbacks_;
-  BigVector<uint64_t> slot_seq_;  // seq currently owning the slot (0 = free or cancelled)
+  // Callbacks live in slots recycled through a free list; seq tells live from cancelled. One
+  // array of 40-byte slots: a pop touches one or two cache lines, not one in each of two arrays.
+  struct Slot {
+    Callback cb;
+    uint64_t seq = 0;  // seq currently owning the slot (0 = free or cancelled)
+  };
+  BigVector<Slot> slots_;
   std::vector<uint32_t> free_slots_;
   uint64_t next_seq_ = 1;
   size_t live_ = 0;
