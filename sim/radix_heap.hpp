@@ -44,6 +44,16 @@ class RadixHeap {
     if (head_ == buckets_[0].size()) refill();
     return buckets_[0][head_];
   }
+  // The event queue's interface (sim/radix_ladder.hpp): no entry is announced while refilling,
+  // and the one looked ahead to is the next top when it is known without a refill.
+  template <typename Soon>
+  const Entry& top(Soon&&) {
+    return top();
+  }
+  template <typename Soon>
+  void look_ahead(Soon&& soon) const {
+    if (const Entry* next = ready_top()) soon(*next);
+  }
   // The top when it is known without moving entries (else nullptr). top() may move the next
   // bucket down and make its minimum the reference, after which a push before that time costs a
   // rebuild; this never does, so a caller can look ahead before it knows what will be pushed.

@@ -1,5 +1,6 @@
 // Unit tests for sim/event_queue: (time, seq) order, FIFO at equal times, lazy O(1) cancel.
-// Every queue implementation must pass the same ordering tests (conv. 4).
+// Every queue implementation must pass the same ordering tests (conv. 4): they run over the event
+// queue (a radix ladder) and over the radix-heap queue it replaced.
 
 #include "sim/event_queue.hpp"
 
@@ -7,9 +8,14 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <functional>
+#include <limits>
 #include <ostream>
+#include <queue>
 #include <random>
 #include <set>
+#include <string>
+#include <type_traits>
 #include <utility>
 #include <vector>
 
@@ -23,8 +29,20 @@ inline void PrintTo(Bandwidth bw, std::ostream* os) { *os << bw.bytes_per_second
 
 namespace {
 
+template <typename Queue>
+class EventQueueTest : public ::testing::Test {};
+using Queues = ::testing::Types<EventQueue, RadixHeapEventQueue>;
+struct QueueName {
+  template <typename Queue>
+  static std::string GetName(int) {
+    return std::is_same_v<Queue, EventQueue> ? "RadixLadder" : "RadixHeap";
+  }
+};
+TYPED_TEST_SUITE(EventQueueTest, Queues, QueueName);
+
 // Pops every remaining event, runs its callback and returns the times popped.
-std::vector<int64_t> drain(EventQueue& q) {
+template <typename Queue>
+std::vector<int64_t> drain(Queue& q) {
   std::vector<int64_t> times;
   while (q.has_next()) {
     Time at;
@@ -35,8 +53,8 @@ std::vector<int64_t> drain(EventQueue& q) {
   return times;
 }
 
-TEST(EventQueueTest, OrdersByTimeThenInsertion) {
-  EventQueue q;
+TYPED_TEST(EventQueueTest, OrdersByTimeThenInsertion) {
+  TypeParam q;
   std::vector<char> log;
   q.push(Time::ns(30), [&] { log.push_back('e'); });
   q.push(Time::ns(10), [&] { log.push_back('a'); });
@@ -51,9 +69,9 @@ TEST(EventQueueTest, OrdersByTimeThenInsertion) {
   EXPECT_EQ(q.size_live(), 0u);
 }
 
-TEST(EventQueueTest, ManyEqualTimesRunFifo) {
+TYPED_TEST(EventQueueTest, ManyEqualTimesRunFifo) {
   // 10000 events at one time: the heap reorders entries internally, only seq keeps FIFO.
-  EventQueue q;
+  TypeParam q;
   std::vector<int> order;
   constexpr int kN = 10'000;
   for (int i = 0; i < kN; ++i) q.push(Time::us(7), [&order, i] { order.push_back(i); });
@@ -62,8 +80,8 @@ TEST(EventQueueTest, ManyEqualTimesRunFifo) {
   for (int i = 0; i < kN; ++i) ASSERT_EQ(order[static_cast<size_t>(i)], i) << "position " << i;
 }
 
-TEST(EventQueueTest, CancelSkipsTheEventLazily) {
-  EventQueue q;
+TYPED_TEST(EventQueueTest, CancelSkipsTheEventLazily) {
+  TypeParam q;
   std::vector<char> log;
   const EventId a = q.push(Time::ns(10), [&] { log.push_back('a'); });
   const EventId b = q.push(Time::ns(20), [&] { log.push_back('b'); });
@@ -79,8 +97,8 @@ TEST(EventQueueTest, CancelSkipsTheEventLazily) {
   EXPECT_FALSE(q.is_pending(a));  // fired events are no longer pending
 }
 
-TEST(EventQueueTest, CancelledTopIsSkippedByNextTime) {
-  EventQueue q;
+TYPED_TEST(EventQueueTest, CancelledTopIsSkippedByNextTime) {
+  TypeParam q;
   const EventId first = q.push(Time::ns(5), [] {});
   q.push(Time::ns(7), [] {});
   q.cancel(first);
@@ -88,8 +106,8 @@ TEST(EventQueueTest, CancelledTopIsSkippedByNextTime) {
   EXPECT_EQ(q.next_time(), Time::ns(7));
 }
 
-TEST(EventQueueTest, CancelIsIdempotentAndIgnoresFiredOrUnknownEvents) {
-  EventQueue q;
+TYPED_TEST(EventQueueTest, CancelIsIdempotentAndIgnoresFiredOrUnknownEvents) {
+  TypeParam q;
   const EventId a = q.push(Time::ns(1), [] {});
   const EventId b = q.push(Time::ns(2), [] {});
   q.cancel(b);
@@ -106,8 +124,8 @@ TEST(EventQueueTest, CancelIsIdempotentAndIgnoresFiredOrUnknownEvents) {
   EXPECT_FALSE(q.has_next());
 }
 
-TEST(EventQueueTest, RecycledSlotDoesNotResurrectOldHandle) {
-  EventQueue q;
+TYPED_TEST(EventQueueTest, RecycledSlotDoesNotResurrectOldHandle) {
+  TypeParam q;
   int fired = 0;
   const EventId old_id = q.push(Time::ns(1), [&] { ++fired; });
   Time at;
@@ -124,8 +142,8 @@ TEST(EventQueueTest, RecycledSlotDoesNotResurrectOldHandle) {
   EXPECT_EQ(fired, 11);
 }
 
-TEST(EventQueueTest, CancelEverythingEmptiesTheQueue) {
-  EventQueue q;
+TYPED_TEST(EventQueueTest, CancelEverythingEmptiesTheQueue) {
+  TypeParam q;
   std::vector<EventId> ids;
   for (int i = 0; i < 100; ++i) ids.push_back(q.push(Time::ns(100 - i), [] { FAIL() << "cancelled event ran"; }));
   for (const EventId id : ids) q.cancel(id);
@@ -136,8 +154,8 @@ TEST(EventQueueTest, CancelEverythingEmptiesTheQueue) {
   EXPECT_EQ(drain(q), (std::vector<int64_t>{3}));
 }
 
-TEST(EventQueueTest, EmptyQueueAccessIsAnInternalError) {
-  EventQueue q;
+TYPED_TEST(EventQueueTest, EmptyQueueAccessIsAnInternalError) {
+  TypeParam q;
   Time at;
   EXPECT_FALSE(q.has_next());
   EXPECT_THROW(q.pop(at), InternalError);
@@ -151,9 +169,9 @@ TEST(EventQueueTest, EmptyQueueAccessIsAnInternalError) {
 // checked step by step against std::set ordered by (time, push index). Pushes may land before
 // events already popped (the bare queue does not require monotonic time). Heavy cancelling makes
 // dead entries outnumber live ones, which exercises the compaction path too.
-TEST(EventQueueTest, RandomOperationsMatchReferenceModel) {
+TYPED_TEST(EventQueueTest, RandomOperationsMatchReferenceModel) {
   std::mt19937_64 gen(20240611);
-  EventQueue q;
+  TypeParam q;
   std::set<std::pair<int64_t, int>> model;  // (time, push index) of live events
   std::vector<EventId> ids;                 // by push index
   std::vector<int64_t> time_of;             // by push index
@@ -215,10 +233,66 @@ TEST(EventQueueTest, RandomOperationsMatchReferenceModel) {
   EXPECT_FALSE(q.has_next());
 }
 
+// The engine's use against std::priority_queue on (time, push index): pushes at or after the
+// clock (ties at it, near and far future, jumps towards the end of the int64 range), cancels,
+// next_time peeks, and draining to empty before refilling. Pops must run the same callbacks in
+// the same order.
+TYPED_TEST(EventQueueTest, MatchesPriorityQueueOnEngineWorkloads) {
+  using Pair = std::pair<int64_t, int>;
+  constexpr int64_t kMax = std::numeric_limits<int64_t>::max();
+  std::mt19937_64 gen(35);
+  TypeParam q;
+  std::priority_queue<Pair, std::vector<Pair>, std::greater<>> ref;
+  std::vector<EventId> ids;
+  std::vector<bool> cancelled;
+  int fired = -1;
+  int64_t now = std::numeric_limits<int64_t>::min() + 10;  // start at the bottom of the range
+  auto delay = [&]() -> int64_t {
+    const uint64_t r = gen() % 100;
+    if (r < 30) return 0;
+    if (r < 70) return static_cast<int64_t>(gen() % 500);
+    if (r < 95) return static_cast<int64_t>(gen() % 5'000'000);
+    return static_cast<int64_t>(gen() >> (1 + gen() % 40));  // far future, up to 2^63
+  };
+  for (int round = 0; round < 40; ++round) {
+    const int pushes = static_cast<int>(gen() % 3000);
+    const int pops = round % 8 == 7 ? 1'000'000 : static_cast<int>(gen() % 3000);  // now and then: drain
+    for (int k = 0; k < pushes; ++k) {
+      const int idx = static_cast<int>(ids.size());
+      int64_t t = 0;
+      if (__builtin_add_overflow(now, delay(), &t)) t = kMax;
+      ids.push_back(q.push(Time::ns(t), [&fired, idx] { fired = idx; }));
+      cancelled.push_back(false);
+      ref.emplace(t, idx);
+      if (gen() % 10 == 0) {  // cancel a recent event (maybe fired already: a no-op)
+        const size_t victim = ids.size() - 1 - gen() % std::min<size_t>(ids.size(), 50);
+        q.cancel(ids[victim]);
+        cancelled[victim] = true;
+      }
+    }
+    for (int k = 0; k < pops; ++k) {
+      while (!ref.empty() && cancelled[static_cast<size_t>(ref.top().second)]) ref.pop();
+      if (ref.empty()) break;
+      ASSERT_TRUE(q.has_next());
+      ASSERT_EQ(q.next_time().count_ns(), ref.top().first) << "round " << round;
+      Time at;
+      q.pop(at)();
+      ASSERT_EQ(at.count_ns(), ref.top().first) << "round " << round;
+      ASSERT_EQ(fired, ref.top().second) << "round " << round;
+      cancelled[static_cast<size_t>(fired)] = true;  // fired: later cancels are no-ops in both
+      now = at.count_ns();
+      ref.pop();
+    }
+    if (ref.empty()) {
+      ASSERT_FALSE(q.has_next());
+    }
+  }
+}
+
 // Cancelling most of a large queue and then pushing more must keep the survivors in order and
 // their handles valid (the dead entries are compacted away behind the scenes).
-TEST(EventQueueTest, SurvivorsOfMassCancelKeepOrderAndHandles) {
-  EventQueue q;
+TYPED_TEST(EventQueueTest, SurvivorsOfMassCancelKeepOrderAndHandles) {
+  TypeParam q;
   std::vector<EventId> ids;
   std::vector<int> order;
   for (int i = 0; i < 5'000; ++i) ids.push_back(q.push(Time::ns(5'000 - i), [&order, i] { order.push_back(i); }));
