@@ -86,6 +86,27 @@ sim::Time AlphaBetaModel::tree(CollectiveOp op, sim::Bytes bytes, const GroupPla
   return lat + bytes.scaled(2.0) / ring_bus_bandwidth(g);
 }
 
+sim::Time AlphaBetaModel::hierarchical_time(sim::Bytes bytes, const GroupPlacement& g) const {
+  const int64_t m = g.nodes(), q = std::min(g.per_node, g.size);
+  if (m <= 1) return ring(CollectiveOp::kAllReduce, bytes, g);
+  const GroupPlacement node{q, q}, across{m, 1};
+  const sim::Time launch = c_.collective_launch;
+  // Each GPU's NVLink carries the reduce-scatter and the all-gather inside its node, its NIC the
+  // ring across nodes (with its per-step latencies): the phases overlap, the slower sets the
+  // pace. The plan moves the shard as the ring's m blocks, each in S slices of 512 KiB (at most
+  // 64, as the flow network pipelines non-ring plans): a block crosses nodes slice by slice as
+  // its reduce-scatter lands, so 1/S of the reduce-scatter comes first (all of it with one
+  // slice), and the all-gather follows each block as it arrives final.
+  const sim::Time scatter = q > 1 ? ring(CollectiveOp::kReduceScatter, bytes, node) - launch : sim::Time::zero();
+  const sim::Time gather = q > 1 ? ring(CollectiveOp::kAllGather, bytes, node) - launch : sim::Time::zero();
+  const sim::Time between = ring(CollectiveOp::kAllReduce, sim::Bytes((bytes.count() + q - 1) / q), across) - launch;
+  constexpr int64_t kSlice = 512 * 1024, kMaxSlices = 64;
+  const int64_t block = bytes.count() / (q * m);
+  const int64_t slices = std::clamp<int64_t>((block + kSlice - 1) / kSlice, 1, kMaxSlices);
+  return launch + std::max(scatter + gather, between) +
+         sim::Time::from_seconds_ceil(scatter.seconds() / static_cast<double>(slices));
+}
+
 sim::Time AlphaBetaModel::all_to_all(sim::Bytes bytes, const GroupPlacement& g) const {
   const auto n = static_cast<double>(g.size), q = static_cast<double>(std::min(g.per_node, g.size));
   const sim::Time intra = bytes.scaled((q - 1.0) / n) / (c_.nvlink_bandwidth * c_.nvlink_efficiency);

@@ -29,6 +29,13 @@ class AlphaBetaModel final : public CommModel {
   // One algorithm forced (tree: all-reduce across nodes only).
   sim::Time ring_time(CollectiveOp op, sim::Bytes bytes, const GroupPlacement& g) const { return ring(op, bytes, g); }
   sim::Time tree_time(CollectiveOp op, sim::Bytes bytes, const GroupPlacement& g) const { return tree(op, bytes, g); }
+  // The hierarchical all-reduce (algorithms/hierarchical.cpp) across nodes of g.per_node ranks:
+  // ring reduce-scatter inside each node, ring all-reduce of each 1/per_node shard between the
+  // nodes (one rank per node on its own NIC share), ring all-gather inside each node. Pipelined
+  // in slices as the flow network runs the plan, the phases overlap: the NVLink's two passes or
+  // the NIC's ring, whichever is slower, and one slice's share of the other. Alpha-beta terms
+  // (NCCL has no such algorithm).
+  sim::Time hierarchical_time(sim::Bytes bytes, const GroupPlacement& g) const;
   // NCCL's choice for the op on this group (nullopt: all-to-all, send/recv, one rank, or nothing
   // NCCL runs under the overrides).
   std::optional<NcclChoice> nccl_choice(CollectiveOp op, sim::Bytes bytes, const GroupPlacement& g,

@@ -513,7 +513,8 @@ void FlowExecutor::start_slice(uint32_t run, uint32_t index) {
   const auto latency = [&](sim::Time route, bool cross_node) {
     if (slice != 0) return sim::Time::zero();
     if (r.cost.protocol_latency) route = cross_node ? r.cost.step_inter : r.cost.step_intra;
-    const sim::Time full = route * it.merged, waited = engine_.now() - r.ready[index];
+    const sim::Time full = route * it.merged,
+                    waited = r.cost.queue_credit ? engine_.now() - r.ready[index] : sim::Time::zero();
     return waited >= full ? sim::Time::zero() : full - waited;
   };
   const auto on_arrival = [this, run, index] {

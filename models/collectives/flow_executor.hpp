@@ -123,6 +123,9 @@ struct TransferCost {
   bool protocol_latency = false;
   sim::Time step_intra, step_inter;
   sim::Bytes slice_bytes;
+  // What a transfer waited in its connection's queue after its data was there counts towards its
+  // latency (the connection is a pipe); false: it pays its latency whole.
+  bool queue_credit = true;
 };
 
 struct FlowExecutorStats {

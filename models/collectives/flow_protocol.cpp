@@ -28,6 +28,19 @@ TransferCost transfer_cost(const NcclChoice& choice, CollectiveOp op, const Nccl
   cost.protocol_latency = true;
   cost.step_intra = sim::Time::from_seconds_ceil(steps.intra_us * 1e-6);
   cost.step_inter = sim::Time::from_seconds_ceil(steps.inter_us * 1e-6);
+  const bool rootless =
+      op == CollectiveOp::kAllReduce || op == CollectiveOp::kAllGather || op == CollectiveOp::kReduceScatter;
+  if (choice.algorithm == NcclAlgorithm::kRing && s.nodes > 1 && rootless) {
+    // NCCL's ring latency is its chunk's journey, each hop's own latency in turn (tuning.cc:
+    // intra-node steps x intra + inter-node steps x inter), added to the bandwidth term. A ring
+    // on the flow network runs in lockstep, paced by its slowest hop, so every step pays the
+    // journey's mean step latency, and a connection's next step does not hide it (queue_credit).
+    const NcclEntry e0 = nccl_entry(op, choice.algorithm, choice.protocol, s);
+    const double per_step =
+        (e0.latency_us - steps.base_us) / ((op == CollectiveOp::kAllReduce ? 2.0 : 1.0) * (s.ranks - 1));
+    cost.step_intra = cost.step_inter = sim::Time::from_seconds_ceil(per_step * 1e-6);
+    cost.queue_credit = false;
+  }
   // Trees, PAT and NVLS stream their buffer through each hop: Simple in its buffer steps (NCCL_STEPS
   // = 8 slots of a 4 MiB connection buffer, init.cc DEFAULT_BUFFSIZE: 512 KiB), LL and LL128 line
   // by line as each lands (one pass of a channel's threads: LL 512 threads x 8 bytes of data = 4 KiB,

@@ -58,10 +58,16 @@ Sweep analytic_sweep(const hardware::ClusterSpec& cluster, int64_t gpus, Collect
   const GroupPlacement group{gpus, std::min(gpus, cluster.domain_gpus())};
   if (algo == "tree" && (op != CollectiveOp::kAllReduce || group.nodes() <= 1))
     throw ConfigError("--algo", "tree is an all-reduce algorithm across nodes", "use --algo ring or auto");
+  if (algo == "hierarchical" && (op != CollectiveOp::kAllReduce || group.nodes() <= 1 || gpus % group.per_node != 0))
+    throw ConfigError("--algo", "hierarchical is an all-reduce across nodes that each hold as many ranks",
+                      "use --algo ring or auto");
   Sweep out{"", group.nodes(), {}};
   for (const sim::Bytes size : sizes) {
     SweepPoint p{size, model.collective(op, size, group), model.algorithm(op, size, group)};
-    if (algo == "ring" || algo == "tree") {
+    if (algo == "hierarchical") {
+      p.time = model.hierarchical_time(size, group);
+      p.algorithm = "hierarchical";
+    } else if (algo == "ring" || algo == "tree") {
       const auto choice =
           model.nccl_choice(op, size, group, algo == "ring" ? NcclAlgorithm::kRing : NcclAlgorithm::kTree);
       if (choice) {

@@ -267,9 +267,10 @@ int run_collective(const Args& args, std::ostream& out) {
   const bool full = args.fidelity == "full";
   const col::Sweep sweep =
       flow ? col::flow_sweep(cluster, gpus, op, sizes, option(args, "algo", "auto"), nccl, full)
-           : col::analytic_sweep(
-                 cluster, gpus, op, sizes,
-                 sim::config::read_enum(Json(option(args, "algo", "auto")), "--algo", {"auto", "ring", "tree"}), nccl);
+           : col::analytic_sweep(cluster, gpus, op, sizes,
+                                 sim::config::read_enum(Json(option(args, "algo", "auto")), "--algo",
+                                                        {"auto", "ring", "tree", "hierarchical"}),
+                                 nccl);
   if (!args.json) {
     out << "# trainsim collective: " << col::to_string(op) << " on " << gpus << " GPUs of " << cluster.name << " (";
     if (flow)

@@ -282,14 +282,15 @@ TEST(NcclTuning, RingsAcrossNvl72RacksAreBoundByNvlink) {
   // the transfers of every channel that is sending, ring_overlap) against every channel's flows,
   // and never faster than NVLink allows. Before the NVLink load was counted, channel 0 alone ran
   // 8 GiB at 3,355 GB/s busbw (the NICs' share, 16 x 47 GB/s x 72 / 16). Observed 2026-11-28:
-  // fast / full = 0.963 at 1 GiB, 0.991 at 8 GiB.
+  // fast / full = 0.963 at 1 GiB, 0.991 at 8 GiB; with every step paying the journey's mean
+  // latency (flow_protocol.cpp), 0.923 and 0.962 (full equals NCCL's table at 1 GiB: 3,914.9 us).
   const auto c = testing::cluster("gb200-nvl72");
   const std::vector<sim::Bytes> sizes = {sim::Bytes(int64_t{1} << 30), sim::Bytes(int64_t{8} << 30)};
   const Sweep fast = flow_sweep(c, 144, CollectiveOp::kAllReduce, sizes, "ring", {}, false);
   const Sweep full = flow_sweep(c, 144, CollectiveOp::kAllReduce, sizes, "ring", {}, true);
   for (size_t i = 0; i < sizes.size(); ++i) {
     const double ratio = fast.points[i].time.seconds() / full.points[i].time.seconds();
-    EXPECT_GT(ratio, 0.93) << sizes[i].count();
+    EXPECT_GT(ratio, 0.91) << sizes[i].count();
     EXPECT_LE(ratio, 1.0 + 1e-9) << sizes[i].count();
     const double busbw = static_cast<double>(sizes[i].count()) / fast.points[i].time.seconds() / 1e9 *
                          bus_bandwidth_factor(CollectiveOp::kAllReduce, 144);
