@@ -178,7 +178,7 @@ int run_config(const Args& args, std::ostream& out) {
   out << models::failure::straggler_schema().markdown() << "\n";
   out << "## Cluster `network`\n\n"
          "A cluster's `network` object names a topology builder and its parameters, plus optional "
-         "`faults` (`[{\"a\": NODE, \"b\": NODE, \"factor\": 0..1, \"direction\": \"both\"|\"a_to_b\"}]`) and "
+         "`faults` (`[{\"a\": NODE, \"b\": NODE, \"factor\": 0 or 1e-6..1, \"direction\": \"both\"|\"a_to_b\"}]`) and "
          "`routing` (below). Without it, trainsim derives a rail-optimized fabric from the cluster's NVLink "
          "and NIC figures.\n\n";
   for (const auto& b : topology::BuilderRegistry::instance().all()) out << b.markdown() << "\n";

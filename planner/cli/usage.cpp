@@ -29,7 +29,8 @@ const std::vector<UsageSection>& usage_sections() {
        "                      uplink:R@T[*F][,reroute=D]  the same for GPU R's NIC link\n"
        "                      gpu:R@T                     GPU R dies at T: the job stops (exit code stays 0)\n"
        "                      slow-gpu:R[@T]*S            GPU R computes at S x speed from T (default 0)\n"
-       "                      T, D: durations (2ms, 0); F, S in (0, 1); node names: as `trainsim topology` draws them\n"
+       "                      T, D: durations (2ms, 0); F, S in [1e-6, 1) (slower has failed);\n"
+       "                      node names: as `trainsim topology` draws them\n"
        "                    [--export-chakra PREFIX]   with --fidelity full: the iteration as Chakra JSON,\n"
        "                      one file per rank, PREFIX.<rank>.json (docs/traces.md)\n"},
       {"simulate",
