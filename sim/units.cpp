@@ -4,6 +4,7 @@
 #include <cmath>
 #include <cstdio>
 
+#include "sim/checked.hpp"
 #include "sim/error.hpp"
 
 namespace trainsim::sim {
@@ -86,7 +87,8 @@ Bytes Bytes::checked(double bytes, const std::string& what, const std::string& f
 }
 
 Bytes Bytes::scaled(double factor) const {
-  return Bytes(static_cast<int64_t>(std::ceil(static_cast<double>(v_) * factor)));
+  return Bytes(checked_int64(std::ceil(static_cast<double>(v_) * factor), "size",
+                             "a size scaled from the inputs passes int64: check the model's and the job's sizes"));
 }
 
 Time operator/(Bytes b, Bandwidth bw) {
@@ -102,7 +104,9 @@ Time operator/(Flops f, FlopRate r) {
 }
 
 Bytes operator*(Bandwidth bw, Time t) {
-  return Bytes(static_cast<int64_t>(std::floor(bw.bytes_per_second() * t.seconds())));
+  return Bytes(
+      checked_int64(std::floor(bw.bytes_per_second() * t.seconds()), "size",
+                    "bytes moved at a bandwidth over a duration pass int64: check the bandwidths and durations"));
 }
 
 FlopRate operator/(Flops f, Time t) {

@@ -2,6 +2,8 @@
 
 #include <sstream>
 
+#include "sim/checked.hpp"
+#include "sim/config/schema.hpp"
 #include "sim/error.hpp"
 #include "topology/builder.hpp"
 #include "topology/routing.hpp"
@@ -24,7 +26,7 @@ const sim::config::Schema<Fault>& fault_schema() {
     s.string("a", &Fault::a, std::nullopt, "Name of one end (a node name of the topology, e.g. \"gpu0\").")
         .string("b", &Fault::b, std::nullopt, "Name of the other end.")
         .number("factor", &Fault::factor, 0.0, 1.0, std::nullopt,
-                "Capacity multiplier: 0 = failed (traffic reroutes), 0.5 = half capacity.")
+                "Capacity multiplier: 0 = failed (traffic reroutes), 0.5 = half capacity; otherwise at least 1e-6.")
         .enumeration("direction", &Fault::direction, {"both", "a_to_b"}, "both",
                      "Which directions of the cable are affected.");
     return s;
@@ -41,6 +43,11 @@ void apply_faults(Topology& t, const Json& faults, const std::string& path) {
     p << path << "[" << i << "]";
     Fault f;
     fault_schema().parse(faults[i], p.str(), f);
+    // Slower than a millionth is a failure (factor 0), and would stretch transfers past the clock.
+    if (f.factor > 0.0 && f.factor < sim::kMinSlowdownFactor)
+      throw ConfigError(p.str() + ".factor",
+                        "must be 0 (a failed cable) or at least 1e-6, got " + sim::config::show(faults[i].at("factor")),
+                        "write 0 for a failed cable");
     const Vertex a = node_named(t, f.a, p.str() + ".a"), b = node_named(t, f.b, p.str() + ".b");
     bool found = false;
     for (const Edge e : boost::make_iterator_range(boost::out_edges(a, t.graph()))) {

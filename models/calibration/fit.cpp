@@ -11,6 +11,7 @@
 #include "models/calibration/fit_detail.hpp"
 #include "models/calibration/fit_protocols.hpp"
 #include "models/collectives/comm_model.hpp"
+#include "sim/checked.hpp"
 #include "sim/error.hpp"
 
 namespace trainsim::models::calibration {
@@ -517,7 +518,8 @@ json calibration_json(const FitResult& result, const Provenance& p, const std::s
         f.name == "nvlink_latency")
       value = duration_text(f.fitted);
     else if (f.name == "gemm_tile_overhead_k")
-      value = static_cast<int64_t>(std::round(f.fitted));
+      value = sim::checked_int64(std::round(f.fitted), "gemm_tile_overhead_k",
+                                 "the fit diverged: check the GEMM measurements");
     else
       value = rounded(f.fitted);
     (f.target == "gpu" ? gpu_overrides : cluster_overrides)[f.name] = value;

@@ -9,6 +9,12 @@
 namespace trainsim::models::compute {
 
 namespace {
+// A kernel's bytes through HBM, computed in double from the shapes: past 1 EiB is the input's error.
+sim::Bytes kernel_bytes(double bytes) {
+  return sim::Bytes::checked(bytes, "kernel memory traffic",
+                             "a kernel moves more than 1 EiB: a smaller micro-batch, sequence or hidden size");
+}
+
 // Output tile shapes cuBLAS/CUTLASS pick among on Ampere/Hopper (CUTLASS default sm80/sm90
 // GEMM configurations use 128x256, 256x128 and 128x128 threadblock tiles; 64-wide tiles for
 // skinny problems). `quality` is a smaller tile's throughput relative to the largest tile: less
@@ -159,8 +165,8 @@ sim::Time ComputeModel::grouped_gemm(std::span<const GemmShape> problems) const 
   }
   if (flops <= 0.0) return sim::Time::zero();
   const sim::Time math = sim::Flops(flops) / (peak_ * (best_efficiency_ * grouped_shape_efficiency(problems)));
-  sim::Time t = std::max(math, sim::Bytes(static_cast<int64_t>(traffic)) / hbm_) + gpu_.kernel_launch;
-  if (quantized(precision_)) t += sim::Bytes(static_cast<int64_t>(cast)) / hbm_ + gpu_.kernel_launch;  // as gemm()
+  sim::Time t = std::max(math, kernel_bytes(traffic) / hbm_) + gpu_.kernel_launch;
+  if (quantized(precision_)) t += kernel_bytes(cast) / hbm_ + gpu_.kernel_launch;  // as gemm()
   return t;
 }
 
@@ -182,8 +188,8 @@ sim::Time ComputeModel::multi_stream_gemm(std::span<const GemmShape> problems, i
 namespace {
 sim::Bytes traffic_of(const GemmShape& s, double input_bytes) {
   const auto b = static_cast<double>(s.batch);
-  return sim::Bytes(static_cast<int64_t>(static_cast<double>(s.m * s.k + s.k * s.n) * input_bytes * b +
-                                         static_cast<double>(s.m * s.n) * 2.0 * b));
+  return kernel_bytes(static_cast<double>(s.m * s.k + s.k * s.n) * input_bytes * b +
+                      static_cast<double>(s.m * s.n) * 2.0 * b);
 }
 }  // namespace
 
@@ -227,7 +233,7 @@ sim::Time ComputeModel::gemm(const GemmShape& s) const {
     // Engine's quantize kernel, quantize_bytes_per_element); weights are cast once per iteration
     // and cached across micro-batches, so only A is charged here.
     const double bytes = static_cast<double>(s.m * s.k * s.batch) * quantize_bytes_per_element();
-    t += sim::Bytes(static_cast<int64_t>(bytes)) / hbm_ + gpu_.kernel_launch;
+    t += kernel_bytes(bytes) / hbm_ + gpu_.kernel_launch;
   }
   return t;
 }

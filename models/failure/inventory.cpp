@@ -1,5 +1,6 @@
 #include "models/failure/inventory.hpp"
 
+#include "sim/checked.hpp"
 #include "topology/graph.hpp"
 #include "topology/spec.hpp"
 
@@ -35,7 +36,9 @@ Inventory count_components(const workload::Job& job) {
     const int32_t a = t.node(t.link_src(l)).server, b = t.node(t.link_dst(l)).server;
     if (a < 0 || b < 0 || a != b) ++cables;
   }
-  auto scaled = [&](int64_t n) { return static_cast<int64_t>(std::llround(static_cast<double>(n) * share)); };
+  auto scaled = [&](int64_t n) {
+    return sim::checked_int64(std::round(static_cast<double>(n) * share), "inventory", "fewer GPUs");
+  };
   inv.counts["gpu"] = job.gpus;
   inv.counts["hbm"] = job.gpus;
   inv.counts["nvswitch"] = scaled(nvswitches);

@@ -6,6 +6,7 @@
 
 #include "models/failure/law.hpp"
 #include "models/presets/catalog.hpp"
+#include "sim/checked.hpp"
 
 namespace trainsim::models::failure {
 
@@ -31,9 +32,14 @@ double positive(const Json& j, const std::string& p, const char* what) {
   return v;
 }
 
-double unit_interval(const Json& j, const std::string& p) {
+// A straggler's speed or bandwidth share: in [1e-6, 1) (sim::kMinSlowdownFactor: slower is a
+// failure, and would stretch durations past the clock).
+double slowdown_factor(const Json& j, const std::string& p) {
   const double v = sim::config::read_number(j, p, 0.0, 1.0);
   if (v <= 0 || v >= 1) throw ConfigError(p, "must be strictly between 0 and 1, got " + sim::config::show(j));
+  if (v < sim::kMinSlowdownFactor)
+    throw ConfigError(p, "must be at least 1e-6, got " + sim::config::show(j),
+                      "a component slower than that has failed: count it in the failure rates instead");
   return v;
 }
 
@@ -99,9 +105,9 @@ const sim::config::Schema<StragglerSpec>& straggler_schema() {
                                          "degraded says, until the component is found and removed.");
     s.custom("rate", "number > 0", std::nullopt, "Onsets per component-hour.",
              [](StragglerSpec& c, const Json& j, const std::string& p) { c.rate = positive(j, p, "onsets per hour"); })
-        .custom("factor", "number in (0, 1)", std::nullopt,
+        .custom("factor", "number in [1e-6, 1)", std::nullopt,
                 "A slow GPU's speed, or a degraded link's share of its bandwidth.",
-                [](StragglerSpec& c, const Json& j, const std::string& p) { c.factor = unit_interval(j, p); })
+                [](StragglerSpec& c, const Json& j, const std::string& p) { c.factor = slowdown_factor(j, p); })
         .custom("detection", "duration", std::nullopt, "Onset to removal of the component.",
                 [](StragglerSpec& c, const Json& j, const std::string& p) { c.detection = non_negative_time(j, p); })
         .string("source", &StragglerSpec::source, "", "Where the numbers come from.");

@@ -4,6 +4,7 @@
 #include <cmath>
 
 #include "models/failure/young_daly.hpp"
+#include "sim/checked.hpp"
 
 namespace trainsim::models::failure {
 
@@ -37,11 +38,11 @@ RestoreTraffic restore_traffic(double params, int64_t gpus, int64_t dp_cp, int64
   const double optimizer = 12.0 * params * (zero >= 1 ? shard : all);
   RestoreTraffic t;
   if (!broadcast) {
-    t.read = sim::Bytes(static_cast<int64_t>(weights + optimizer));
+    t.read = sim::Bytes::checked(weights + optimizer, "checkpoint", "a smaller model");
     return t;
   }
   // One copy read, the rest sent over the network: each GPU receives its share of the difference.
-  t.read = sim::Bytes(static_cast<int64_t>(14.0 * params));
+  t.read = sim::Bytes::checked(14.0 * params, "checkpoint", "a smaller model");
   const double per_gpu = (weights + optimizer - 14.0 * params) / static_cast<double>(gpus);
   t.broadcast = seconds(std::max(0.0, per_gpu) / nic_per_gpu.bytes_per_second());
   return t;
@@ -64,7 +65,7 @@ ReliabilityModel reliability_model(const workload::Job& job, const Inventory& in
   // Adam's two moments (12), as Megatron's distributed checkpoint saves them.
   const double params = job.model.parameters();
   CheckpointInput& in = m.checkpoint_input;
-  in.state = sim::Bytes(static_cast<int64_t>(params * 14.0));
+  in.state = sim::Bytes::checked(params * 14.0, "checkpoint", "a smaller model");
   const RestoreTraffic restore = restore_traffic(
       params, job.gpus, job.dp_cp(), job.dp_shard, job.zero, options.broadcast_restore,
       job.cluster.nic_bandwidth * (static_cast<double>(job.cluster.nics_per_node) / static_cast<double>(gpn)));
@@ -125,7 +126,8 @@ ReliabilityModel reliability_model(const workload::Job& job, const Inventory& in
                  ? *options.spares
                  : std::max<int64_t>(
                        profile.min_spares,
-                       static_cast<int64_t>(std::ceil(profile.spare_fraction * static_cast<double>(inventory.nodes))));
+                       sim::checked_int64(std::ceil(profile.spare_fraction * static_cast<double>(inventory.nodes)),
+                                          "spare_fraction", "a fraction of the job's nodes"));
   c.elastic = options.elastic;
   c.dp = job.dp;
   const int64_t replica_gpus = std::max<int64_t>(1, job.gpus / std::max<int64_t>(1, job.dp));

@@ -153,7 +153,10 @@ MoeBlockCosts moe_block_costs(const ModelSpec& m, const LayerShape& shape, int64
   if (modules & kRecomputeSharedExperts) out.recompute += out.shared_fwd;
   const double row = static_cast<double>(routing.bytes_per_token.count());
   const double T = static_cast<double>(routing.tokens);
-  const auto bytes = [](double b) { return sim::Bytes(static_cast<int64_t>(std::ceil(b))); };
+  const auto bytes = [](double b) {
+    return sim::Bytes::checked(std::ceil(b), "MoE token dispatch",
+                               "fewer tokens per micro-batch (micro_batch, seq_len) or a smaller ep");
+  };
   if (run.dispatcher == MoeDispatcher::kAllGather) {
     // Hidden rows, plus in the forward the routing: fp32 probabilities and a bool map per expert.
     const double meta = static_cast<double>(m.moe->experts) * 5.0;
@@ -178,7 +181,8 @@ MoeBlockCosts moe_block_costs(const ModelSpec& m, const LayerShape& shape, int64
     out.a2a = bytes(static_cast<double>(k.a2a_bytes.count()) * f);
     out.a2a_dispatch = bytes(static_cast<double>(k.a2a_bytes.count()) * f * (1.0 + meta));
   }
-  out.etp_rows = sim::Bytes(static_cast<int64_t>(routing.received_tokens * static_cast<double>(etp) * row));
+  out.etp_rows = sim::Bytes::checked(routing.received_tokens * static_cast<double>(etp) * row, "MoE token dispatch",
+                                     "fewer tokens per micro-batch (micro_batch, seq_len) or a smaller etp");
   return out;
 }
 

@@ -7,6 +7,7 @@
 #include <cstdlib>
 
 #include "models/workload/job/job.hpp"
+#include "planner/cli/flags.hpp"
 #include "sim/error.hpp"
 #include "sim/log.hpp"
 
@@ -65,62 +66,6 @@ Json scalar(const std::string& v) {
   return Json(v);
 }
 
-const std::vector<std::string>& output_flags() {
-  static const std::vector<std::string> flags = {"--json",
-                                                 "--trace",
-                                                 "--fidelity",
-                                                 "--help",
-                                                 "--op",
-                                                 "--sizes",
-                                                 "--algo",
-                                                 "--dot",
-                                                 "--measurements",
-                                                 "--save",
-                                                 "--calibration-out",
-                                                 "--reps",
-                                                 "--replay",
-                                                 "--backend",
-                                                 "--time-scale",
-                                                 "--replay-timeout",
-                                                 "--top",
-                                                 "--objective",
-                                                 "--tokens",
-                                                 "--price-per-gpu-hour",
-                                                 "--emit",
-                                                 "--out",
-                                                 "--plot",
-                                                 "--threads",
-                                                 "--rerank",
-                                                 "--headroom",
-                                                 "--max-micro-batch",
-                                                 "--max-vp",
-                                                 "--override",
-                                                 "--rerank-flow",
-                                                 "--fault",
-                                                 "--iterations",
-                                                 "--chakra",
-                                                 "--export-chakra",
-                                                 "--recorded-gpu",
-                                                 "--rank",
-                                                 "--runs",
-                                                 "--days",
-                                                 "--checkpoint",
-                                                 "--checkpoint-interval",
-                                                 "--spares",
-                                                 "--failures",
-                                                 "--failure-scale",
-                                                 "--storage-write",
-                                                 "--storage-read",
-                                                 "--rate",
-                                                 "--elastic",
-                                                 "--broadcast-restore",
-                                                 "--only",
-                                                 "--skip-unusable",
-                                                 "--strict",
-                                                 "--log",
-                                                 "--time-limit"};
-  return flags;
-}
 }  // namespace
 
 std::string display_path(const std::string& path, const Args& args) {
@@ -143,7 +88,7 @@ Args parse_args(int argc, const char* const* argv) {
   std::vector<std::string> job_flags;
   for (const auto& f : models::workload::job_schema().fields()) job_flags.push_back(flag_name(f.key));
   std::vector<std::string> all = job_flags;
-  all.insert(all.end(), output_flags().begin(), output_flags().end());
+  for (const CommandFlag& f : command_flags()) all.push_back(f.name);
   for (int i = 1; i < argc; ++i) {
     std::string arg = argv[i];
     if (arg.rfind("--", 0) != 0) {
@@ -170,7 +115,29 @@ Args parse_args(int argc, const char* const* argv) {
       if (optional) return false;
       throw ConfigError(arg, "missing value", "write " + arg + " VALUE");
     };
-    if (arg == "--json") {
+    const CommandFlag* flag = find_command_flag(arg);
+    const bool job_flag = std::find(job_flags.begin(), job_flags.end(), arg) != job_flags.end();
+    if (!flag && !job_flag) {
+      const std::string near = sim::config::did_you_mean(arg, all);
+      throw ConfigError(arg, "unknown option", near.empty() ? "see `trainsim help`" : "did you mean " + near + "?");
+    }
+    a.given.push_back(arg);
+    if (flag && flag->kind == FlagKind::kValue) {
+      next_value(false);
+      a.command_options[arg.substr(2)] = value;
+    } else if (flag && flag->kind == FlagKind::kSwitch) {
+      if (has_value) throw ConfigError(arg, "takes no value");
+      a.options.insert(arg.substr(2));
+    } else if (flag && flag->kind == FlagKind::kBoolSwitch) {
+      // Switches: alone, or with true / false.
+      if (next_value(true) ? sim::config::read_bool(scalar(value), arg) : true)
+        a.options.insert(arg.substr(2));
+      else
+        a.options.erase(arg.substr(2));
+    } else if (flag && flag->kind == FlagKind::kRepeated) {
+      next_value(false);
+      (arg == "--override" ? a.overrides : arg == "--fault" ? a.faults : a.rates).push_back(value);
+    } else if (arg == "--json") {
       a.json = has_value ? sim::config::read_bool(scalar(value), "--json") : true;
     } else if (arg == "--help") {
       if (has_value) throw ConfigError("--help", "takes no value");
@@ -189,46 +156,6 @@ Args parse_args(int argc, const char* const* argv) {
     } else if (arg == "--link-csv") {
       next_value(false);
       a.link_csv = value;
-    } else if (arg == "--op" || arg == "--sizes" || arg == "--algo" || arg == "--protocol" || arg == "--channels" ||
-               arg == "--dot" || arg == "--measurements" || arg == "--save" || arg == "--calibration-out" ||
-               arg == "--reps" || arg == "--top" || arg == "--objective" || arg == "--tokens" ||
-               arg == "--price-per-gpu-hour" || arg == "--emit" || arg == "--out" || arg == "--plot" ||
-               arg == "--threads" || arg == "--rerank" || arg == "--headroom" || arg == "--max-micro-batch" ||
-               arg == "--max-vp" || arg == "--rerank-flow" || arg == "--iterations" || arg == "--runs" ||
-               arg == "--days" || arg == "--checkpoint" || arg == "--checkpoint-interval" || arg == "--spares" ||
-               arg == "--failures" || arg == "--failure-scale" || arg == "--storage-write" || arg == "--storage-read" ||
-               arg == "--chakra" || arg == "--export-chakra" || arg == "--recorded-gpu" || arg == "--screenshot" ||
-               arg == "--size" || arg == "--regions" || arg == "--replay" || arg == "--backend" ||
-               arg == "--time-scale" || arg == "--replay-timeout" || arg == "--only") {
-      next_value(false);
-      a.command_options[arg.substr(2)] = value;
-    } else if (arg == "--rank") {  // kineto export: the rank whose timeline is written
-      next_value(false);
-      a.command_options["rank"] = value;
-    } else if (arg == "--override") {
-      next_value(false);
-      a.overrides.push_back(value);
-    } else if (arg == "--fault") {
-      next_value(false);
-      a.faults.push_back(value);
-    } else if (arg == "--rate") {
-      next_value(false);
-      a.rates.push_back(value);
-    } else if (arg == "--strict") {
-      if (has_value) throw ConfigError("--strict", "takes no value");
-      a.options.insert("strict");
-    } else if (arg == "--skip-unusable") {
-      if (has_value) throw ConfigError("--skip-unusable", "takes no value");
-      a.options.insert("skip-unusable");
-    } else if (arg == "--no-plans") {
-      if (has_value) throw ConfigError("--no-plans", "takes no value");
-      a.options.insert("no-plans");
-    } else if (arg == "--elastic" || arg == "--broadcast-restore") {
-      // Switches: alone, or with true / false.
-      if (next_value(true) ? sim::config::read_bool(scalar(value), arg) : true)
-        a.options.insert(arg.substr(2));
-      else
-        a.options.erase(arg.substr(2));
     } else if (arg == "--gpus" && (has_value || i + 1 < argc) &&
                (has_value ? value : std::string(argv[i + 1])).find(':') != std::string::npos) {
       // A range of cluster sizes (`trainsim plan --gpus 1024:16384`).
@@ -237,7 +164,7 @@ Args parse_args(int argc, const char* const* argv) {
     } else if (arg == "--fidelity") {
       next_value(false);
       a.fidelity = sim::config::read_enum(Json(value), "--fidelity", {"representative", "full"});
-    } else if (std::find(job_flags.begin(), job_flags.end(), arg) != job_flags.end()) {
+    } else if (job_flag) {
       const std::string key = key_of(arg);
       // The field's schema type decides how the text becomes JSON: booleans may stand alone
       // (--sp), numbers keep their type so the schema can reject 2.5 for an integer, and
@@ -253,8 +180,7 @@ Args parse_args(int argc, const char* const* argv) {
         a.job_flags[key] = numeric ? scalar(value) : Json(value);
       }
     } else {
-      const std::string near = sim::config::did_you_mean(arg, all);
-      throw ConfigError(arg, "unknown option", near.empty() ? "see `trainsim help`" : "did you mean " + near + "?");
+      throw InternalError("flag " + arg + " is in the flag table without a parser");
     }
   }
   return a;

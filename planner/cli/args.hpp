@@ -16,6 +16,7 @@ namespace trainsim::planner::cli {
 struct Args {
   std::string command;
   std::vector<std::string> positionals;
+  std::vector<std::string> given;  // every flag given, in order ("--tp"): check_command_flags (flags.hpp) reads it
   sim::config::Json job_flags = sim::config::Json::object();  // job keys given as flags
   std::set<std::string> options;                              // switches given (help, elastic, broadcast-restore)
   std::string trace_file;

@@ -40,7 +40,7 @@ std::string quantity(RunMetric m, double v) {
     case RunMetric::kTokensPerGpu: std::snprintf(buf, sizeof buf, "%.0f tok/s", v); break;
     case RunMetric::kIterationTime: std::snprintf(buf, sizeof buf, "%.3f s", v); break;
     case RunMetric::kModelTflops: std::snprintf(buf, sizeof buf, "%.0f TFLOP/s", v); break;
-    case RunMetric::kMfu: std::snprintf(buf, sizeof buf, "%.1f%% MFU", 100.0 * v); break;
+    case RunMetric::kMfu: std::snprintf(buf, sizeof buf, "%.1f%% MFU(BF16)", 100.0 * v); break;
   }
   return buf;
 }

@@ -9,7 +9,7 @@
 
 namespace trainsim::planner::cli {
 
-// Exit codes (documented in README.md and `trainsim help`).
+// Exit codes (documented in README.md and `trainsim help`, usage.cpp).
 inline constexpr int kExitOk = 0;
 inline constexpr int kExitInternal = 1;
 inline constexpr int kExitBadInput = 2;
@@ -35,6 +35,5 @@ int run_validate(const Args& args, std::ostream& out, const std::string& command
 // `trainsim validate --replay iteration` (validate_replay.cpp): every rank runs its slice of the
 // simulated iteration, under mpirun, on the CPU (OpenMPI) or GPU (NCCL) backend.
 int run_validate_replay(const Args& args, std::ostream& out);
-void print_help(std::ostream& out);
 
 }  // namespace trainsim::planner::cli

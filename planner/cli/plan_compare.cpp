@@ -234,8 +234,12 @@ void print_comparison(std::ostream& out, const std::vector<ClusterPlans>& cluste
     }
   }
   print_heading(out, clusters, o, sweep);
+  std::string low;
+  for (const auto& c : clusters)
+    for (const auto& s : c.sizes)
+      if (s.ok && low.empty()) low = low_precision_label(s.job);
   out << pad("cluster", wc) << pad("GPU", wg) << lpad("GPUs", 6) << lpad("fits", 6) << "  " << pad("configuration", wd)
-      << lpad("iter(s)", 9) << lpad("tokens/s", 13) << lpad("MFU", 7);
+      << lpad("iter(s)", 9) << lpad("tokens/s", 13) << mfu_header(low);
   if (col.tokens) {
     out << lpad("days", 8) << lpad("GPU-h", 14);
     if (col.cost) out << lpad("cost $", 14);
@@ -261,8 +265,7 @@ void print_comparison(std::ostream& out, const std::vector<ClusterPlans>& cluste
       const search::Plan& p = best_plan(s);
       const Json pj = plan_json(p, s.job, 1, oc);
       out << lpad("yes", 6) << "  " << pad(search::describe(p.candidate), wd) << lpad(fmt("%.3f", p.iteration_s), 9)
-          << lpad(grouped(static_cast<int64_t>(pj["tokens_per_s"].get<double>())), 13)
-          << lpad(fmt("%.1f%%", 100.0 * pj["mfu"].get<double>()), 7);
+          << lpad(grouped(static_cast<int64_t>(pj["tokens_per_s"].get<double>())), 13) << mfu_cells(pj, low);
       const bool power = s.job.gpu.tdp_watts > 0;
       if (col.tokens) {
         out << lpad(fmt("%.1f", pj.value("days", 0.0)), 8)
@@ -281,7 +284,9 @@ void print_comparison(std::ostream& out, const std::vector<ClusterPlans>& cluste
       out << "\n";
     }
   }
-  out << "  (MFU: model FLOP/s over the GPU's dense BF16 peak; iter: the most faithful simulated time, as in a\n"
+  out << "  (MFU(BF16): model FLOP/s over the GPU's dense BF16 peak";
+  if (!low.empty()) out << ", MFU(" << low << ") over its dense " << low << " peak";
+  out << "; iter: the most faithful simulated time, as in a\n"
          "   one-cluster plan";
   if (col.energy) out << "; energy: every GPU at its tdp_watts for the whole run, no host or network power";
   out << ")\n";

@@ -4,6 +4,7 @@
 #include <cmath>
 #include <cstdio>
 
+#include "models/compute/peaks.hpp"
 #include "models/llm/layer_ops.hpp"
 #include "models/llm/moe.hpp"
 #include "models/workload/job/prediction_band.hpp"
@@ -75,6 +76,23 @@ double objective_value(const Job& j, const search::Plan& p, const PlanReportOpti
   return iteration_s / e.tokens_per_iter;
 }
 
+std::string low_precision_label(const Job& j) {
+  const auto low = models::compute::precision_peak(j.gpu, j.precision);
+  return low ? low->label : "";
+}
+
+std::string mfu_header(const std::string& low) {
+  return lpad("MFU(BF16)", 11) + (low.empty() ? "" : lpad("MFU(" + low + ")", 11));
+}
+
+std::string mfu_cells(const Json& plan, const std::string& low) {
+  std::string out = lpad(fmt("%.1f%%", 100.0 * plan["mfu"].get<double>()), 11);
+  if (!low.empty())
+    out += lpad(
+        plan.contains("mfu_low_precision") ? fmt("%.1f%%", 100.0 * plan["mfu_low_precision"].get<double>()) : "-", 11);
+  return out;
+}
+
 Json plan_json(const search::Plan& p, const Job& j, int rank, const PlanReportOptions& o) {
   const double mfu =
       p.simulated ? p.mfu : model_flops(j) / p.iteration_s / static_cast<double>(j.gpus) / j.gpu.peak_bf16.per_second();
@@ -88,6 +106,7 @@ Json plan_json(const search::Plan& p, const Job& j, int rank, const PlanReportOp
            {"tokens_per_s", static_cast<double>(j.global_batch * j.seq_len) / p.iteration_s},
            {"mfu", mfu},
            {"peak_memory_bytes", p.peak_memory_bytes}};
+  models::compute::put_mfu_peaks(out, mfu, j.gpu, j.precision);
   if (p.simulated) out["time_breakdown"] = p.breakdown;
   out["band"] = models::workload::prediction_band(j).to_json();
   const Economics e = economics(j, p.iteration_s, o);
@@ -283,8 +302,9 @@ void print_search_summary(std::ostream& out, const search::SearchResult& r, cons
 void print_plan_table(std::ostream& out, const search::SearchResult& r, const std::vector<Job>& jobs,
                       const models::workload::JobSpec& spec, const PlanReportOptions& o) {
   const bool days = o.tokens > 0, goodput = o.objective == "goodput";
+  const std::string low = jobs.empty() ? "" : low_precision_label(jobs.front());
   out << " #  " << pad("configuration", 46) << lpad("iter(s)", 9) << lpad("sim", 9) << lpad("est(s)", 9)
-      << lpad("tokens/s", 12) << lpad("MFU", 7) << lpad("mem GiB", 9);
+      << lpad("tokens/s", 12) << mfu_header(low) << lpad("mem GiB", 9);
   if (days) out << lpad("days", 8) << lpad(o.price_per_gpu_hour > 0 ? "cost $" : "GPU-h", 14);
   if (goodput) out << lpad("+failures", 10);
   out << "\n";
@@ -293,8 +313,8 @@ void print_plan_table(std::ostream& out, const search::SearchResult& r, const st
     const Json pj = plan_json(p, jobs[i], static_cast<int>(i + 1), o);
     out << lpad(std::to_string(i + 1), 2) << "  " << pad(search::describe(p.candidate), 46)
         << lpad(fmt("%.3f", p.iteration_s), 9) << lpad(p.fidelity, 9) << lpad(fmt("%.3f", p.estimate.iteration_s), 9)
-        << lpad(grouped(static_cast<int64_t>(pj["tokens_per_s"].get<double>())), 12)
-        << lpad(fmt("%.1f%%", 100.0 * pj["mfu"].get<double>()), 7) << lpad(fmt("%.1f", gib(p.peak_memory_bytes)), 9);
+        << lpad(grouped(static_cast<int64_t>(pj["tokens_per_s"].get<double>())), 12) << mfu_cells(pj, low)
+        << lpad(fmt("%.1f", gib(p.peak_memory_bytes)), 9);
     if (days) {
       out << lpad(fmt("%.1f", pj.value("days", 0.0)), 8);
       out << lpad(grouped(static_cast<int64_t>(pj.value(o.price_per_gpu_hour > 0 ? "cost" : "gpu_hours", 0.0))), 14);
@@ -306,7 +326,9 @@ void print_plan_table(std::ostream& out, const search::SearchResult& r, const st
     out << "  (+failures: expected days to train with failures, recoveries and checkpoints, closed form; the\n"
            "   ranking's objective)\n";
   out << "  (iter: the iteration time from the most faithful model that ran (sim: flow network, analytic\n"
-         "   network, or the fast estimate); est: the fast estimate that chose what to simulate)\n";
+         "   network, or the fast estimate); est: the fast estimate that chose what to simulate; MFU(BF16):\n"
+         "   model FLOP/s over the GPU's dense BF16 peak"
+      << (low.empty() ? "" : ", MFU(" + low + ") over its dense " + low + " peak") << ")\n";
   bool big_a2a = false;
   for (const auto& p : r.plans)
     big_a2a = big_a2a || (p.fidelity == "analytic" && (p.candidate.ep > 64 || p.candidate.cp > 64));
@@ -424,8 +446,11 @@ void print_sweep(std::ostream& out, const std::vector<SizeResult>& rows, const P
   }
   out << "trainsim plan: cluster sizes, best plan of each (objective: " << o.objective
       << (stack.empty() ? "" : ", stack " + stack) << ")\n";
+  std::string low;
+  for (const auto& row : rows)
+    if (row.ok && low.empty()) low = low_precision_label(row.job);
   out << lpad("GPUs", 7) << "  " << pad("configuration", 46) << lpad("iter(s)", 9) << lpad("tokens/s", 13)
-      << lpad("MFU", 7) << lpad("GPU-h/Mtok", 12);
+      << mfu_header(low) << lpad("GPU-h/Mtok", 12);
   if (o.tokens > 0) out << lpad("days", 8);
   if (o.objective == "goodput") out << lpad("+failures", 10);
   out << "  front\n";
@@ -439,8 +464,7 @@ void print_sweep(std::ostream& out, const std::vector<SizeResult>& rows, const P
     const auto& p = row.result.plans.front();
     const Json pj = plan_json(p, row.job, 1, o);
     out << pad(search::describe(p.candidate), 46) << lpad(fmt("%.3f", p.iteration_s), 9)
-        << lpad(grouped(static_cast<int64_t>(pj["tokens_per_s"].get<double>())), 13)
-        << lpad(fmt("%.1f%%", 100.0 * pj["mfu"].get<double>()), 7)
+        << lpad(grouped(static_cast<int64_t>(pj["tokens_per_s"].get<double>())), 13) << mfu_cells(pj, low)
         << lpad(fmt("%.3f", pj["gpu_hours_per_million_tokens"].get<double>()), 12);
     if (o.tokens > 0) out << lpad(fmt("%.1f", pj.value("days", 0.0)), 8);
     if (o.objective == "goodput") out << lpad(fmt("%.1f", pj.value("expected_days_with_failures", 0.0)), 10);

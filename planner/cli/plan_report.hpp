@@ -53,6 +53,12 @@ sim::config::Json plan_json(const search::Plan& p, const models::workload::Job& 
 // The quantity --objective minimises for plan `p` of job `j`, per token so that sizes and
 // clusters compare (goodput: the expected wall clock with failures).
 double objective_value(const models::workload::Job& j, const search::Plan& p, const PlanReportOptions& o);
+// The utilization columns of the planner's tables (models/compute/peaks.hpp): MFU(BF16) always,
+// and MFU(FP8), MFU(MXFP8) or MFU(NVFP4) beside it when the job's GEMMs run quantized. `low` is that
+// precision's label ("FP8"), "" for none; a plan without the figure gets "-".
+std::string low_precision_label(const models::workload::Job& j);
+std::string mfu_header(const std::string& low);
+std::string mfu_cells(const sim::config::Json& plan, const std::string& low);
 // Table text: 1234567 -> "1,234,567"; `s` padded on the right / left to `w` characters.
 std::string grouped(int64_t v);
 std::string pad(const std::string& s, size_t w);

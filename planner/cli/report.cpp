@@ -6,6 +6,7 @@
 #include <functional>
 #include <string>
 
+#include "models/compute/peaks.hpp"
 #include "models/llm/recompute_modules.hpp"
 
 namespace trainsim::planner::cli {
@@ -129,7 +130,12 @@ void print_report(std::ostream& out, const models::workload::SimulationResult& r
       out << "\n";
     }
     out << "Model TFLOP/s per GPU " << fmt("%.1f", r.model_tflops_per_gpu) << "   MFU " << fmt("%.1f%%", 100.0 * r.mfu)
-        << " of dense BF16 peak (" << fmt("%.0f", j.gpu.peak_bf16.tflops_value()) << " TFLOP/s)\n";
+        << " of dense BF16 peak (" << fmt("%.0f", j.gpu.peak_bf16.tflops_value()) << " TFLOP/s)";
+    // A quantized job also against its own precision's dense peak (models/compute/peaks.hpp).
+    if (const auto low = models::compute::precision_peak(j.gpu, j.precision))
+      out << ", " << fmt("%.1f%%", 100.0 * models::compute::utilization_of(r.mfu, j.gpu, *low)) << " of dense "
+          << low->label << " peak (" << fmt("%.0f", low->rate.tflops_value()) << " TFLOP/s)";
+    out << "\n";
     out << "  (model FLOPs = 3 x forward matmul FLOPs incl. full s x s attention scores and LM head; no recompute)\n";
     out << "Hardware TFLOP/s/GPU  " << fmt("%.1f", r.hardware_tflops_per_gpu)
         << "   (kernels executed, recompute included)\n\n";

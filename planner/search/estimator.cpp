@@ -13,6 +13,7 @@
 #include "models/workload/job/moe_options.hpp"
 #include "planner/search/estimator_pass.hpp"
 #include "planner/search/space.hpp"
+#include "sim/checked.hpp"
 #include "sim/error.hpp"
 
 namespace trainsim::planner::search {
@@ -33,7 +34,7 @@ int64_t clamp_per_node(int64_t gpn, int64_t stride, int64_t size) {
 // (sliding-window) layers gets its attention block averaged over local and global layers.
 models::llm::Cost blend(const models::llm::Cost& g, const models::llm::Cost& l, double f) {
   const double ns = (1.0 - f) * static_cast<double>(g.time.count_ns()) + f * static_cast<double>(l.time.count_ns());
-  return models::llm::Cost{sim::Time::ns(std::llround(ns)),
+  return models::llm::Cost{sim::checked_ns(std::round(ns)),
                            sim::Flops((1.0 - f) * g.flops.count() + f * l.flops.count()), g.kernels};
 }
 

@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <cmath>
 
+#include "sim/checked.hpp"
+
 namespace trainsim::planner::search {
 
 namespace sch = models::schedules;
@@ -77,8 +79,9 @@ const PipelineShape& PipelineCache::shape(uint8_t schedule, int p, int m, int v)
 PipelineCache::Timing PipelineCache::timing(uint8_t schedule, int p, int m, int v, double f, double b, double w) {
   if (f <= 0.0) return {};
   constexpr double kSteps = 32.0;
-  const int rb = static_cast<int>(std::lround(b / f * kSteps));
-  const int rw = static_cast<int>(std::lround(w / f * kSteps));
+  // Backward and weight-gradient times in 1/32 of the forward's (the key; checked: sim/checked.hpp).
+  const int64_t rb = sim::checked_int64(std::round(b / f * kSteps), "pipeline stage", "check the model's sizes");
+  const int64_t rw = sim::checked_int64(std::round(w / f * kSteps), "pipeline stage", "check the model's sizes");
   const auto key = std::make_tuple(schedule, p, m, v, rb, rw);
   auto it = timings_.find(key);
   if (it == timings_.end()) {

@@ -42,7 +42,7 @@ class PipelineCache {
 
  private:
   std::map<std::tuple<uint8_t, int, int, int>, std::unique_ptr<PipelineShape>> shapes_;
-  std::map<std::tuple<uint8_t, int, int, int, int, int>, Timing> timings_;  // in units of f
+  std::map<std::tuple<uint8_t, int, int, int, int64_t, int64_t>, Timing> timings_;  // in units of f
 };
 
 }  // namespace trainsim::planner::search

@@ -34,6 +34,7 @@
 #include "models/workload/job/job.hpp"
 #include "models/workload/job/layout.hpp"
 #include "models/workload/run/simulate.hpp"
+#include "summary.hpp"
 
 namespace trainsim::accuracy {
 namespace {
@@ -234,6 +235,7 @@ TEST(Blackwell, PretrainingTokensPerGpu) {
   print_table("Blackwell pre-training (Megatron-Bridge 25.09/25.11, NeMo 25.02-25.07), tokens/s per GPU", rows,
               "tokens/s");
   const Stats s = stats(rows);
+  expect_summary("blackwell", s);
   // Observed 2026-11-28 (issue 32): 71 rows, 71 simulated, median |error| 9.6%, signed median
   // +9.0%, none rejected on memory. Each rack holds the job's nvlink_segment (64 of 72 GPUs for the
   // 256-GPU rows, as Slurm's --segment places them); FSDP rows offload the recipes' layers; the

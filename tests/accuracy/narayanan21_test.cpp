@@ -23,6 +23,7 @@
 #include <cmath>
 
 #include "accuracy_common.hpp"
+#include "summary.hpp"
 
 namespace trainsim::accuracy {
 namespace {
@@ -107,6 +108,7 @@ TEST(Narayanan21, Table1WeakScaling) {
   ASSERT_EQ(rows.size(), 10u);
   print_table("Narayanan et al. SC'21 Table 1 (TFLOP/s per GPU, Eq. 3)", rows, "TFLOP/s");
   const Stats s = stats(rows);
+  expect_summary("narayanan_t1", s);
   EXPECT_EQ(s.not_fitting, 0u);
   // Observed 2026-11-26 under the megatron-lm-2021 stack: median 1.2%, max 5.7%, signed median
   // +0.8%. Before stacks (2026-11-22) every row was 7-16% optimistic, the 1.7B row without model
@@ -191,6 +193,8 @@ TEST(Narayanan21, Table2PtdpAndZero3) {
   EXPECT_LE(s.not_fitting, 1u);
   std::vector<Row> ptdp, zero3;
   for (const auto& r : rows) (r.job.at("stack") == "deepspeed" ? zero3 : ptdp).push_back(r);
+  expect_summary("narayanan_t2_ptdp", stats(ptdp));
+  expect_summary("narayanan_t2_zero3", stats(zero3));
   expect_stack_accuracy("megatron-lm-2021", "tests/accuracy/narayanan21_test.cpp Table2 PTD-P", ptdp);
   expect_stack_accuracy("deepspeed", "tests/accuracy/narayanan21_test.cpp Table2 ZeRO-3", zero3);
   // Issue 34: calibrated on the rows that fit (two stacks on one cluster; leave-one-out;

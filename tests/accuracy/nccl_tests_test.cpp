@@ -20,6 +20,7 @@
 #include "models/collectives/flow_collective.hpp"
 #include "models/hardware/cluster_spec.hpp"
 #include "models/presets/catalog.hpp"
+#include "summary.hpp"
 #include "topology/spec.hpp"
 
 namespace trainsim::accuracy {
@@ -105,6 +106,8 @@ TEST(NcclTests, AllReduce8xA100BusBandwidth) {
   EXPECT_LE(stats(small).median_abs, 0.12);
   EXPECT_LE(stats(large).median_abs, 0.08);
   EXPECT_LE(stats(flow_small).median_abs, 0.12);
+  expect_summary("nccl_a100_small", stats(flow_small));
+  expect_summary("nccl_a100_large", stats(flow_large));
   EXPECT_LE(stats(flow_large).median_abs, 0.08);
 }
 
@@ -220,6 +223,7 @@ TEST(NcclTests, MultiNodeAllReducePerNicFigures) {
   // Observed 2026-11-22: +11.6%, +5.5%, -0.1%. 2026-11-27 with NCCL's choice and protocols:
   // see the printed table (max 9.2%).
   EXPECT_LE(stats(rows).max_abs, 0.10);
+  expect_summary("nccl_2node", stats(rows));
 }
 
 }  // namespace

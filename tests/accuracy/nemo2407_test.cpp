@@ -32,6 +32,7 @@
 #include "accuracy_common.hpp"
 #include "models/workload/job/job.hpp"
 #include "models/workload/run/simulate.hpp"
+#include "summary.hpp"
 
 namespace trainsim::accuracy {
 namespace {
@@ -121,6 +122,7 @@ TEST(NeMo2407, PretrainingTokensPerGpu) {
   ASSERT_EQ(rows.size(), 12u);
   print_table("NeMo 24.07 pretraining on DGX-H100, FP8 (tokens/s per GPU), stack nemo-24.07", rows, "tokens/s");
   const Stats s = stats(rows);
+  expect_summary("nemo_pretrain", s);
   // Observed 2026-11-26: median 5.1%, signed median -0.3%, max 9.9% (Nemotron-4 340B and GPT-3
   // 175B on 512 GPUs, both pessimistic); the FP8 GEMM scale of the stack is fitted on these rows
   // (docs/stacks.md). Every row fits (Nemotron-4 340B: 75.9 of 79.65 GiB with its recipe's bf16
@@ -155,6 +157,7 @@ TEST(NeMo2407, LongSequenceSweep) {
   print_table("NeMo 24.07 long-sequence sweep, Llama 2 7B, FP8 (tokens/s per GPU from model TFLOP/s)", rows,
               "tokens/s");
   const Stats s = stats(rows);
+  expect_summary("nemo_long", s);
   // Observed 2026-11-26: median 8.7%, from +0.5% at 4K to -11.3% at 512K: pessimistic once
   // attention dominates (FlashAttention-2 at the validator's mma.sync rates is slower than what
   // TE 1.7's ring attention reached). Target 8% not met; all rows fit.

@@ -20,6 +20,7 @@
 #include "planner/search/estimator.hpp"
 #include "planner/search/search.hpp"
 #include "planner/search/space.hpp"
+#include "summary.hpp"
 
 namespace trainsim::accuracy {
 namespace {
@@ -186,7 +187,7 @@ TEST(PlannerPublished, PublishedConfigurationsAreFeasibleAndRankedHigh) {
               "speedup", "rank (all)", "speedup", "trainsim's choice (all features)");
   size_t infeasible = 0, n = 0;
   std::vector<double> same_speedups, all_speedups;
-  int64_t worst_same_rank = 0;
+  int64_t worst_same_rank = 0, best_same_rank = 0;
   for (const Published& p : runs) {
     const bool vtrain = p.id.rfind("vtrain_multi_", 0) == 0;
     if (vtrain) {
@@ -200,6 +201,7 @@ TEST(PlannerPublished, PublishedConfigurationsAreFeasibleAndRankedHigh) {
     if (same.feasible) {
       same_speedups.push_back(speedup(same));
       worst_same_rank = std::max(worst_same_rank, same.rank);
+      best_same_rank = best_same_rank == 0 ? same.rank : std::min(best_same_rank, same.rank);
     }
     if (all.feasible) all_speedups.push_back(speedup(all));
     auto rank = [](const Outcome& o) {
@@ -222,6 +224,12 @@ TEST(PlannerPublished, PublishedConfigurationsAreFeasibleAndRankedHigh) {
       n, infeasible, median(same_speedups), most(same_speedups), static_cast<long long>(worst_same_rank),
       median(all_speedups), most(all_speedups));
   EXPECT_EQ(n, 26u);  // 10 + 6 + 6 Narayanan rows, 4 vTrain groups
+  // README.md's accuracy table (summary.hpp).
+  expect_summary_figure("plan.runs", count_text(static_cast<int64_t>(n)));
+  expect_summary_figure("plan.feasible", count_text(static_cast<int64_t>(n - infeasible)));
+  expect_summary_figure("plan.best_rank", count_text(best_same_rank));
+  expect_summary_figure("plan.worst_rank", count_text(worst_same_rank));
+  expect_summary_figure("plan.max_speedup", ratio_text(most(same_speedups)));
   // Observed 2026-11-23 (docs/planner.md): 24 of 26 published configurations feasible (529B ZeRO-3 on
   // 640 GPUs does not fit trainsim's memory model at all; vTrain's 3.6B t1 p1 mb8 needs more than
   // the 90% headroom). Within the run's framework the published configuration ranks 1st to 120th

@@ -16,6 +16,7 @@
 #include "models/failure/inventory.hpp"
 #include "models/failure/stragglers.hpp"
 #include "models/failure/study.hpp"
+#include "summary.hpp"
 
 namespace trainsim::accuracy {
 namespace {
@@ -74,6 +75,7 @@ TEST(ReliabilityPublished, Llama3_16384H100_54Days) {
       "%.2f h\n",
       sm.interruptions.mean, sm.ettr, s.report.model.mtbf.seconds() / 3600);
   EXPECT_NEAR(sm.interruptions.mean / 419.0, 1.0, 0.05);
+  expect_summary_figure("reliability.llama3_ettr", number_text(sm.ettr, 3));
   // Observed: ETTR 0.868, 3 points under Meta's "> 90%": trainsim charges 10 minutes of restart
   // and 5 of diagnosis to every failure (Meta RSC's 5-20 minutes), which Meta's automation beats.
   EXPECT_GT(sm.ettr, 0.84);
@@ -105,6 +107,7 @@ TEST(ReliabilityPublished, Opt175B_992A100_60Days) {
       100 * (machines_per_day / reported_machines_per_day - 1));
   // Observed: 30 interruptions (-71%) and 0.36 machines a day (-82%). A new cloud cluster in 2021
   // failed 3-6x as often as Meta's own H100 fleet in 2024; --failure-scale 3.5 reproduces it.
+  expect_summary_figure("reliability.opt_restarts", signed_error_text(sm.interruptions.mean / reported_restarts - 1));
   EXPECT_GT(sm.interruptions.mean / reported_restarts, 0.2);
   EXPECT_LT(sm.interruptions.mean / reported_restarts, 0.4);
 }
@@ -143,6 +146,8 @@ TEST(ReliabilityPublished, Bloom176B_384A100_117Days) {
   // Observed: 0.81 GPU failures a week (-46% against the middle of 1-2: a new cluster) and 1.5 h
   // of redone work per crash, as BigScience said ("on average we would lose 1.5h"), which with
   // a 3-hour interval is half an interval by construction: a consistency check only.
+  expect_summary_figure("reliability.bloom_gpu_failures", signed_error_text(gpu_per_week / 1.5 - 1));
+  expect_summary_figure("reliability.bloom_redo_h", number_text(redo_h, 1));
   EXPECT_GT(gpu_per_week, 0.5);
   EXPECT_LT(gpu_per_week, 1.1);
   EXPECT_NEAR(redo_h, 1.5, 0.2);
@@ -176,6 +181,7 @@ TEST(ReliabilityPublished, MetaResearchClusterMttf) {
       "%.1f h, error %+.0f%%)\n",
       m1024, reported_1024, 100 * (m1024 / reported_1024 - 1), m16384, projected_16384,
       100 * (m16384 / projected_16384 - 1));
+  expect_summary_figure("reliability.rsc_mttf_ratio", number_text(m1024 / reported_1024, 1));
   // Observed: 46 h against 7.9 h (RSC counts every job failure, user and software errors included,
   // on a shared research cluster) and 3.1 h against the 1.8 h projection (+72%).
   EXPECT_GT(m1024 / reported_1024, 4.0);

@@ -25,6 +25,7 @@
 #include "models/presets/catalog.hpp"
 #include "models/workload/job/job.hpp"
 #include "models/workload/run/simulate.hpp"
+#include "summary.hpp"
 
 namespace trainsim::accuracy {
 namespace {
@@ -105,6 +106,8 @@ TEST(Torchtitan, TokensPerGpuAndPeakMemory) {
   print_table("torchtitan (FSDP2), tokens/s per GPU", rows, "tokens/s");
   print_table("torchtitan (FSDP2), peak memory (reserved), GiB", memory, "GiB");
   const Stats s = stats(rows), mem = stats(memory);
+  expect_summary("torchtitan_tokens", s);
+  expect_summary("torchtitan_memory", mem);
   // Observed 2026-11-28 (issue 33). Before: selective recompute on this stack kept every tensor
   // (Megatron's attention-core policy is a no-op with fused attention) and the model's element-wise
   // ops were priced as fused kernels: 4 of 16 rejected on memory (the 8-GPU Llama 3.1 8B rows at

@@ -22,6 +22,7 @@
 #include <gtest/gtest.h>
 
 #include "accuracy_common.hpp"
+#include "summary.hpp"
 
 namespace trainsim::accuracy {
 namespace {
@@ -73,6 +74,7 @@ TEST(VTrain, MultiNode) {
   ASSERT_EQ(rows.size(), 109u);
   print_table("vTrain multi-node (iteration s)", rows, "s");
   const Stats s = stats(rows);
+  expect_summary("vtrain_multi", s);
   // Observed 2026-11-26 (stack deepspeed): median 5.4% (optimistic), max 54% (3.6B at TP 8: see
   // docs/accuracy.md); 2026-11-22, before stacks: 5.5%.
   EXPECT_LE(s.median_abs, 0.10);
@@ -102,6 +104,7 @@ TEST(VTrain, SingleNode) {
   ASSERT_EQ(rows.size(), 1440u);
   print_table("vTrain single node (iteration ms)", rows, "ms", 40);
   const Stats s = stats(rows);
+  expect_summary("vtrain_single", s);
   // Observed 2026-11-26 (stack deepspeed, 5 ms step overhead): median 6.7%, max 32%, median signed
   // -2.3%; 2026-11-22, before stacks: 7.1%, -2.6%.
   EXPECT_LE(s.median_abs, 0.10);

@@ -9,6 +9,7 @@
 #include <unordered_map>
 
 #include "models/presets/catalog.hpp"
+#include "sim/checked.hpp"
 #include "sim/error.hpp"
 
 namespace trainsim::traces {
@@ -37,7 +38,9 @@ sim::Time micros(const Json& e, const char* key, const std::string& path, size_t
   auto it = e.find(key);
   if (it == e.end() || !it->is_number() || !std::isfinite(it->get<double>()))
     bad_field(path, index, key, "a number of microseconds", it == e.end() ? Json() : *it);
-  return sim::Time::ns(std::llround(it->get<double>() * 1000.0));
+  return sim::Time::ns(sim::checked_int64(std::round(it->get<double>() * 1000.0),
+                                          path + ": traceEvents[" + std::to_string(index) + "]." + key,
+                                          "microseconds within 292 years: export the trace with torch.profiler"));
 }
 
 // An integer argument that may be written as a number or as a decimal string; `fallback` when absent.
@@ -45,7 +48,8 @@ int64_t int_arg(const Json& args, const char* key, int64_t fallback) {
   auto it = args.find(key);
   if (it == args.end()) return fallback;
   if (it->is_number_integer()) return it->get<int64_t>();
-  if (it->is_number()) return static_cast<int64_t>(std::llround(it->get<double>()));
+  if (it->is_number())
+    return sim::checked_int64(std::round(it->get<double>()), std::string("args.") + key, "give a whole number");
   if (it->is_string()) {
     const std::string& s = it->get_ref<const std::string&>();
     char* end = nullptr;

@@ -16,7 +16,7 @@ const char* to_string(PlanColumn c) {
     case PlanColumn::kRank: return "#";
     case PlanColumn::kConfig: return "configuration";
     case PlanColumn::kIteration: return "iteration s";
-    case PlanColumn::kMfu: return "MFU";
+    case PlanColumn::kMfu: return "MFU (BF16)";  // model FLOP/s over the dense BF16 peak
     case PlanColumn::kTokens: return "tokens/s";
     case PlanColumn::kMemory: return "peak GiB";
     case PlanColumn::kFidelity: return "fidelity";

@@ -98,8 +98,10 @@ struct Scene {
   std::string topology;           // builder name (fat_tree, rail_optimized, torus, ...)
   bool link_utilization = false;  // links carry measured utilization
   bool has_critical_path = false;
-  // Headline numbers (0 when unknown).
-  double iteration_s = 0, mfu = 0, tokens_per_s = 0;
+  // Headline numbers (0 when unknown). mfu is against the dense BF16 peak; a quantized job also has
+  // mfu_low against its precision's dense peak, named by mfu_low_peak ("FP8"; models/compute/peaks.hpp).
+  double iteration_s = 0, mfu = 0, tokens_per_s = 0, mfu_low = 0;
+  std::string mfu_low_peak;
   int64_t gpus = 0;
   double build_ms = 0;  // wall time to simulate / load it
 

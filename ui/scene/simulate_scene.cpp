@@ -6,6 +6,7 @@
 #include <numeric>
 #include <sstream>
 
+#include "models/compute/peaks.hpp"
 #include "models/workload/run/simulate.hpp"
 #include "sim/error.hpp"
 #include "sim/task/critical_path.hpp"
@@ -129,6 +130,10 @@ Scene simulate_scene(const models::workload::Job& job, const SceneOptions& o) {
     throw models::workload::does_not_fit_error(r, "try recompute, a larger tp or pp, or a smaller micro-batch");
   scene.iteration_s = r.iteration.seconds();
   scene.mfu = r.mfu;
+  if (const auto low = models::compute::precision_peak(job.gpu, job.precision)) {
+    scene.mfu_low = models::compute::utilization_of(r.mfu, job.gpu, *low);
+    scene.mfu_low_peak = low->label;
+  }
   scene.tokens_per_s = r.tokens_per_s;
   scene.nodes = std::move(layout.nodes);
   scene.links = std::move(layout.links);

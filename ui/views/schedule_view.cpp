@@ -62,8 +62,12 @@ void draw_schedule_view(ViewState& st) {
   }
   ImGui::Text("%s", scene->title.c_str());
   if (scene->iteration_s > 0) {
-    ImGui::Text("iteration %.4f s   MFU %.1f%%   %.0f tokens/s   %zu rows   built in %.0f ms", scene->iteration_s,
-                100 * scene->mfu, scene->tokens_per_s, scene->rows.size(), scene->build_ms);
+    // Every utilization names its peak (models/compute/peaks.hpp).
+    char low[64] = "";
+    if (!scene->mfu_low_peak.empty())
+      std::snprintf(low, sizeof low, ", %.1f%% of %s peak", 100 * scene->mfu_low, scene->mfu_low_peak.c_str());
+    ImGui::Text("iteration %.4f s   MFU %.1f%% of BF16 peak%s   %.0f tokens/s   %zu rows   built in %.0f ms",
+                scene->iteration_s, 100 * scene->mfu, low, scene->tokens_per_s, scene->rows.size(), scene->build_ms);
   } else {
     ImGui::Text("span %.4f s   %zu rows   %zu tasks   loaded in %.0f ms", static_cast<double>(scene->span_ns) / 1e9,
                 scene->rows.size(), scene->tasks.size(), scene->build_ms);

@@ -171,7 +171,7 @@ double BuildContext::embedding_params() const {
 }
 
 Bytes BuildContext::param_bytes(double params) const {
-  return Bytes(static_cast<int64_t>(params * (job.fp8_param_gather ? 1.0 : 2.0)));
+  return Bytes::checked(params * (job.fp8_param_gather ? 1.0 : 2.0), "parameter gather", "a smaller model");
 }
 
 Time BuildContext::transfer(int64_t bytes) const { return Bytes(bytes) / job.cluster.host_link_bandwidth; }

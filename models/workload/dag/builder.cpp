@@ -119,7 +119,8 @@ void sync_tied_embeddings(const BuildContext& c, Communicators& comms, Workload&
   const Job& job = c.job;
   const int64_t first_stage = embedding_stage(job), last_stage = head_stage(job);
   if (!job.model.tied_embeddings || first_stage == last_stage) return;
-  const Bytes eb(static_cast<int64_t>(c.embedding_params() * static_cast<double>(c.grad_elem)));
+  const Bytes eb = Bytes::checked(c.embedding_params() * static_cast<double>(c.grad_elem), "model.vocab",
+                                  "a smaller vocabulary or hidden size");
   const std::vector<uint32_t> first = members_of(w, first_stage), last = members_of(w, last_stage);
   Handle hf(first.size()), hl(last.size());
   for (size_t i = 0; i < first.size(); ++i) {
@@ -199,11 +200,12 @@ void optimizer_steps(const BuildContext& c, PipelineState& ps) {
       // ZeRO-Offload: 16-bit gradients to the host, Adam on the CPU (a streaming pass over
       // ~30 bytes of fp32 state per parameter, bound by host memory bandwidth), 16-bit
       // parameters back.
-      const int64_t bytes16 = static_cast<int64_t>(2 * shard);
+      const int64_t bytes16 = Bytes::checked(2 * shard, "offload_optimizer", "shard the optimizer (zero)").count();
       Handle d2h = e.host(true, lb.grad_d2h, c.transfer(bytes16), Bytes(bytes16), -1, {});
       for (const Handle& t : st.tail) e.link(t, d2h);
-      const Time cpu =
-          Bytes(static_cast<int64_t>(30.0 * shard)) / job.cluster.host_memory_bandwidth + job.stack.step_overhead;
+      const Time cpu = Bytes::checked(30.0 * shard, "offload_optimizer", "shard the optimizer (zero)") /
+                           job.cluster.host_memory_bandwidth +
+                       job.stack.step_overhead;
       Handle step = e.host(true, lb.cpu_adam, cpu, Bytes(0), -1, {&d2h});
       opt = e.host(false, lb.param_h2d, c.transfer(bytes16), Bytes(bytes16), -1, {&step});
     } else {
@@ -214,9 +216,11 @@ void optimizer_steps(const BuildContext& c, PipelineState& ps) {
       // between the last gradient and the next iteration.
       // bf16 moments read and write 2 bytes each instead of 4: 26 bytes.
       const double bytes = job.optimizer_states == OptimizerStates::kBf16 ? 26.0 : 34.0;
-      const Cost step{c.cm.vector_math(sim::Flops(12.0 * shard), Bytes(static_cast<int64_t>(bytes * shard)), 4) +
-                          job.stack.step_overhead,
-                      sim::Flops(12.0 * shard), 4};
+      const Cost step{
+          c.cm.vector_math(sim::Flops(12.0 * shard),
+                           Bytes::checked(bytes * shard, "optimizer step", "shard the optimizer (zero)"), 4) +
+              job.stack.step_overhead,
+          sim::Flops(12.0 * shard), 4};
       opt = e.compute(lb.optimizer, step, Category::kOptimizer, -1, -1, {});
       for (const Handle& t : st.tail) e.link(t, opt);
     }

@@ -47,10 +47,10 @@ Handle zero3_reduce(const BuildContext& c, StageEmitter& e, int mb, int layer, c
   const Job& job = c.job;
   const double experts = job.model.moe ? c.expert_params(layer) : 0.0;
   const double dense = job.model.moe ? c.rank_params(layer) - experts : c.layer_params;
-  const Bytes gb(static_cast<int64_t>(dense * static_cast<double>(c.grad_elem)));
+  const Bytes gb = Bytes::checked(dense * static_cast<double>(c.grad_elem), "gradients", "a smaller model");
   Handle rs = e.collective(c.lb.zero3_rs, GroupKind::kShard, CollectiveOp::kReduceScatter, gb, mb, layer, {&wg});
   if (experts > 0.0 && job.expert_dp() > 1) {
-    const Bytes eb(static_cast<int64_t>(experts * static_cast<double>(c.grad_elem)));
+    const Bytes eb = Bytes::checked(experts * static_cast<double>(c.grad_elem), "gradients", "a smaller model");
     rs = e.collective(c.lb.zero3_rs, GroupKind::kExpertGrad, CollectiveOp::kReduceScatter, eb, mb, layer, {&rs});
   }
   if (job.dp_shard == job.dp_cp()) return rs;
@@ -66,7 +66,7 @@ void flush_bucket(const BuildContext& c, StageEmitter& e, Buckets& b, std::vecto
   if (b.pending.empty()) return;
   if (expert) {
     // Routed experts: reduced over the ranks holding the same experts (dp*cp/ep of them).
-    const Bytes bytes(static_cast<int64_t>(b.params * static_cast<double>(c.grad_elem)));
+    const Bytes bytes = Bytes::checked(b.params * static_cast<double>(c.grad_elem), "gradients", "a smaller model");
     if (!force && bytes < job.bucket_size) return;
     if (job.expert_dp() > 1) {
       Handle d =
@@ -84,7 +84,7 @@ void flush_bucket(const BuildContext& c, StageEmitter& e, Buckets& b, std::vecto
   if (job.dp_cp() <= 1) {
     for (auto& hnd : b.pending) tail.push_back(hnd);
   } else {
-    const Bytes bytes(static_cast<int64_t>(b.params * static_cast<double>(c.grad_elem)));
+    const Bytes bytes = Bytes::checked(b.params * static_cast<double>(c.grad_elem), "gradients", "a smaller model");
     if (!force && bytes < job.bucket_size) return;
     Handle d;
     if (job.zero >= 1) {

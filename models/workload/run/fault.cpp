@@ -9,6 +9,7 @@
 
 #include "models/hardware/cluster_spec.hpp"
 #include "models/workload/job/job.hpp"
+#include "sim/checked.hpp"
 #include "sim/config/schema.hpp"
 #include "sim/error.hpp"
 #include "topology/graph.hpp"
@@ -45,6 +46,8 @@ int32_t parse_rank(const std::string& text, const std::string& path, const std::
   return static_cast<int32_t>(std::strtol(text.c_str(), nullptr, 10));
 }
 
+bool kind_is_gpu(const std::string& spec) { return spec.rfind("slow-gpu:", 0) == 0; }
+
 double parse_fraction(const std::string& text, const std::string& path, const std::string& spec, const char* what) {
   char* end = nullptr;
   const double v = text.empty() ? NAN : std::strtod(text.c_str(), &end);
@@ -52,6 +55,12 @@ double parse_fraction(const std::string& text, const std::string& path, const st
     throw bad(path, spec, std::string("expected a number for the ") + what + ", got \"" + text + "\"");
   if (v <= 0.0 || v >= 1.0)
     throw bad(path, spec, std::string("the ") + what + " must lie strictly between 0 and 1, got " + text);
+  // Slower than a millionth is a failure, not a slowdown, and would stretch durations past the
+  // clock (sim/checked.hpp).
+  if (v < sim::kMinSlowdownFactor)
+    throw ConfigError(path, std::string("the ") + what + " must be at least 1e-6, got " + text + " in \"" + spec + "\"",
+                      kind_is_gpu(spec) ? "a GPU slower than that has failed: write gpu:R@T"
+                                        : "a link slower than that has failed: drop *F");
   return v;
 }
 

@@ -5,6 +5,7 @@
 #include <optional>
 
 #include "models/collectives/alpha_beta.hpp"
+#include "models/compute/peaks.hpp"
 #include "models/llm/layer_ops.hpp"
 #include "models/llm/moe.hpp"
 #include "models/schedules/schedule.hpp"
@@ -171,6 +172,7 @@ Json SimulationResult::to_json() const {
   out["tokens_per_s"] = tokens_per_s;
   out["model_tflops_per_gpu"] = model_tflops_per_gpu;
   out["mfu"] = mfu;
+  compute::put_mfu_peaks(out, mfu, job.gpu, job.precision);
   out["hardware_tflops_per_gpu"] = hardware_tflops_per_gpu;
   out["time_breakdown"] = tb;
   out["simulation"] = Json{{"tasks", tasks}, {"events", events}, {"simulated_ranks", simulated_ranks}};

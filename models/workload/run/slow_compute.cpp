@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "sim/checked.hpp"
 #include "sim/error.hpp"
 
 namespace trainsim::models::workload {
@@ -45,8 +46,9 @@ sim::Time SlowComputeRunner::end_time(uint32_t slot, sim::Time start, sim::Time 
     t = next;
     speed = std::min(speed, s[k].speed);
   }
-  // Rounded up once to whole nanoseconds.
-  return sim::Time::ns(static_cast<int64_t>(std::ceil(t + left / speed)));
+  // Rounded up once to whole nanoseconds; a speed that stretches the task past the clock is the
+  // input's error (sim/checked.hpp; --fault and the failure profile also bound the speed).
+  return sim::checked_ns(std::ceil(t + left / speed));
 }
 
 void SlowComputeRunner::start(sim::task::TaskIndex i, const sim::task::Task& t, sim::task::TaskExecutor& exec) {

@@ -11,6 +11,7 @@
 #include "sim/error.hpp"
 #include "traces/sinks/chrome_trace.hpp"
 #include "traces/sinks/memory_slots.hpp"
+#include "ui/scene/plan_table.hpp"
 #include "ui/scene/simulate_scene.hpp"
 #include "ui/scene/trace_scene.hpp"
 
@@ -59,6 +60,21 @@ TEST(SimulateScene, TasksSortedPerRowAndSpanIsTheIteration) {
     }
   EXPECT_NEAR(static_cast<double>(s.span_ns) / 1e9, s.iteration_s, 1e-9);
   EXPECT_GT(s.mfu, 0.0);
+}
+
+// The headline utilization names its peak: BF16 always (mfu), and an FP8 job's against the FP8
+// peak beside it (models/compute/peaks.hpp); the plans table's column says BF16.
+TEST(SimulateScene, UtilizationNamesItsPeak) {
+  EXPECT_TRUE(shared_scene().mfu_low_peak.empty());
+  EXPECT_EQ(shared_scene().mfu_low, 0.0);
+  const Json j = {{"model", "llama3.2-1b"}, {"cluster", "dgx-h100"}, {"gpus", 8},       {"tp", 2},
+                  {"micro_batch", 1},       {"global_batch", 8},     {"seq_len", 2048}, {"precision", "fp8"},
+                  {"network", "analytic"}};
+  const Scene fp8 = simulate_scene(models::workload::resolve_job(models::workload::parse_job(j)));
+  EXPECT_EQ(fp8.mfu_low_peak, "FP8");
+  EXPECT_GT(fp8.mfu_low, 0.0);
+  EXPECT_LT(fp8.mfu_low, fp8.mfu);  // the FP8 peak is the higher one
+  EXPECT_NE(std::string(to_string(PlanColumn::kMfu)).find("BF16"), std::string::npos);
 }
 
 // The critical path ends with the last task, never overlaps itself, and, in a pipeline that

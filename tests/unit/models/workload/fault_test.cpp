@@ -93,6 +93,22 @@ TEST(Fault, MalformedSpecsAreOneLineErrorsWithTheSyntax) {
                         "\"gpu:1@2ms,reroute=1ms\""));
 }
 
+// A factor stretches what it slows by 1/F: the floor is 1e-6 (sim::kMinSlowdownFactor), named
+// with the fix; 1e-6 itself is a slowdown.
+TEST(Fault, FactorsBelowAMillionthAreFailures) {
+  EXPECT_EQ(parse_fault("slow-gpu:3*1e-6").factor, 1e-6);
+  EXPECT_EQ(parse_fault("uplink:0@0*1e-6").factor, 1e-6);
+  EXPECT_EQ(config_error([] { parse_fault("slow-gpu:3*1e-300"); }),
+            "--fault: the speed must be at least 1e-6, got 1e-300 in \"slow-gpu:3*1e-300\" (a GPU slower than that "
+            "has failed: write gpu:R@T)");
+  EXPECT_EQ(config_error([] { parse_fault("slow-gpu:3*5e-324"); }),
+            "--fault: the speed must be at least 1e-6, got 5e-324 in \"slow-gpu:3*5e-324\" (a GPU slower than that "
+            "has failed: write gpu:R@T)");
+  EXPECT_EQ(config_error([] { parse_fault("uplink:0@0*9.99e-7"); }),
+            "--fault: the capacity factor must be at least 1e-6, got 9.99e-7 in \"uplink:0@0*9.99e-7\" (a link "
+            "slower than that has failed: drop *F)");
+}
+
 Json job16() {
   return Json{{"model", "llama3-8b"}, {"cluster", "dgx-h100"}, {"gpus", 16}, {"tp", 8}, {"global_batch", 16}};
 }
