@@ -346,7 +346,9 @@ void FlowNetwork::reschedule(uint32_t slot) {
   if (f.rate <= 0.0) return;  // stalled (a failed link): resumes when capacity returns
   const Time left = Time::from_seconds_ceil(f.remaining / f.rate);
   const Time at = engine_.now() + left;
-  if (at.is_infinite()) return;  // too slow to finish within simulated time
+  // Too slow to finish within the clock's 292 years: the input's error, not a flow that hangs
+  // until the queue drains and reports a deadlock.
+  if (at.is_infinite()) throw_time_overflow();
   f.finish_at = at;
   f.event = engine_.schedule_at(at, [this, slot] { complete(slot); });
 }

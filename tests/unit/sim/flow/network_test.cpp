@@ -9,6 +9,8 @@
 #include <thread>
 #include <vector>
 
+#include "sim/error.hpp"
+
 namespace trainsim::sim::flow {
 namespace {
 
@@ -356,6 +358,17 @@ TEST(FlowNetwork, TwoNetworksInTwoThreadsMatchOneRun) {
   tb.join();
   EXPECT_EQ(a.ends, alone.ends);
   EXPECT_EQ(b.ends, alone.ends);
+}
+
+TEST(FlowNetwork, AFlowTooSlowForTheClockIsTheInputsError) {
+  // 2^62 bytes at 1 byte/s finish after the clock's 292 years: a ConfigError (exit 2) naming the
+  // overflow, where the flow used to stay unscheduled until the run reported a deadlock.
+  Engine engine;
+  FlowNetwork net(engine);
+  const LinkId link = net.add_link(Bandwidth::bytes_per_s(1.0), Time::zero());
+  const LinkId route[] = {link};
+  net.start(Bytes(int64_t{1} << 62), route, [] {});
+  EXPECT_THROW(engine.run(), ConfigError);
 }
 
 TEST(FlowNetwork, NoFlowFinishesBeforeItsBytesCouldCross) {
