@@ -100,9 +100,9 @@ sim::Time AlphaBetaModel::hierarchical_time(sim::Bytes bytes, const GroupPlaceme
   const sim::Time scatter = q > 1 ? ring(CollectiveOp::kReduceScatter, bytes, node) - launch : sim::Time::zero();
   const sim::Time gather = q > 1 ? ring(CollectiveOp::kAllGather, bytes, node) - launch : sim::Time::zero();
   const sim::Time between = ring(CollectiveOp::kAllReduce, sim::Bytes((bytes.count() + q - 1) / q), across) - launch;
-  constexpr int64_t kSlice = 512 * 1024, kMaxSlices = 64;
   const int64_t block = bytes.count() / (q * m);
-  const int64_t slices = std::clamp<int64_t>((block + kSlice - 1) / kSlice, 1, kMaxSlices);
+  const int64_t slices =
+      std::clamp<int64_t>((block + kSimpleSliceBytes - 1) / kSimpleSliceBytes, 1, kMaxPipelineSlices);
   return launch + std::max(scatter + gather, between) +
          sim::Time::from_seconds_ceil(scatter.seconds() / static_cast<double>(slices));
 }

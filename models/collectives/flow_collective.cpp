@@ -187,10 +187,8 @@ FlowCollectiveResult run_flow_collective(const topology::Router& router, int32_t
       plan_channels(CollectiveSpec{op, bytes, 0}, group, all, algorithm, nccl, nullptr, full ? 0 : kFusedSteps);
   ExecOptions options;
   if (cp.algorithm != "ring") {
-    // NCCL's Simple protocol moves a 4 MiB buffer (NCCL_BUFFSIZE default) in NCCL_STEPS = 8 slots:
-    // 512 KiB per pipeline step (NCCL src/include/device.h, docs "Environment Variables").
-    options.slice_bytes = sim::Bytes(512 * 1024);
-    options.max_slices = 64;
+    options.slice_bytes = sim::Bytes(kSimpleSliceBytes);
+    options.max_slices = kMaxPipelineSlices;
   }
   sim::Engine engine;
   sim::flow::FlowNetwork net(engine);

@@ -47,7 +47,7 @@ TransferCost transfer_cost(const NcclChoice& choice, CollectiveOp op, const Nccl
   // LL128 640 threads x 120 bytes = 75 KiB; device.h). A ring gains only latency from slicing and
   // runs unsliced.
   if (choice.algorithm != NcclAlgorithm::kRing) {
-    static constexpr int64_t kSlice[kProtocols] = {4 * 1024, 640 * 120, 512 * 1024};
+    static constexpr int64_t kSlice[kProtocols] = {4 * 1024, 640 * 120, kSimpleSliceBytes};
     cost.slice_bytes = sim::Bytes(kSlice[static_cast<int>(choice.protocol)]);
   }
   if (e.bandwidth_GBps <= 0.0) return cost;

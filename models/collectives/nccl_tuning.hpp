@@ -28,6 +28,12 @@ Protocol parse_protocol(const std::string& text, const std::string& path);
 // Payload bytes per byte on the wire: LL 1/2 (a 4-byte flag per 4 bytes), LL128 120/128, Simple 1.
 double payload_efficiency(Protocol p);
 
+// NCCL's Simple protocol moves a 4 MiB buffer (NCCL_BUFFSIZE default) in NCCL_STEPS = 8 slots:
+// 512 KiB per pipeline step (NCCL src/include/device.h, docs "Environment Variables"). The flow
+// network pipelines trees and hierarchical plans in slices of it, at most 64 per transfer.
+inline constexpr int64_t kSimpleSliceBytes = 512 * 1024;
+inline constexpr int32_t kMaxPipelineSlices = 64;
+
 // NCCL's algorithms, in its order.
 enum class NcclAlgorithm : uint8_t { kTree, kRing, kCollNetDirect, kCollNetChain, kNvls, kNvlsTree, kPat };
 inline constexpr int kNcclAlgorithms = 7;
