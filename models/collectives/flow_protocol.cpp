@@ -35,9 +35,8 @@ TransferCost transfer_cost(const NcclChoice& choice, CollectiveOp op, const Nccl
     // intra-node steps x intra + inter-node steps x inter), added to the bandwidth term. A ring
     // on the flow network runs in lockstep, paced by its slowest hop, so every step pays the
     // journey's mean step latency, and a connection's next step does not hide it (queue_credit).
-    const NcclEntry e0 = nccl_entry(op, choice.algorithm, choice.protocol, s);
     const double per_step =
-        (e0.latency_us - steps.base_us) / ((op == CollectiveOp::kAllReduce ? 2.0 : 1.0) * (s.ranks - 1));
+        (e.latency_us - steps.base_us) / ((op == CollectiveOp::kAllReduce ? 2.0 : 1.0) * (s.ranks - 1));
     cost.step_intra = cost.step_inter = sim::Time::from_seconds_ceil(per_step * 1e-6);
     cost.queue_credit = false;
   }
