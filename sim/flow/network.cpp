@@ -1,6 +1,7 @@
 #include "sim/flow/network.hpp"
 
 #include <algorithm>
+#include <bit>
 #include <cmath>
 
 #include "sim/error.hpp"
@@ -97,10 +98,19 @@ FlowId FlowNetwork::start_impl(Bytes bytes, Time latency, Callback done, double 
   f.carried_before = 0;
   f.updated = engine_.now();
   f.finish_at = Time::infinite();
+  f.solved_away = false;
   f.phase = Phase::kLatency;
-  // Latency phase first: the flow uses no bandwidth until its first byte could arrive.
-  f.event = engine_.schedule_in(latency, [this, slot] { activate(slot); });
   ++running_;
+  if (latency == Time::zero() && f.remaining > 0.0 && !f.route.empty()) {
+    // No latency phase: it joins its links now, in this instant's one re-solve (a deferred
+    // activation would cost a second solve of the same instant).
+    f.phase = Phase::kBandwidth;
+    f.rate = -1.0;
+    join_or_replace(slot);
+  } else {
+    // Latency phase first: the flow uses no bandwidth until its first byte could arrive.
+    f.event = engine_.schedule_in(latency, [this, slot] { activate(slot); });
+  }
   ++stats_.flows_started;
   const FlowId id = id_of(slot, f.generation);
   TRAINSIM_LOG_TRACE(kNetwork, "flow ", id, " start at ", engine_.now().count_ns(), " ns: ", bytes.count(),
@@ -165,20 +175,72 @@ void FlowNetwork::activate(uint32_t slot) {
   f.phase = Phase::kBandwidth;
   f.updated = engine_.now();
   f.rate = -1.0;  // differs from any solved rate: the first solve schedules its completion
-  join_links(slot);
+  join_or_replace(slot);
 }
 
-void FlowNetwork::join_links(uint32_t slot) {
+uint64_t FlowNetwork::route_key(const Flow& f) {
+  uint64_t h = std::bit_cast<uint64_t>(f.weight);
+  for (const Hop& hop : f.route) h = (h ^ hop.link ^ std::bit_cast<uint64_t>(hop.usage)) * 0x100000001b3ULL + 0x9e37;
+  return h;
+}
+
+void FlowNetwork::vacate(uint32_t slot) {
+  const Flow& f = flows_[slot];
+  Vacancy v;
+  v.key = route_key(f);
+  v.rate = f.rate;
+  v.weight = f.weight;
+  v.begin = static_cast<uint32_t>(vacated_hops_.size());
+  vacated_hops_.insert(vacated_hops_.end(), f.route.begin(), f.route.end());
+  v.end = static_cast<uint32_t>(vacated_hops_.size());
+  const auto [it, fresh] = vacancy_head_.try_emplace(v.key, static_cast<uint32_t>(vacancies_.size()));
+  if (!fresh) {
+    v.next = it->second;
+    it->second = static_cast<uint32_t>(vacancies_.size());
+  }
+  vacancies_.push_back(v);
+  schedule_resolve();  // a vacancy nobody takes marks its links dirty there
+}
+
+void FlowNetwork::join_or_replace(uint32_t slot) {
+  Flow& f = flows_[slot];
+  const auto head = vacancies_.empty() ? vacancy_head_.end() : vacancy_head_.find(route_key(f));
+  if (head != vacancy_head_.end()) {
+    for (uint32_t i = head->second; i != Vacancy::kNone; i = vacancies_[i].next) {
+      Vacancy& v = vacancies_[i];
+      if (v.taken || v.weight != f.weight || v.end - v.begin != f.route.size()) continue;
+      bool same = true;
+      for (uint32_t k = 0; same && k < f.route.size(); ++k) {
+        const Hop& a = vacated_hops_[v.begin + k];
+        same = a.link == f.route[k].link && a.usage == f.route[k].usage;
+      }
+      if (!same) continue;
+      // The flows sharing bandwidth are the same set as at the last solve: it takes the rate of
+      // the one it replaces and nobody else's changes.
+      v.taken = true;
+      join_links(slot, false);
+      f.updated = engine_.now();
+      f.rate = v.rate;
+      reschedule(slot);
+      if (!signals_.on_flow_rate_change.empty())
+        signals_.on_flow_rate_change.emit(id_of(slot, f.generation), Bandwidth::bytes_per_s(f.rate), engine_.now());
+      return;
+    }
+  }
+  join_links(slot, true);
+}
+
+void FlowNetwork::join_links(uint32_t slot, bool dirty) {
   Flow& f = flows_[slot];
   for (uint32_t h = 0; h < f.route.size(); ++h) {
     Link& l = links_[f.route[h].link];
     f.route[h].pos = static_cast<uint32_t>(l.members.size());
     l.members.push_back({slot, h});
-    mark_dirty(f.route[h].link);
+    if (dirty) mark_dirty(f.route[h].link);
   }
 }
 
-void FlowNetwork::leave_links(uint32_t slot) {
+void FlowNetwork::leave_links(uint32_t slot, bool dirty) {
   Flow& f = flows_[slot];
   for (uint32_t h = 0; h < f.route.size(); ++h) {
     const LinkId link = f.route[h].link;
@@ -189,7 +251,7 @@ void FlowNetwork::leave_links(uint32_t slot) {
     l.members[pos] = moved;
     flows_[moved.slot].route[moved.hop].pos = pos;
     l.members.pop_back();
-    mark_dirty(link);
+    if (dirty) mark_dirty(link);
   }
 }
 
@@ -223,7 +285,7 @@ bool FlowNetwork::reroute(FlowId flow, std::span<const LinkId> links, std::span<
       std::llround(static_cast<double>(f.bytes.count()) - left) - f.carried_before;  // on the route it leaves
   for (const Hop& h : f.route) links_[h.link].completed_bytes += std::llround(static_cast<double>(moved) * h.usage);
   f.carried_before += moved;
-  leave_links(slot);
+  leave_links(slot, true);
   f.remaining = left;
   f.updated = now;
   f.rate = -1.0;  // re-solved on the new links: the solve schedules its completion
@@ -231,7 +293,7 @@ bool FlowNetwork::reroute(FlowId flow, std::span<const LinkId> links, std::span<
   f.event = EventId{};
   f.finish_at = Time::infinite();
   set_route();
-  join_links(slot);
+  join_links(slot, true);
   return true;
 }
 
@@ -241,7 +303,14 @@ void FlowNetwork::complete(uint32_t slot) {
   if (f.phase == Phase::kBandwidth) {
     const auto carried = static_cast<double>(f.bytes.count() - f.carried_before);  // on this route
     for (const Hop& h : f.route) links_[h.link].completed_bytes += std::llround(carried * h.usage);
-    leave_links(slot);
+    // A flow that had its share leaves a vacancy: one with the same route and weight starting at
+    // this instant (the next slice on a connection) takes it without a re-solve.
+    if (f.rate > 0.0 && !f.solved_away) {
+      vacate(slot);
+      leave_links(slot, false);
+    } else {
+      leave_links(slot, true);
+    }
   }
   Callback done = std::move(f.done);
   f.done = nullptr;
@@ -263,6 +332,10 @@ void FlowNetwork::mark_dirty(LinkId link) {
     l.dirty = true;
     dirty_.push_back(link);
   }
+  schedule_resolve();
+}
+
+void FlowNetwork::schedule_resolve() {
   // One re-solve per instant, after the events already queued for it: a collective that starts
   // a thousand flows together costs one solve, not a thousand.
   if (!engine_.is_pending(resolve_event_)) resolve_event_ = engine_.schedule_in(Time::zero(), [this] { resolve(); });
@@ -270,6 +343,20 @@ void FlowNetwork::mark_dirty(LinkId link) {
 
 void FlowNetwork::resolve() {
   resolve_event_ = EventId{};
+  for (const Vacancy& v : vacancies_) {
+    if (v.taken) continue;
+    for (uint32_t k = v.begin; k < v.end; ++k) {
+      Link& l = links_[vacated_hops_[k].link];
+      if (!l.dirty) {
+        l.dirty = true;
+        dirty_.push_back(vacated_hops_[k].link);
+      }
+    }
+  }
+  vacancies_.clear();
+  vacated_hops_.clear();
+  vacancy_head_.clear();
+  if (dirty_.empty()) return;
   Scratch& s = scratch_;
   const Time now = engine_.now();
   if (++stamp_ == 0) {  // wrapped: clear old marks so none can match
@@ -298,7 +385,10 @@ void FlowNetwork::resolve() {
       if (f.stamp == stamp_) continue;
       f.stamp = stamp_;
       // A flow due at this instant (its completion event is queued for now) holds no bandwidth.
-      if (f.rate > 0.0 && now >= f.finish_at) continue;
+      if (f.rate > 0.0 && now >= f.finish_at) {
+        f.solved_away = true;
+        continue;
+      }
       s.flows.push_back(m.slot);
       for (const Hop& h : f.route) visit(h.link);
     }

@@ -4,10 +4,15 @@
 // the other flows in their bandwidth phase. When flows join or leave, or a link's capacity
 // changes, only the connected component of flows sharing links with them is re-solved, once per
 // simulated instant; their bytes are advanced over the exact elapsed whole-ns interval and their
-// completion events cancelled and rescheduled (completion time rounded up to whole ns).
+// completion events cancelled and rescheduled (completion time rounded up to whole ns). A flow
+// that starts on the route (and with the weight) of one that finished at the same instant takes
+// its rate without a re-solve: the set of flows sharing bandwidth is the one last solved, and so
+// is its max-min solution (a connection's next pipeline slice costs no solve). A flow with no
+// latency joins its links at once, in its instant's re-solve.
 
 #include <cstdint>
 #include <span>
+#include <unordered_map>
 #include <vector>
 
 #include "sim/engine.hpp"
@@ -120,6 +125,7 @@ class FlowNetwork {
     uint32_t generation = 0;
     uint32_t stamp = 0;
     Phase phase = Phase::kFree;
+    bool solved_away = false;  // a re-solve at its completion instant already gave its share away
   };
   // Scratch state of a re-solve, kept to avoid allocation.
   struct Scratch {
@@ -140,13 +146,33 @@ class FlowNetwork {
   void activate(uint32_t slot);
   void complete(uint32_t slot);
   // Adds / removes a bandwidth-phase flow to / from its links' member lists (marks them dirty).
-  void join_links(uint32_t slot);
-  void leave_links(uint32_t slot);
+  // `dirty`: mark the links for the next re-solve (not when a flow takes or leaves a vacancy).
+  void join_links(uint32_t slot, bool dirty);
+  void leave_links(uint32_t slot, bool dirty);
+  // A finished flow's place at this instant, and a starting flow taking one with its route.
+  static uint64_t route_key(const Flow& f);
+  void vacate(uint32_t slot);
+  void join_or_replace(uint32_t slot);
   void mark_dirty(LinkId link);
+  void schedule_resolve();
   void resolve();
   void reschedule(uint32_t slot);
 
+  // A flow that finished at this instant with a share of bandwidth: its route (in vacated_hops_),
+  // weight and rate. Cleared by the instant's re-solve, which marks untaken ones' links dirty.
+  struct Vacancy {
+    static constexpr uint32_t kNone = ~0u;
+    uint64_t key = 0;
+    double rate = 0, weight = 1;
+    uint32_t begin = 0, end = 0;  // its hops in vacated_hops_
+    uint32_t next = kNone;        // the previous vacancy with the same key
+    bool taken = false;
+  };
+
   Engine& engine_;
+  std::vector<Vacancy> vacancies_;
+  std::vector<Hop> vacated_hops_;
+  std::unordered_map<uint64_t, uint32_t> vacancy_head_;
   std::vector<Link> links_;
   std::vector<Flow> flows_;
   std::vector<uint32_t> free_slots_;
