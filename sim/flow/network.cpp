@@ -9,6 +9,14 @@
 
 namespace trainsim::sim::flow {
 
+namespace {
+// std::llround for bytes (x >= 0, below 2^63) without the library call: x - trunc(x) is exact.
+int64_t whole_bytes(double x) {
+  const auto t = static_cast<int64_t>(x);
+  return x - static_cast<double>(t) >= 0.5 ? t + 1 : t;
+}
+}  // namespace
+
 FlowNetwork::FlowNetwork(Engine& engine, std::span<const LinkSpec> links) : engine_(engine) {
   links_.reserve(links.size());
   for (const LinkSpec& l : links) add_link(l.capacity, l.latency);
@@ -301,8 +309,10 @@ void FlowNetwork::complete(uint32_t slot) {
   Flow& f = flows_[slot];
   const FlowId id = id_of(slot, f.generation);
   if (f.phase == Phase::kBandwidth) {
-    const auto carried = static_cast<double>(f.bytes.count() - f.carried_before);  // on this route
-    for (const Hop& h : f.route) links_[h.link].completed_bytes += std::llround(carried * h.usage);
+    const int64_t carried = f.bytes.count() - f.carried_before;  // on this route
+    for (const Hop& h : f.route)
+      links_[h.link].completed_bytes +=
+          h.usage == 1.0 ? carried : whole_bytes(static_cast<double>(carried) * h.usage);
     // A flow that had its share leaves a vacancy: one with the same route and weight starting at
     // this instant (the next slice on a connection) takes it without a re-solve.
     if (f.rate > 0.0 && !f.solved_away) {
