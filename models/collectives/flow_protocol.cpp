@@ -54,9 +54,25 @@ TransferCost transfer_cost(const NcclChoice& choice, CollectiveOp op, const Nccl
   const double nvlink = c.nvlink_bandwidth.gbyte_per_second() * c.nvlink_efficiency;
   const bool nvls = choice.algorithm == NcclAlgorithm::kNvls || choice.algorithm == NcclAlgorithm::kNvlsTree;
   double idle;  // the plan's algorithm bandwidth on an idle flow network, GB/s
+  if (choice.algorithm == NcclAlgorithm::kTree) {
+    // NCCL's double binary tree, reduced up and broadcast down every channel's chain through a
+    // server's g GPUs: over the channels (each chain headed by another GPU) a GPU's NVLink moves
+    // 2 (g - 1) / g of the buffer each way. Between two servers a NIC moves it once each way;
+    // across more, a server inner in one tree and a leaf in the other moves it twice. The
+    // table's tree is slower than that (its per-channel cap and 0.92 of the link, tuning.cc):
+    // the tree kernels' pace, charged as bytes on the wire as for rings and NVLS. Its correction
+    // by size is left out: the flow network's hops already pay for the pipeline at small sizes.
+    const int32_t m = group.node_count(), g = std::max(1, detail::fewest_per_node(group));
+    idle = g > 1 ? nvlink * g / (2.0 * (g - 1)) : 1e30;  // one GPU per server: the NICs alone
+    if (m > 1)
+      idle = std::min(idle,
+                      c.nic_bandwidth.gbyte_per_second() * c.nic_efficiency * c.nic_share() * g / (m > 2 ? 2.0 : 1.0));
+    cost.wire_factor = std::max(1.0 / payload_efficiency(choice.protocol), idle / e.bandwidth_GBps);
+    return cost;
+  }
   if (choice.algorithm != NcclAlgorithm::kRing && !nvls) {
-    // Trees and PAT: their plans run Simple at link speed; another protocol moves its bytes at
-    // the table's ratio to Simple for the same algorithm.
+    // PAT: its plan runs Simple at link speed; another protocol moves its bytes at the table's
+    // ratio to Simple for the same algorithm.
     const NcclEntry simple = nccl_entry(op, choice.algorithm, Protocol::kSimple, s);
     const double ratio = simple.bandwidth_GBps > 0.0 ? simple.bandwidth_GBps / e.bandwidth_GBps : 1.0;
     cost.wire_factor = std::max(1.0 / payload_efficiency(choice.protocol), ratio);
