@@ -363,9 +363,10 @@ void FlowNetwork::resolve() {
       }
     }
   }
+  // Key by key: clear() would sweep every bucket the busiest instant ever needed.
+  for (const Vacancy& v : vacancies_) vacancy_head_.erase(v.key);
   vacancies_.clear();
   vacated_hops_.clear();
-  vacancy_head_.clear();
   if (dirty_.empty()) return;
   Scratch& s = scratch_;
   const Time now = engine_.now();
