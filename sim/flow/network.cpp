@@ -311,8 +311,7 @@ void FlowNetwork::complete(uint32_t slot) {
   if (f.phase == Phase::kBandwidth) {
     const int64_t carried = f.bytes.count() - f.carried_before;  // on this route
     for (const Hop& h : f.route)
-      links_[h.link].completed_bytes +=
-          h.usage == 1.0 ? carried : whole_bytes(static_cast<double>(carried) * h.usage);
+      links_[h.link].completed_bytes += h.usage == 1.0 ? carried : whole_bytes(static_cast<double>(carried) * h.usage);
     // A flow that had its share leaves a vacancy: one with the same route and weight starting at
     // this instant (the next slice on a connection) takes it without a re-solve.
     if (f.rate > 0.0 && !f.solved_away) {
