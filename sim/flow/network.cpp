@@ -109,6 +109,12 @@ FlowId FlowNetwork::start_impl(Bytes bytes, Time latency, Callback done, double 
   f.solved_away = false;
   f.phase = Phase::kLatency;
   ++running_;
+  ++stats_.flows_started;
+  const FlowId id = id_of(slot, f.generation);
+  TRAINSIM_LOG_TRACE(kNetwork, "flow ", id, " start at ", engine_.now().count_ns(), " ns: ", bytes.count(),
+                     " bytes over ", f.route.size(), " links, latency ", latency.count_ns(), " ns");
+  // Observers hear of the flow before any rate it takes from a vacancy.
+  if (!signals_.on_flow_start.empty()) signals_.on_flow_start.emit(id, bytes, engine_.now());
   if (latency == Time::zero() && f.remaining > 0.0 && !f.route.empty()) {
     // No latency phase: it joins its links now, in this instant's one re-solve (a deferred
     // activation would cost a second solve of the same instant).
@@ -119,11 +125,6 @@ FlowId FlowNetwork::start_impl(Bytes bytes, Time latency, Callback done, double 
     // Latency phase first: the flow uses no bandwidth until its first byte could arrive.
     f.event = engine_.schedule_in(latency, [this, slot] { activate(slot); });
   }
-  ++stats_.flows_started;
-  const FlowId id = id_of(slot, f.generation);
-  TRAINSIM_LOG_TRACE(kNetwork, "flow ", id, " start at ", engine_.now().count_ns(), " ns: ", bytes.count(),
-                     " bytes over ", f.route.size(), " links, latency ", latency.count_ns(), " ns");
-  if (!signals_.on_flow_start.empty()) signals_.on_flow_start.emit(id, bytes, engine_.now());
   return id;
 }
 

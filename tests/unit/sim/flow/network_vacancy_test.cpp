@@ -3,6 +3,7 @@
 // solution stands.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstdint>
 #include <functional>
 #include <random>
@@ -37,6 +38,31 @@ TEST(FlowNetworkVacancy, TheNextSliceOnARouteTakesItsRateWithoutASolve) {
   // One solve at the start, one when the second slice leaves the long flow alone: none at 500 us.
   EXPECT_EQ(net.stats().solves, 2u);
   EXPECT_EQ(net.bytes_carried(a), Bytes(5'000'000));
+}
+
+TEST(FlowNetworkVacancy, ObserversHearOfTheSliceBeforeTheRateItTakes) {
+  // A trace recorder keys rates by the flow ids it was told of (traces/sinks/flow_recorder.cpp).
+  Engine engine;
+  FlowNetwork net(engine);
+  const LinkId a = net.add_link(Bandwidth::gbyte_per_s(4), Time::zero());
+  const std::span<const LinkId> route(&a, 1);
+  std::vector<FlowId> started;
+  std::vector<std::pair<FlowId, double>> rates;
+  size_t unknown = 0;
+  net.signals().on_flow_start.connect([&](FlowId id, Bytes, Time) { started.push_back(id); });
+  net.signals().on_flow_rate_change.connect([&](FlowId id, Bandwidth rate, Time) {
+    if (std::find(started.begin(), started.end(), id) == started.end()) ++unknown;
+    rates.emplace_back(id, rate.bytes_per_second());
+  });
+  net.start(Bytes(3'000'000), route, [] {});
+  net.start(Bytes(1'000'000), route, [&] { net.start(Bytes(1'000'000), route, [] {}); });
+  engine.run();
+  EXPECT_EQ(unknown, 0u);
+  ASSERT_EQ(started.size(), 3u);
+  // The second slice took the first one's 2 GB/s, and said so.
+  bool heard = false;
+  for (const auto& [id, rate] : rates) heard = heard || (id == started[2] && rate == 2e9);
+  EXPECT_TRUE(heard);
 }
 
 TEST(FlowNetworkVacancy, ADifferentWeightOrRouteIsSolvedAfresh) {
