@@ -65,6 +65,54 @@ TEST(FlowNetworkVacancy, ObserversHearOfTheSliceBeforeTheRateItTakes) {
   EXPECT_TRUE(heard);
 }
 
+TEST(FlowNetworkVacancy, ACapacityChangeAtTheSameInstantIsSolvedWithTheTaker) {
+  // The next slice takes the first one's 2 GB/s, and the link doubles at that instant: the
+  // instant's re-solve gives it and the long flow 4 GB/s each.
+  for (const bool before : {false, true}) {
+    Engine engine;
+    FlowNetwork net(engine);
+    const LinkId a = net.add_link(Bandwidth::gbyte_per_s(4), Time::zero());
+    const std::span<const LinkId> route(&a, 1);
+    Time second = Time::infinite(), other = Time::infinite();
+    net.start(Bytes(3'000'000), route, [&] { other = engine.now(); });
+    net.start(Bytes(1'000'000), route, [&] {
+      if (before) net.set_capacity(a, Bandwidth::gbyte_per_s(8));
+      net.start(Bytes(1'000'000), route, [&] { second = engine.now(); });
+      if (!before) net.set_capacity(a, Bandwidth::gbyte_per_s(8));
+    });
+    engine.run();
+    EXPECT_EQ(second, Time::us(750)) << (before ? "capacity first" : "slice first");
+    // 1 MB by 500 us, 1 MB more by 750 us, the last 1 MB alone at 8 GB/s.
+    EXPECT_EQ(other, Time::us(875)) << (before ? "capacity first" : "slice first");
+  }
+}
+
+TEST(FlowNetworkVacancy, SharedFlowsWithWeightsTakeVacanciesToo) {
+  // A shared flow (2 copies on the link) of weight 2 beside a weight-1 flow: r1 = lambda,
+  // r2 = lambda / 2 and r1 + 2 r2 = 4 GB/s give 2 and 1 GB/s. Its next slice takes the 1 GB/s at
+  // 1 ms; the long flow's last MB at 2 GB/s ends at 1.5 ms, the slice's last 0.5 MB then alone
+  // at 2 GB/s (its 2 copies fill the link) at 1.75 ms.
+  Engine engine;
+  FlowNetwork net(engine);
+  const LinkId a = net.add_link(Bandwidth::gbyte_per_s(4), Time::zero());
+  const std::span<const LinkId> route(&a, 1);
+  const double twice[] = {2.0};
+  Time second = Time::infinite(), other = Time::infinite();
+  net.start(Bytes(3'000'000), route, [&] { other = engine.now(); });
+  net.start_shared(
+      Bytes(1'000'000), route, twice, Time::zero(),
+      [&] {
+        net.start_shared(
+            Bytes(1'000'000), route, twice, Time::zero(), [&] { second = engine.now(); }, 2.0);
+      },
+      2.0);
+  engine.run();
+  EXPECT_EQ(second, Time::us(1750));
+  EXPECT_EQ(other, Time::us(1500));
+  EXPECT_EQ(net.stats().solves, 2u);
+  EXPECT_EQ(net.bytes_carried(a), Bytes(7'000'000));
+}
+
 TEST(FlowNetworkVacancy, ADifferentWeightOrRouteIsSolvedAfresh) {
   for (const bool other_route : {false, true}) {
     Engine engine;
