@@ -7,6 +7,7 @@
 // do not use; they run latency-bound sizes, where it matters little. Per-step latencies come
 // from the same table (nccl_steps).
 #include <algorithm>
+#include <limits>
 
 #include "models/collectives/flow_collective.hpp"
 
@@ -50,27 +51,9 @@ TransferCost transfer_cost(const NcclChoice& choice, CollectiveOp op, const Nccl
     cost.slice_bytes = sim::Bytes(kSlice[static_cast<int>(choice.protocol)]);
   }
   if (e.bandwidth_GBps <= 0.0) return cost;
-  const double n = group.size;
-  const double nvlink = c.nvlink_bandwidth.gbyte_per_second() * c.nvlink_efficiency;
+  const bool tree = choice.algorithm == NcclAlgorithm::kTree;
   const bool nvls = choice.algorithm == NcclAlgorithm::kNvls || choice.algorithm == NcclAlgorithm::kNvlsTree;
-  double idle;  // the plan's algorithm bandwidth on an idle flow network, GB/s
-  if (choice.algorithm == NcclAlgorithm::kTree) {
-    // NCCL's double binary tree, reduced up and broadcast down every channel's chain through a
-    // server's g GPUs: over the channels (each chain headed by another GPU) a GPU's NVLink moves
-    // 2 (g - 1) / g of the buffer each way. Between two servers a NIC moves it once each way;
-    // across more, a server inner in one tree and a leaf in the other moves it twice. The
-    // table's tree is slower than that (its per-channel cap and 0.92 of the link, tuning.cc):
-    // the tree kernels' pace, charged as bytes on the wire as for rings and NVLS. Its correction
-    // by size is left out: the flow network's hops already pay for the pipeline at small sizes.
-    const int32_t m = group.node_count(), g = std::max(1, detail::fewest_per_node(group));
-    idle = g > 1 ? nvlink * g / (2.0 * (g - 1)) : 1e30;  // one GPU per server: the NICs alone
-    if (m > 1)
-      idle = std::min(idle,
-                      c.nic_bandwidth.gbyte_per_second() * c.nic_efficiency * c.nic_share() * g / (m > 2 ? 2.0 : 1.0));
-    cost.wire_factor = std::max(1.0 / payload_efficiency(choice.protocol), idle / e.bandwidth_GBps);
-    return cost;
-  }
-  if (choice.algorithm != NcclAlgorithm::kRing && !nvls) {
+  if (choice.algorithm != NcclAlgorithm::kRing && !tree && !nvls) {
     // PAT: its plan runs Simple at link speed; another protocol moves its bytes at the table's
     // ratio to Simple for the same algorithm.
     const NcclEntry simple = nccl_entry(op, choice.algorithm, Protocol::kSimple, s);
@@ -78,23 +61,31 @@ TransferCost transfer_cost(const NcclChoice& choice, CollectiveOp op, const Nccl
     cost.wire_factor = std::max(1.0 / payload_efficiency(choice.protocol), ratio);
     return cost;
   }
-  if (nvls) {
+  const double n = group.size;
+  const int32_t m = group.node_count(), g = std::max(1, detail::fewest_per_node(group));
+  const double nvlink = c.nvlink_bandwidth.gbyte_per_second() * c.nvlink_efficiency;
+  const double nic = c.nic_bandwidth.gbyte_per_second() * c.nic_efficiency * c.nic_share();  // a GPU's share
+  double idle;  // the plan's algorithm bandwidth on an idle flow network, GB/s
+  if (tree) {
+    // NCCL's double binary tree, reduced up and broadcast down every channel's chain through a
+    // server's g GPUs: over the channels (each chain headed by another GPU) a GPU's NVLink moves
+    // 2 (g - 1) / g of the buffer each way. Between two servers a NIC moves it once each way;
+    // across more, a server inner in one tree and a leaf in the other moves it twice. The
+    // table's tree is slower than that (its per-channel cap and 0.92 of the link, tuning.cc):
+    // the tree kernels' pace, charged as bytes on the wire as for rings and NVLS. Its correction
+    // by size is left out: the flow network's hops already pay for the pipeline at small sizes.
+    // One GPU per server: the NICs alone.
+    idle = g > 1 ? nvlink * g / (2.0 * (g - 1)) : std::numeric_limits<double>::infinity();
+    if (m > 1) idle = std::min(idle, nic * g / (m > 2 ? 2.0 : 1.0));
+  } else if (nvls) {
     // Each rank sends its buffer into the switch and receives the result (all-gather: the
     // other ranks' blocks) at NVLink speed. Across servers (NVLS-tree) each of a server's g ranks
     // also all-reduces its 1/g shard over the network on its NIC share.
     idle = op == CollectiveOp::kAllGather ? nvlink * n / (n - 1.0) : nvlink;
-    const int32_t m = group.node_count(), g = std::max(1, detail::fewest_per_node(group));
-    if (m > 1)
-      idle = std::min(idle, c.nic_bandwidth.gbyte_per_second() * c.nic_efficiency * c.nic_share() * g /
-                                bus_bandwidth_factor(CollectiveOp::kAllReduce, m));
+    if (m > 1) idle = std::min(idle, nic * g / bus_bandwidth_factor(CollectiveOp::kAllReduce, m));
   } else {
     // A ring: its bus bandwidth over the slower of NVLink and the NIC share.
-    const int32_t per_node = std::max(1, detail::fewest_per_node(group));
-    double bus = nvlink;
-    if (group.node_count() > 1) {
-      const double share = c.nic_share();
-      bus = std::min(bus, c.nic_bandwidth.gbyte_per_second() * c.nic_efficiency * share * per_node);
-    }
+    const double bus = m > 1 ? std::min(nvlink, nic * g) : nvlink;
     idle = bus / bus_bandwidth_factor(op, group.size);
   }
   cost.wire_factor = std::max(1.0 / payload_efficiency(choice.protocol), idle / e.bandwidth_GBps);

@@ -30,7 +30,8 @@ double payload_efficiency(Protocol p);
 
 // NCCL's Simple protocol moves a 4 MiB buffer (NCCL_BUFFSIZE default) in NCCL_STEPS = 8 slots:
 // 512 KiB per pipeline step (NCCL src/include/device.h, docs "Environment Variables"). The flow
-// network pipelines trees and hierarchical plans in slices of it, at most 64 per transfer.
+// network pipelines trees and hierarchical plans in slices of it, at most 64 per transfer: a
+// bound on simulation cost, not NCCL's (a deep tree's pipeline fill it adds: docs/network.md).
 inline constexpr int64_t kSimpleSliceBytes = 512 * 1024;
 inline constexpr int32_t kMaxPipelineSlices = 64;
 
