@@ -210,7 +210,7 @@ EdgeKernels edge_kernels(const ModelSpec& m, const LayerShape& s) {
   e.head_dgrad = {memory_kernel("head.loss.bwd", logits * 6), head(dgrad_gemm("head.logits", T, v_local, h)),
                   memory_kernel("head.norm.bwd", Th * 5 * kAct)};
   e.head_wgrad = {head(wgrad_gemm("head.logits", T, v_local, h))};
-  if (s.eager_elementwise) {
+  if (s.eager_elementwise || s.eager_loss) {
     expand_eager_ops(e.head_fwd);
     expand_eager_ops(e.head_dgrad);
   }

@@ -37,6 +37,9 @@ struct LayerShape {
   // The norms, RoPE and activation run as separate eager PyTorch ops (eager_ops.hpp): torchtitan
   // without torch.compile.
   bool eager_elementwise = false;
+  // The final norm, the fp32 loss and their backward run as eager ops (the loss is not compiled
+  // even when the blocks are: torch_compile without compile_loss).
+  bool eager_loss = false;
 };
 
 // Operand layout of a GEMM in row-major terms, for Y[m,n] = X[m,k] W^T with Megatron's [out, in]

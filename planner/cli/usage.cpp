@@ -123,7 +123,8 @@ const std::string& job_flags_usage() {
       "               [--overlap-p2p [true|false]] [--scatter-gather [true|false]] [--bucket-size 160MB]\n"
       "               [--dp-comm-weight W]\n"
       "  kernels      [--precision bf16|fp16|fp8|mxfp8|nvfp4] [--fp8-param-gather] [--attention flash|unfused]\n"
-      "               [--torch-compile] [--kernel-dispatch 10us] [--network flow|analytic]\n";
+      "               [--torch-compile] [--compile-loss [true|false]] [--kernel-dispatch 10us]\n"
+      "               [--network flow|analytic]\n";
   return text;
 }
 

@@ -283,7 +283,9 @@ std::vector<EmittedFile> emit_torchtitan(const Job& j) {
   out += "\n[activation_checkpoint]\n";
   out += "mode = " + dq(to_string(j.recompute)) + "\n";
   if (j.recompute == Recompute::kSelective) out += "selective_ac_option = \"op\"\n";
-  if (compile) out += "\n[compile]\nenable = true\ncomponents = [\"model\", \"loss\"]\n";
+  if (compile)
+    out += std::string("\n[compile]\nenable = true\ncomponents = ") +
+           (j.compile_loss ? "[\"model\", \"loss\"]\n" : "[\"model\"]\n");
   out += quantize_sections(j);
   return {EmittedFile{"torchtitan.toml", out, false}};
 }

@@ -85,6 +85,7 @@ const Estimator::LayerTimes& Estimator::layer_times() {
                                 j.stack.kernels.fp8_lm_head};
   shape.recompute_modules = j.recompute_modules;
   shape.eager_elementwise = j.stack.kernels.eager_elementwise && !j.torch_compile;
+  shape.eager_loss = j.eager_loss();
   models::llm::LayerCosts lc = models::llm::layer_costs(m, shape, cm_);
   blend_local_attention(j, shape, cm_, lc.attn);
   const models::llm::EdgeCosts ec = models::llm::edge_costs(m, shape, cm_);

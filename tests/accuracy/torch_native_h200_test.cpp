@@ -27,23 +27,28 @@ struct Expect {
   bool compile;
   const char* ac;
   const char* sdpa;
-  double seen;  // signed error of the predicted step time, seen on 2026-11-28
+  double seen;         // signed error of the predicted step time, seen on 2026-11-28
+  double memory_seen;  // and of the predicted peak (reserved) memory
 };
 
 TEST(TorchNativeH200, OneGpuStepOfTheTorchtitanLlama) {
   const std::string path = std::string(TRAINSIM_ACCURACY_DATA_DIR) + "/h200_torch_native_step.json";
   const Json data = models::presets::load_json_file(path, path);
+  // Memory: the peak PyTorch reserved. Allocated is within 3-5% (79.4 GiB measured, 77.0 predicted
+  // at 6 layers eager); the caching allocator then holds 19-35% more than it allocated
+  // (reserved / allocated 1.19 with selective AC, 1.23-1.26 without, 1.35 with full AC) where the
+  // stack's fragmentation reserve is 5%.
   // Negative: the prediction is faster than the GPU was (optimistic). The FA2 rows are the
   // stack's own backend; their -7.7% is about half of the +15-20% tokens/s optimism of the
   // torchtitan H100 dev rows (torchtitan_test.cpp), so the other half is not in one GPU's kernels.
   const Expect expected[] = {
-      {2, false, "none", "default", -0.095}, {6, false, "none", "default", -0.036},
-      {2, true, "none", "default", -0.093},  {6, true, "none", "default", -0.032},
-      {6, false, "none", "flash", -0.078},   {6, false, "selective", "default", -0.012},
-      {6, false, "full", "default", 0.038},  {6, false, "selective", "flash", -0.077},
+      {2, false, "none", "default", -0.095, -0.133}, {6, false, "none", "default", -0.036, -0.185},
+      {2, true, "none", "default", -0.085, -0.101},  {6, true, "none", "default", -0.027, -0.131},
+      {6, false, "none", "flash", -0.078, -0.136},   {6, false, "selective", "default", -0.012, 0.01},
+      {6, false, "full", "default", 0.038, -0.067},  {6, false, "selective", "flash", -0.077, 0.01},
   };
-  std::printf("%-7s %-8s %-10s %-8s %12s %12s %8s\n", "layers", "compile", "AC", "SDPA", "measured ms", "trainsim ms",
-              "error");
+  std::printf("%-7s %-8s %-10s %-8s %12s %12s %8s %13s %13s %8s\n", "layers", "compile", "AC", "SDPA", "measured ms",
+              "trainsim ms", "error", "measured GiB", "trainsim GiB", "error");
   size_t i = 0;
   for (const Json& r : data.at("runs")) {
     ASSERT_LT(i, std::size(expected));
@@ -56,14 +61,22 @@ TEST(TorchNativeH200, OneGpuStepOfTheTorchtitanLlama) {
     model["layers"] = e.layers;
     Json job{{"stack", "torchtitan"}, {"model", model},    {"cluster", "dgx-h200"}, {"gpus", 1},
              {"micro_batch", 2},      {"global_batch", 2}, {"seq_len", 8192},       {"recompute", e.ac}};
-    if (e.compile) job["torch_compile"] = true;
+    if (e.compile) {
+      job["torch_compile"] = true;
+      job["compile_loss"] = false;  // the script compiles each block, not the loss
+    }
     const auto result = run(job);
     ASSERT_TRUE(result.has_value()) << "does not fit";
     const double measured = r.at("step_s_median").get<double>();
     const double predicted = result->iteration.seconds();
     const double error = predicted / measured - 1;
-    std::printf("%-7d %-8s %-10s %-8s %12.1f %12.1f %+7.1f%%\n", e.layers, e.compile ? "yes" : "no", e.ac, e.sdpa,
-                measured * 1e3, predicted * 1e3, 100 * error);
+    const double peak = r.at("peak_reserved_gib").get<double>(), peak_predicted = result->peak_memory().gib();
+    const double memory_error = peak_predicted / peak - 1;
+    std::printf("%-7d %-8s %-10s %-8s %12.1f %12.1f %+7.1f%% %13.1f %13.1f %+7.1f%%\n", e.layers,
+                e.compile ? "yes" : "no", e.ac, e.sdpa, measured * 1e3, predicted * 1e3, 100 * error, peak,
+                peak_predicted, 100 * memory_error);
+    EXPECT_NEAR(memory_error, e.memory_seen, 0.005) << e.layers << " layers, " << e.ac << ", " << e.sdpa;
+    EXPECT_LT(std::abs(memory_error), 0.25);
     EXPECT_NEAR(error, e.seen, 0.005) << e.layers << " layers, " << e.ac << ", " << e.sdpa;
     EXPECT_LT(std::abs(error), 0.10);
   }

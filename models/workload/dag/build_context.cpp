@@ -119,6 +119,7 @@ BuildContext::BuildContext(const Job& j, const compute::ComputeModel& c, const c
       j.micro_batch, seq_local, j.tp, j.sp, j.attention == Attention::kFlash, j.cp, j.stack.kernels.fp8_lm_head};
   shape.recompute_modules = j.recompute_modules;
   shape.eager_elementwise = j.stack.kernels.eager_elementwise && !j.torch_compile;
+  shape.eager_loss = j.eager_loss();
   lc = llm::layer_costs(j.model, shape, cm);
   ec = llm::edge_costs(j.model, shape, cm);
   const llm::LayerKernels lk = llm::layer_kernels(j.model, shape);

@@ -224,6 +224,11 @@ void runtime_fields(JobSchema& s) {
                "model written in eager PyTorch runs one by one (RMSNorm, RoPE, SwiGLU, GQA's key/value "
                "expansion) become fused kernels, as Megatron-Core's are already (docs/stacks.md). Only on stacks "
                "whose kernels are eager ops.")
+      .boolean("compile_loss", &JobSpec::compile_loss, true,
+               "With torch_compile: the loss is compiled too (torchtitan's compile.components = [model, loss], "
+               "2025), so the cross-entropy over the logits is one fused kernel with a 6-byte working set per "
+               "logit. false: only the blocks are (torchtitan before 2025, whose loss_fn compile was commented "
+               "out): the fp32 loss runs as eager ops and holds the stack's eager_logits_bytes per logit.")
       .integer("seed", &JobSpec::seed, 0, std::numeric_limits<int64_t>::max(), 0,
                "Random seed (stochastic components).");
   ;

@@ -40,6 +40,7 @@ struct JobOptions {
   int64_t offload_activation_layers = 0;  // layers per chunk whose activations wait in host memory
   bool tp_comm_overlap = false, overlap_param_gather = false, fp8_param_gather = false;
   bool torch_compile = false;   // element-wise ops fused (stacks whose kernels are eager PyTorch ops)
+  bool compile_loss = true;     // with torch_compile: the loss is compiled too (else eager, as in 2024 torchtitan)
   double dp_comm_weight = 1.0;  // sharing penalty of data-parallel flows on shared links
   int64_t micro_batch = 1, global_batch = 0;
   std::string schedule = "1f1b";  // a name in schedules::ScheduleRegistry
@@ -109,6 +110,9 @@ struct Job : JobOptions {
   // column-parallel projections), and the routed-expert part of them; 0 without MTP.
   double rank_mtp_params() const;
   double expert_mtp_params() const;
+  // The loss (and the final norm) run as eager PyTorch ops: a stack of eager kernels, unless the
+  // job compiles the loss with the model (torch_compile and compile_loss).
+  bool eager_loss() const { return stack.kernels.eager_elementwise && !(torch_compile && compile_loss); }
   // First layer of virtual stage `vs` (prefix sum of `layers`).
   int64_t first_layer(int64_t vs) const;
   // Virtual stage of chunk `chunk` on pipeline stage `stage`, and the layers a stage holds.

@@ -50,6 +50,7 @@ Json Job::to_json() const {
            {"overlap_param_gather", overlap_param_gather},
            {"fp8_param_gather", fp8_param_gather},
            {"torch_compile", torch_compile},
+           {"compile_loss", compile_loss},
            {"dp_comm_weight", dp_comm_weight},
            {"micro_batch", micro_batch},
            {"global_batch", global_batch},

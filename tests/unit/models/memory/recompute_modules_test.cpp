@@ -188,6 +188,30 @@ TEST(EagerOps, TorchCompileFusesWhatEagerPyTorchRunsOpByOp) {
   EXPECT_NE(refused.find("torch_compile"), std::string::npos) << refused;
 }
 
+// torchtitan before 2025 compiled the blocks but not the loss: the fp32 cross-entropy stays eager
+// ops, with their time and the stack's eager_logits_bytes per logit alive in its backward.
+TEST(EagerOps, CompileLossFusesTheLossOnlyWhenTheJobCompilesIt) {
+  const Json tt{{"model", "llama3-8b"}, {"stack", "torchtitan"}, {"cluster", "dgx-h100"}, {"gpus", 8},
+                {"global_batch", 8},    {"seq_len", 2048},       {"torch_compile", true}};
+  const workload::Job both = testing::job(tt), blocks = testing::job(with(tt, {{"compile_loss", false}}));
+  EXPECT_FALSE(both.eager_loss());
+  EXPECT_TRUE(blocks.eager_loss());
+  EXPECT_EQ(blocks.to_json().at("compile_loss"), false);
+  const workload::SimulationResult a = workload::simulate(both), b = workload::simulate(blocks);
+  EXPECT_GT(b.iteration, a.iteration);
+  // Only the loss is eager: the blocks are fused in both (much less than the fully eager step).
+  const workload::SimulationResult eager = workload::simulate(testing::job(with(tt, {{"torch_compile", false}})));
+  EXPECT_LT(b.iteration - a.iteration, eager.iteration - b.iteration);
+  // The loss's working set: eager_logits_bytes (12) instead of logits_bytes (6) per logit, of
+  // 2,048 tokens x 128,256 vocabulary entries on each GPU.
+  const double logits = 2048.0 * 128256.0;
+  EXPECT_NEAR(static_cast<double>((b.stages[0].memory.buffers - a.stages[0].memory.buffers).count()),
+              (both.stack.memory.eager_logits_bytes - both.stack.memory.logits_bytes) * logits, 1e6);
+  // Without torch_compile the flag changes nothing.
+  const workload::Job plain = testing::job(with(tt, {{"torch_compile", false}, {"compile_loss", false}}));
+  EXPECT_EQ(workload::simulate(plain).iteration, eager.iteration);
+}
+
 TEST(Fp8ParamGather, WeightsAreTheirOwnFp8Copy) {
   const llm::ModelSpec m = testing::model("llama3-8b");
   memory::StageMemoryInput in;

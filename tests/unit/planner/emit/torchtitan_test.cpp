@@ -95,7 +95,16 @@ TEST(TorchtitanEmitter, AsyncTpFloat8AndRecompute) {
       with(testing::llama70b(),
            Json{{"tp_comm_overlap", true}, {"precision", "fp8"}, {"fp8_param_gather", true}, {"recompute", "full"}}));
   EXPECT_TRUE(testing::contains(t, "enable_async_tensor_parallel = true"));
-  EXPECT_TRUE(testing::contains(t, "[compile]\nenable = true\n"));
+  EXPECT_TRUE(testing::contains(t, "[compile]\nenable = true\ncomponents = [\"model\", \"loss\"]\n"));
+  // A job that compiles the blocks only (torchtitan before 2025) leaves the loss out.
+  const std::string blocks = toml(Json{{"model", "llama3-8b"},
+                                       {"cluster", "dgx-h100"},
+                                       {"gpus", 8},
+                                       {"global_batch", 16},
+                                       {"stack", "torchtitan"},
+                                       {"torch_compile", true},
+                                       {"compile_loss", false}});
+  EXPECT_TRUE(testing::contains(blocks, "[compile]\nenable = true\ncomponents = [\"model\"]\n"));
   EXPECT_TRUE(testing::contains(t, "converters = [\"quantize.linear.float8\"]"));
   EXPECT_TRUE(testing::contains(t, "[quantize.linear.float8]"));
   EXPECT_TRUE(testing::contains(t, "enable_fsdp_float8_all_gather = true"));
