@@ -14,9 +14,20 @@ struct Expansion {
 
 // The ratios of the header's per-element byte counts (eager / fused) and the eager op counts.
 constexpr Expansion kExpansions[] = {
-    {".norm.fwd", 36.0 / 4.0, 8},   {".norm.bwd", 64.0 / 8.0, 11},   {"rope.fwd", 20.0 / 4.0, 6},
-    {"rope.bwd", 20.0 / 4.0, 6},    {"mlp.act.fwd", 10.0 / 6.0, 2},  {"mlp.act.bwd", 18.0 / 10.0, 3},
-    {"qk_norm.fwd", 36.0 / 4.0, 8}, {"qk_norm.bwd", 64.0 / 8.0, 11},
+    {".norm.fwd", 36.0 / 4.0, 8},
+    {".norm.bwd", 64.0 / 8.0, 11},
+    {"rope.fwd", 20.0 / 4.0, 6},
+    {"rope.bwd", 20.0 / 4.0, 6},
+    {"mlp.act.fwd", 10.0 / 6.0, 2},
+    {"mlp.act.bwd", 18.0 / 10.0, 3},
+    {"qk_norm.fwd", 36.0 / 4.0, 8},
+    {"qk_norm.bwd", 64.0 / 8.0, 11},
+    // The loss over the logits (fused: three 4-byte passes forward, 6 bytes backward): the cast to
+    // fp32, log-softmax's 16 bytes, nll_loss's row gathers; backward 26 bytes in 4 kernels.
+    {"head.loss_max.fwd", 6.0 / 4.0, 1},
+    {"head.loss_sum.fwd", 16.0 / 4.0, 1},
+    {"head.loss.fwd", 0.0, 1},
+    {"head.loss.bwd", 26.0 / 6.0, 4},
 };
 
 Kernels expanded(const Kernels& ks) {
