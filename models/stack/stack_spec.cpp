@@ -111,6 +111,11 @@ const Schema<StackKernels>& kernels_schema() {
                  "The model's norms, RoPE and activation run as separate eager PyTorch ops (torchtitan's "
                  "Llama: RMSNorm in fp32 op by op, complex-number RoPE, silu * mul, repeat_kv), not fused "
                  "kernels, unless the job sets torch_compile.")
+        .boolean("fsdp_copy_out", &StackKernels::fsdp_copy_out, false,
+                 "Under ZeRO-3, the stack shards each parameter (FSDP2's fully_shard) rather than flat "
+                 "buffers: after every parameter all-gather a kernel on the compute stream copies the gathered "
+                 "flat buffer out into the unsharded parameters (split_with_sizes_copy: the gathered bytes "
+                 "read and written), before the layer can run.")
         .integer("grouped_gemm_streams", &StackKernels::grouped_gemm_streams, 0, 64, 0,
                  "How MoE experts' GEMMs run: 0 = one grouped kernel over all local experts (CUTLASS grouped "
                  "GEMM, torch._grouped_mm); n = one GEMM kernel per expert issued round-robin on n streams "

@@ -58,6 +58,9 @@ struct StackKernels {
   std::string fp8_recipe;          // delayed | current | blockwise | none
   bool eager_elementwise = false;  // norms, RoPE, activation as separate eager PyTorch ops (llm/eager_ops.hpp)
   int64_t grouped_gemm_streams = 0;  // MoE experts: 0 = one grouped kernel; n = per-expert GEMMs on n streams
+  // ZeRO-3 as FSDP2 runs it (per-parameter sharding): each all-gather's flat output is copied out
+  // into the unsharded parameters by a kernel on the compute stream.
+  bool fsdp_copy_out = false;
 };
 
 // Device memory the stack allocates besides the model states and activations (allocated vs

@@ -358,6 +358,16 @@ void Estimator::zero3_ops(Pass& s) {
   s.shard = GroupPlacement{j.dp_shard, clamp_per_node(gpn, j.tp, j.dp_shard)};
   s.grad_group = GroupPlacement{j.dp_cp(), clamp_per_node(gpn, j.tp, j.dp_cp())};
   s.replica = GroupPlacement{j.dp_cp() / j.dp_shard, clamp_per_node(gpn, j.tp * j.dp_shard, j.dp_cp() / j.dp_shard)};
+  if (j.zero >= 3 && j.stack.kernels.fsdp_copy_out) {
+    // FSDP2 copies each gathered layer out on the compute stream, before its forward and (gathered
+    // again) its backward (sharding.cpp).
+    const double bytes = 2.0 * layer_params * (j.fp8_param_gather ? 1.0 : 2.0);
+    const double copy =
+        models::llm::kernel_cost(models::llm::memory_kernel("fsdp.copy_out", bytes), cm_).time.seconds() *
+        (s.sched.reuses_gathered_weights ? 1.0 / s.mbs : 1.0);
+    s.f_layer += copy;
+    s.b_layer += copy;
+  }
   if (j.zero >= 3 && j.dp_shard > 1) {
     // MoE layers: the routed experts over the expert data-parallel group, the rest over the shard
     // group (sharding.cpp).

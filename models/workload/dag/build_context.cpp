@@ -156,6 +156,7 @@ BuildContext::BuildContext(const Job& j, const compute::ComputeModel& c, const c
   reuses_gathered = schedules::ScheduleRegistry::instance().get(j.schedule, "schedule").reuses_gathered_weights;
   if (j.model.moe) moe = MoeBlock(j, shape, cm, comm, lc, graph);
   if (j.recompute_modules & ~uint32_t{llm::kRecomputeCoreAttn}) lb.re_modules = graph.intern("recompute_modules");
+  if (j.zero >= 3 && j.stack.kernels.fsdp_copy_out) lb.zero3_copy_out = graph.intern("fsdp_copy_out");
   if (j.model.mtp_layers > 0) {
     lb.mtp_fwd = graph.intern("mtp_embed_proj_fwd");
     lb.mtp_dgrad = graph.intern("mtp_embed_proj_dgrad");

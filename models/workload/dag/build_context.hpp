@@ -33,6 +33,8 @@ struct Labels {
   sim::task::LabelId mtp_fwd{}, mtp_dgrad{}, mtp_wgrad{};
   // Interned only when selective recompute redoes more than the attention core.
   sim::task::LabelId re_modules{};
+  // Interned only under ZeRO-3 on a stack that copies gathered parameters out (FSDP2).
+  sim::task::LabelId zero3_copy_out{};
   explicit Labels(sim::task::TaskGraph& g);
 };
 

@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include "models/llm/layer_ops.hpp"
+
 // GCC's -Wstringop-overread misfires on boost::small_vector copies of Handles that may be empty
 // (memmove of a provably-bounded inline buffer); the copies are correct.
 #if defined(__GNUC__) && !defined(__clang__)
@@ -19,6 +21,19 @@ using sim::Bytes;
 // routed experts are sharded over the ranks holding the same experts (the expert data-parallel
 // group), the rest of the layer over the whole shard group; each part is gathered (and its
 // gradient reduce-scattered) over its own group.
+namespace {
+
+// FSDP2 (per-parameter sharding): the all-gather's flat output is copied out into the unsharded
+// parameters on the compute stream (split_with_sizes_copy reads and writes the gathered bytes).
+Handle copy_out(const BuildContext& c, StageEmitter& e, const Handle& gathered, Bytes bytes, int mb, int layer) {
+  if (!c.job.stack.kernels.fsdp_copy_out) return gathered;
+  const llm::Cost cost =
+      llm::kernel_cost(llm::memory_kernel("fsdp.copy_out", 2.0 * static_cast<double>(bytes.count())), c.cm);
+  return e.compute(c.lb.zero3_copy_out, cost, Category::kCompute, mb, layer, {&gathered});
+}
+
+}  // namespace
+
 Handle zero3_gather(const BuildContext& c, StageEmitter& e, const ShardState& st, int mb, int layer) {
   const size_t k = static_cast<size_t>(c.job.prefetch_layers);
   const Handle gate = st.recent.size() > k ? st.recent[st.recent.size() - 1 - k] : Handle{};
@@ -29,13 +44,14 @@ Handle zero3_gather(const BuildContext& c, StageEmitter& e, const ShardState& st
   if (experts > 0.0 && c.job.expert_dp() > 1)
     h = e.collective(c.lb.zero3_ag, GroupKind::kExpertGrad, CollectiveOp::kAllGather, c.param_bytes(experts), mb, layer,
                      {&h});
-  return h;
+  return copy_out(c, e, h, c.param_bytes(dense + experts), mb, layer);
 }
 
 Handle edge_gather(const BuildContext& c, StageEmitter& e, int mb) {
   if (c.job.zero < 3) return {};
-  return e.collective(c.lb.zero3_edge_ag, GroupKind::kShard, CollectiveOp::kAllGather,
-                      c.param_bytes(c.embedding_params()), mb, -1, {});
+  const Handle h = e.collective(c.lb.zero3_edge_ag, GroupKind::kShard, CollectiveOp::kAllGather,
+                                c.param_bytes(c.embedding_params()), mb, -1, {});
+  return copy_out(c, e, h, c.param_bytes(c.embedding_params()), mb, -1);
 }
 
 void layer_done(ShardState& st, const Handle& h) {
