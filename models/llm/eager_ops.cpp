@@ -1,6 +1,7 @@
 #include "models/llm/eager_ops.hpp"
 
 #include <string>
+#include <string_view>
 
 namespace trainsim::models::llm {
 
@@ -30,13 +31,19 @@ constexpr Expansion kExpansions[] = {
     {"head.loss.bwd", 26.0 / 6.0, 4},
 };
 
-Kernels expanded(const Kernels& ks) {
+bool is_loss(const char* suffix) { return std::string_view(suffix).starts_with("head.loss"); }
+
+// `norms`: expand the element-wise ops of the blocks and the final norm; `loss`: the loss's.
+Kernels expanded(const Kernels& ks, bool norms = true, bool loss = true) {
   Kernels out;
   for (const KernelOp& k : ks) {
     const Expansion* e = nullptr;
     if (k.kind == KernelOp::Kind::kMemory)
       for (const Expansion& x : kExpansions)
-        if (k.name.ends_with(x.suffix)) e = &x;
+        if (k.name.ends_with(x.suffix) && (is_loss(x.suffix) ? loss : norms)) {
+          e = &x;
+          break;
+        }
     if (!e) {
       out.push_back(k);
       continue;
@@ -75,6 +82,6 @@ void expand_eager_ops(LayerKernels& k, const ModelSpec& m, const LayerShape& s) 
     bwd.insert(core + 1, memory_kernel("attn.repeat_kv.bwd", bytes));
 }
 
-void expand_eager_ops(Kernels& ks) { ks = expanded(ks); }
+void expand_eager_ops(Kernels& ks, bool final_norm, bool loss) { ks = expanded(ks, final_norm, loss); }
 
 }  // namespace trainsim::models::llm

@@ -33,7 +33,7 @@ namespace trainsim::models::llm {
 // Rewrites the norm, RoPE and activation kernels of `k` (and adds repeat_kv's copies) as eager
 // PyTorch runs them.
 void expand_eager_ops(LayerKernels& k, const ModelSpec& m, const LayerShape& s);
-// The same for the final norm of the LM head and the loss.
-void expand_eager_ops(Kernels& ks);
+// The same for the final norm before the LM head and for the loss, each when asked.
+void expand_eager_ops(Kernels& ks, bool final_norm, bool loss);
 
 }  // namespace trainsim::models::llm

@@ -210,10 +210,9 @@ EdgeKernels edge_kernels(const ModelSpec& m, const LayerShape& s) {
   e.head_dgrad = {memory_kernel("head.loss.bwd", logits * 6), head(dgrad_gemm("head.logits", T, v_local, h)),
                   memory_kernel("head.norm.bwd", Th * 5 * kAct)};
   e.head_wgrad = {head(wgrad_gemm("head.logits", T, v_local, h))};
-  if (s.eager_elementwise || s.eager_loss) {
-    expand_eager_ops(e.head_fwd);
-    expand_eager_ops(e.head_dgrad);
-  }
+  const bool norm = s.eager_elementwise || s.eager_final_norm, loss = s.eager_elementwise || s.eager_loss;
+  expand_eager_ops(e.head_fwd, norm, loss);
+  expand_eager_ops(e.head_dgrad, norm, loss);
   if (m.mtp_layers > 0) {
     const int64_t h_local = h / s.tp;
     e.mtp_fwd = {memory_kernel("mtp.embed.fwd", Th * 2 * kAct), memory_kernel("mtp.norms.fwd", Th * 2 * 2 * kAct),

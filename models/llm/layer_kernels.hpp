@@ -37,9 +37,10 @@ struct LayerShape {
   // The norms, RoPE and activation run as separate eager PyTorch ops (eager_ops.hpp): torchtitan
   // without torch.compile.
   bool eager_elementwise = false;
-  // The final norm, the fp32 loss and their backward run as eager ops (the loss is not compiled
-  // even when the blocks are: torch_compile without compile_loss).
-  bool eager_loss = false;
+  // The fp32 loss and its backward run as eager ops (not compiled even when the blocks are:
+  // torch_compile without compile_loss), and the final norm (torchtitan compiles the blocks, not
+  // the norm after them).
+  bool eager_loss = false, eager_final_norm = false;
 };
 
 // Operand layout of a GEMM in row-major terms, for Y[m,n] = X[m,k] W^T with Megatron's [out, in]

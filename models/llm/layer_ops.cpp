@@ -29,6 +29,10 @@ Cost kernels_cost(const Kernels& ks, const compute::ComputeModel& cm) {
   return c;
 }
 
+Cost fsdp_copy_out_cost(double gathered_bytes, const compute::ComputeModel& cm) {
+  return kernel_cost(memory_kernel("fsdp.copy_out", 2.0 * gathered_bytes), cm);
+}
+
 namespace {
 BlockCosts block_costs(const BlockKernels& k, const compute::ComputeModel& cm) {
   BlockCosts c;

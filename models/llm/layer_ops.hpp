@@ -51,6 +51,9 @@ struct LayerCosts {
 // One kernel's device time (launch included) and FLOPs.
 Cost kernel_cost(const KernelOp& k, const compute::ComputeModel& cm);
 Cost kernels_cost(const Kernels& ks, const compute::ComputeModel& cm);
+// FSDP2's copy-out after a parameter all-gather: one kernel reading the gathered flat buffer and
+// writing the unsharded parameters (`gathered_bytes` each way).
+Cost fsdp_copy_out_cost(double gathered_bytes, const compute::ComputeModel& cm);
 
 LayerCosts layer_costs(const ModelSpec& m, const LayerShape& s, const compute::ComputeModel& cm);
 

@@ -116,6 +116,10 @@ const Schema<StackKernels>& kernels_schema() {
                  "buffers: after every parameter all-gather a kernel on the compute stream copies the gathered "
                  "flat buffer out into the unsharded parameters (split_with_sizes_copy: the gathered bytes "
                  "read and written), before the layer can run.")
+        .boolean("recompute_early_stop", &StackKernels::recompute_early_stop, false,
+                 "Full recompute stops as PyTorch's non-reentrant torch.utils.checkpoint does (early stop, the "
+                 "default since PyTorch 2.1): once every tensor the layer's backward needs is recomputed, so the "
+                 "MLP's last GEMM (its output is not saved) and what follows it are not redone.")
         .integer("grouped_gemm_streams", &StackKernels::grouped_gemm_streams, 0, 64, 0,
                  "How MoE experts' GEMMs run: 0 = one grouped kernel over all local experts (CUTLASS grouped "
                  "GEMM, torch._grouped_mm); n = one GEMM kernel per expert issued round-robin on n streams "
@@ -149,7 +153,8 @@ const Schema<StackMemory>& memory_schema() {
                 "Bytes per logit element alive at the loss (8: fp32 logits and their gradient).")
         .number("eager_logits_bytes", &StackMemory::eager_logits_bytes, 0.0, 32.0, 0.0,
                 "Bytes per logit element alive at the loss when the loss runs eagerly (a stack with "
-                "eager_elementwise kernels and a job without torch_compile); 0: logits_bytes.");
+                "eager_elementwise kernels and a job without torch_compile, or with it and compile_loss "
+                "false); 0: logits_bytes.");
     return s;
   }();
   return schema;

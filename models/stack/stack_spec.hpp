@@ -61,6 +61,9 @@ struct StackKernels {
   // ZeRO-3 as FSDP2 runs it (per-parameter sharding): each all-gather's flat output is copied out
   // into the unsharded parameters by a kernel on the compute stream.
   bool fsdp_copy_out = false;
+  // Full recompute as PyTorch's non-reentrant checkpoint runs it: recomputation stops once every
+  // tensor the backward needs is back, so the MLP's last GEMM and what follows are not redone.
+  bool recompute_early_stop = false;
 };
 
 // Device memory the stack allocates besides the model states and activations (allocated vs

@@ -86,6 +86,7 @@ const Estimator::LayerTimes& Estimator::layer_times() {
   shape.recompute_modules = j.recompute_modules;
   shape.eager_elementwise = j.stack.kernels.eager_elementwise && !j.torch_compile;
   shape.eager_loss = j.eager_loss();
+  shape.eager_final_norm = j.stack.kernels.eager_elementwise;
   models::llm::LayerCosts lc = models::llm::layer_costs(m, shape, cm_);
   blend_local_attention(j, shape, cm_, lc.attn);
   const models::llm::EdgeCosts ec = models::llm::edge_costs(m, shape, cm_);
@@ -155,6 +156,16 @@ const Estimator::LayerTimes& Estimator::layer_times() {
         fwd_comm = ar;
         hidden = ar;
       }
+    }
+    if (b == 1 && j.stack.kernels.recompute_early_stop) {
+      // Full recompute stops before the MLP's last GEMM (layer_tasks.cpp): from it to the end of
+      // the block's kernels, and the TP reduction after it.
+      const models::llm::Kernels mf = models::llm::layer_kernels(m, shape).mlp.main_fwd;
+      size_t last = mf.size();
+      for (size_t i = 0; i < mf.size(); ++i)
+        if (mf[i].kind == models::llm::KernelOp::Kind::kGemm) last = i;
+      for (size_t i = last; i < mf.size(); ++i) L.early_stop += models::llm::kernel_cost(mf[i], cm_).time.seconds();
+      if (j.tp > 1) L.early_stop += j.sp ? rs : ar;
     }
     if (b == 1) {
       L.dense_mlp_fwd = fwd + fwd_comm;
@@ -338,6 +349,7 @@ void Estimator::layer_ops(Pass& s) {
   const LayerTimes& L = s.L;
   s.moe_share = m.moe ? static_cast<double>(m.moe_layers()) / static_cast<double>(m.layers) : 0.0;
   s.f_layer = s.mix(L.fwd + L.fwd_comm + L.cp / 2.0, L.dense_mlp_fwd, L.moe_fwd);
+  s.f_recompute = s.f_layer - (1.0 - s.moe_share) * L.early_stop;
   s.dgrad = s.mix(L.dgrad + L.bwd_comm_exposed + L.cp / 2.0, L.dense_mlp_dgrad, L.moe_dgrad);
   s.wgrad = s.mix(L.wgrad, L.dense_mlp_wgrad, L.moe_wgrad);
   if (s.split) {
@@ -359,14 +371,16 @@ void Estimator::zero3_ops(Pass& s) {
   s.grad_group = GroupPlacement{j.dp_cp(), clamp_per_node(gpn, j.tp, j.dp_cp())};
   s.replica = GroupPlacement{j.dp_cp() / j.dp_shard, clamp_per_node(gpn, j.tp * j.dp_shard, j.dp_cp() / j.dp_shard)};
   if (j.zero >= 3 && j.stack.kernels.fsdp_copy_out) {
-    // FSDP2 copies each gathered layer out on the compute stream, before its forward and (gathered
-    // again) its backward (sharding.cpp).
-    const double bytes = 2.0 * layer_params * (j.fp8_param_gather ? 1.0 : 2.0);
+    // FSDP2 copies each gathered layer out on the compute stream, before its forward and, gathered
+    // again under reshard_after_forward, its backward (sharding.cpp). Full recompute reuses the
+    // backward's gather.
     const double copy =
-        models::llm::kernel_cost(models::llm::memory_kernel("fsdp.copy_out", bytes), cm_).time.seconds() *
+        models::llm::fsdp_copy_out_cost(layer_params * (j.fp8_param_gather ? 1.0 : 2.0), cm_).time.seconds() *
         (s.sched.reuses_gathered_weights ? 1.0 / s.mbs : 1.0);
-    s.f_layer += copy;
-    s.b_layer += copy;
+    s.copy_f = copy;
+    s.copy_b = j.reshard_after_forward ? copy : 0.0;
+    const double edge = static_cast<double>(j.model.vocab * j.model.hidden) / static_cast<double>(j.tp);
+    s.copy_edge = models::llm::fsdp_copy_out_cost(edge * (j.fp8_param_gather ? 1.0 : 2.0), cm_).time.seconds();
   }
   if (j.zero >= 3 && j.dp_shard > 1) {
     // MoE layers: the routed experts over the expert data-parallel group, the rest over the shard
@@ -407,8 +421,8 @@ void Estimator::zero3_ops(Pass& s) {
 void Estimator::stage_ops(Pass& s) {
   const Job& j = s.j;
   const LayerTimes& L = s.L;
-  const double f_layer_z = s.f_layer + (s.zero3 > 0 ? s.zero3 * 0.5 : 0.0);
-  const double b_layer_z = s.b_layer + (s.zero3 > 0 ? s.zero3 * 0.5 : 0.0);
+  const double f_layer_z = s.f_layer + s.copy_f + (s.zero3 > 0 ? s.zero3 * 0.5 : 0.0);
+  const double b_layer_z = s.b_layer + s.copy_b + (s.zero3 > 0 ? s.zero3 * 0.5 : 0.0);
   double f = 0, b = 0, w = 0;
   const int64_t first_stage = models::workload::embedding_stage(j), last_stage = models::workload::head_stage(j);
   const int64_t middle = j.pp > 2 ? 1 + (first_stage == 1 || last_stage == 1 ? 1 : 0) : first_stage;
@@ -421,16 +435,17 @@ void Estimator::stage_ops(Pass& s) {
                                     ? static_cast<double>(std::min(j.recompute_layers, nl))
                                     : 0.0;
       fv += static_cast<double>(nl) * f_layer_z;
-      bv += static_cast<double>(nl) * b_layer_z + recomputed * s.f_layer;
+      bv += static_cast<double>(nl) * b_layer_z + recomputed * s.f_recompute;
       wv += static_cast<double>(nl) * s.w_layer;
     }
+    // The embedding is gathered before its forward, the LM head before its forward and backward.
     if (st == first_stage) {
-      fv += L.embed_fwd;
+      fv += L.embed_fwd + s.copy_edge;
       bv += L.embed_bwd;
     }
     if (st == last_stage) {
-      fv += L.head_fwd;
-      bv += L.head_bwd;
+      fv += L.head_fwd + s.copy_edge;
+      bv += L.head_bwd + s.copy_edge;
     }
     f = std::max(f, fv / vv);
     b = std::max(b, bv / vv);
@@ -485,8 +500,8 @@ void Estimator::breakdown(const Pass& s, Estimate& out) {
   out.iteration_s = s.pipe + s.dp_exposed + s.opt;
   const double per_layer_ops = s.mbs * static_cast<double>(s.v) * s.n;
   out.compute_s = per_layer_ops * (s.mix(L.fwd, L.dense_mlp_fwd, L.moe_fwd) + s.wgrad +
-                                   s.mix(L.dgrad, L.dense_mlp_dgrad, L.moe_dgrad)) +
-                  s.mbs * static_cast<double>(s.v) * s.recomputed * s.f_layer + s.mbs * s.edge;
+                                   s.mix(L.dgrad, L.dense_mlp_dgrad, L.moe_dgrad) + s.copy_f + s.copy_b) +
+                  s.mbs * static_cast<double>(s.v) * s.recomputed * s.f_recompute + s.mbs * s.edge;
   out.tp_s = per_layer_ops * (L.tp);
   out.cp_s = per_layer_ops * L.cp;
   out.ep_s = per_layer_ops * s.moe_share * L.ep;

@@ -70,6 +70,7 @@ class Estimator {
     double edge_head = 0, edge_embed = 0;                             // their forward + backward
     double moe_fwd = 0, moe_dgrad = 0, moe_wgrad = 0, moe_comm = 0;   // a MoE layer's MLP block instead
     double dense_mlp_fwd = 0, dense_mlp_dgrad = 0, dense_mlp_wgrad = 0;
+    double early_stop = 0;  // what full recompute leaves out under the stack's recompute_early_stop
   };
   const LayerTimes& layer_times();
   double memory();

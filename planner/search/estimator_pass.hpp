@@ -18,6 +18,9 @@ struct Estimator::Pass {
   bool split = false;
   // One layer on the critical rank (layer_ops, zero3_ops).
   double moe_share = 0, f_layer = 0, dgrad = 0, wgrad = 0, b_layer = 0, w_layer = 0, zero3 = 0;
+  double f_recompute = 0;         // a layer's forward as full recompute redoes it
+  double copy_f = 0, copy_b = 0;  // FSDP2's copy-out of a layer's gathered weights, forward and backward
+  double copy_edge = 0;           // and of the embedding's or LM head's, per gather
   int grad_elem = 4;
   models::collectives::GroupPlacement shard{}, grad_group{}, replica{};
   // The slowest stage's chunk op times (stage_ops).

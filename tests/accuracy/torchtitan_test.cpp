@@ -123,11 +123,13 @@ TEST(Torchtitan, TokensPerGpuAndPeakMemory) {
   // +16% to +23%); with the eager loss's fp32 working set (eager_logits_bytes) peaks -22% to +6%,
   // median 13.3% (the 2025 H200 rows within 6%, the Dec 2024 eager rows -8% and -10%, the Dec 2024
   // compile rows 17-22% under: that release compiled the model but not its loss, where the 2025
-  // stack's torch_compile compiles both). Targets (tokens/s median <= 10%, every peak within
-  // 10%) NOT met; these bounds guard the state.
+  // stack's torch_compile compiles both). Then (the same day, from a step measured on an H200,
+  // docs/validator.md): the Dec 2024 compile rows set compile_loss false (peaks median 3.1%, max
+  // 9.7%: target met), the eager loss moves 48 bytes a logit and FSDP2 copies each gather out:
+  // tokens/s median 13.9%, max 18.4%. The tokens/s target is NOT met; the bounds guard the state.
   EXPECT_EQ(s.not_fitting, 0u);
-  EXPECT_LE(s.median_abs, 0.16);
-  EXPECT_LE(mem.max_abs, 0.23);
+  EXPECT_LE(s.median_abs, 0.14);
+  EXPECT_LE(mem.max_abs, 0.10);
   // The stack's accuracy entries, one per GPU (the band simulate and plan print).
   for (const char* cluster : {"dgx-a100", "dgx-h100", "dgx-h200"}) {
     std::vector<Row> on;

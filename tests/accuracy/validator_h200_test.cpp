@@ -52,6 +52,12 @@ TEST(ValidatorH200, CommittedCalibrationIsTheFitOfTheCommittedMeasurements) {
   const auto preset = models::presets::find("calibrations", "h200-sxm-141gb-measured", "calibration");
   EXPECT_EQ(preset.at("gpu_overrides"), produced.at("gpu_overrides"));
   EXPECT_EQ(preset.at("cluster_overrides"), produced.at("cluster_overrides"));
+  // Applied to a job, the preset reproduces the fitted constants.
+  nlohmann::json spec = job_70b("dgx-h200");
+  spec["calibration"] = "h200-sxm-141gb-measured";
+  const auto calibrated = validator_job(spec);
+  EXPECT_NEAR(calibrated.gpu.gemm_efficiency, fitted.gpu.gemm_efficiency, 1e-4);
+  EXPECT_NEAR(calibrated.gpu.hbm_efficiency, fitted.gpu.hbm_efficiency, 1e-4);
 }
 
 // The same die: GEMM and attention efficiencies fitted on the H200 are the H100's within a point

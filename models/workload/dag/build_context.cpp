@@ -120,6 +120,7 @@ BuildContext::BuildContext(const Job& j, const compute::ComputeModel& c, const c
   shape.recompute_modules = j.recompute_modules;
   shape.eager_elementwise = j.stack.kernels.eager_elementwise && !j.torch_compile;
   shape.eager_loss = j.eager_loss();
+  shape.eager_final_norm = j.stack.kernels.eager_elementwise;
   lc = llm::layer_costs(j.model, shape, cm);
   ec = llm::edge_costs(j.model, shape, cm);
   const llm::LayerKernels lk = llm::layer_kernels(j.model, shape);

@@ -46,6 +46,19 @@ Handle LayerTasks::block_forward(StageEmitter& e, int blk, bool recompute, int m
   const llm::BlockCosts& c = bt.whole;
   const LabelId* parts = lb.parts_fwd[blk];
   Handle h = in;
+  if (recompute && blk == 1 && job.stack.kernels.recompute_early_stop) {
+    // PyTorch's checkpoint stops recomputing once the backward has every tensor it saved: the
+    // MLP's last GEMM (its output is not saved) and the TP reduction after it are not redone.
+    Cost redo = bt.fwd.head;
+    redo += bt.fwd.core;
+    if (job.sp && job.tp > 1) {
+      Handle pre = e.compute(pre_m, c.pre_fwd, cat, mb, layer, {&h, &wdep});
+      Handle ag = e.collective(lb.tp_ag, GroupKind::kTp, CollectiveOp::kAllGather, tp_bytes, mb, layer, {&pre});
+      return e.compute(main_m, redo, cat, mb, layer, {&ag});
+    }
+    redo += c.pre_fwd;
+    return e.compute(main_m, redo, cat, mb, layer, {&h, &wdep});
+  }
   if (c_.split_blocks) {
     Handle head;
     if (job.sp) {

@@ -27,8 +27,7 @@ namespace {
 // parameters on the compute stream (split_with_sizes_copy reads and writes the gathered bytes).
 Handle copy_out(const BuildContext& c, StageEmitter& e, const Handle& gathered, Bytes bytes, int mb, int layer) {
   if (!c.job.stack.kernels.fsdp_copy_out) return gathered;
-  const llm::Cost cost =
-      llm::kernel_cost(llm::memory_kernel("fsdp.copy_out", 2.0 * static_cast<double>(bytes.count())), c.cm);
+  const llm::Cost cost = llm::fsdp_copy_out_cost(static_cast<double>(bytes.count()), c.cm);
   return e.compute(c.lb.zero3_copy_out, cost, Category::kCompute, mb, layer, {&gathered});
 }
 
