@@ -110,8 +110,9 @@ struct Job : JobOptions {
   // column-parallel projections), and the routed-expert part of them; 0 without MTP.
   double rank_mtp_params() const;
   double expert_mtp_params() const;
-  // The loss (and the final norm) run as eager PyTorch ops: a stack of eager kernels, unless the
-  // job compiles the loss with the model (torch_compile and compile_loss).
+  // The loss runs as eager PyTorch ops: a stack of eager kernels, unless the job compiles the loss
+  // with the model (torch_compile and compile_loss). The final norm follows the stack alone
+  // (LayerShape::eager_final_norm).
   bool eager_loss() const { return stack.kernels.eager_elementwise && !(torch_compile && compile_loss); }
   // First layer of virtual stage `vs` (prefix sum of `layers`).
   int64_t first_layer(int64_t vs) const;
