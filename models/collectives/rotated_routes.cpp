@@ -2,6 +2,7 @@
 // every item counted on the links it crosses (rotated_routes), and the switch hops' images counted
 // per plan step (switch_usage). Orbit constraints are orbit_routes.cpp.
 #include <map>
+#include <set>
 
 #include "models/collectives/flow_executor.hpp"
 
@@ -19,10 +20,12 @@ void FlowExecutor::rotated_routes(const Compiled& c, const std::vector<int32_t>&
   const auto flow_id = [n](int64_t s, int64_t d) { return static_cast<uint64_t>(s) * n + static_cast<uint64_t>(d); };
   std::vector<double> images(net_.link_count(), 0.0), reps(net_.link_count(), 0.0);
   std::vector<std::pair<int32_t, int32_t>> pairs;
+  std::set<std::pair<int32_t, int32_t>> seen;
   for (const Compiled::Item& it : c.items) {
     if (is_switch(it.src) || is_switch(it.dst)) continue;
     const int32_t src = gpus[static_cast<size_t>(it.src)], dst = gpus[static_cast<size_t>(it.dst)];
-    if (routes_.contains(std::make_tuple(src, dst, copies))) continue;
+    // A pair that moves in several steps (a ring's every step) counts its images once.
+    if (routes_.contains(std::make_tuple(src, dst, copies)) || !seen.emplace(src, dst).second) continue;
     pairs.emplace_back(src, dst);
     for (size_t j = 0; j < cp.count(); ++j) {
       const int64_t s = cp.image(j, src), d = cp.image(j, dst);
