@@ -189,7 +189,7 @@ void print_report(std::ostream& out, const models::workload::SimulationResult& r
     const auto& n = *r.network;
     out << "Network: flow-level on " << n.topology << " (" << n.links << " links): " << n.collectives + n.memoized
         << " communication tasks, " << n.flows << " flows, " << n.solves << " max-min solves; " << n.memoized
-        << " reused the duration of an identical private collective\n";
+        << " reused the duration of an identical collective that ran alone\n";
   } else if (r.simulated) {
     out << "Network: analytic alpha-beta model\n";
   }

@@ -12,7 +12,7 @@
 namespace trainsim::ui {
 
 struct SceneOptions {
-  // Record every flow for link utilization. Costs a full flow-level run: identical private
+  // Record every flow for link utilization. Costs a full flow-level run: identical
   // collectives cannot reuse a measured duration (network_runner.hpp), about 10-20x slower.
   bool link_utilization = true;
   int32_t link_bins = 100;            // utilization time bins over the iteration

@@ -39,23 +39,30 @@ NetworkCommRunner::NetworkCommRunner(const Job& job, const Workload& w, Fidelity
   costs_.resize(w.comms.size());
   bases_.resize(w.comms.size());
   in_flight_.assign(w.groups.size(), 0);
+  reused_.resize(w.groups.size());
   group_starts_.assign(w.groups.size(), 0);
   // A static fault that cuts the job in two: it stops before it starts (simulate.cpp), so no
   // routes are computed.
   if (!disconnected().empty()) return;
-  // Which communicator's routes touch each link (kShared once two different ones do).
-  constexpr uint32_t kNone = 0xffffffffu, kShared = 0xfffffffeu;
-  std::vector<uint32_t> owner(net_.link_count(), kNone);
+  // Which groups' routes touch each link, then each communicator's conflicts: the other groups
+  // on its links.
+  std::vector<std::vector<uint32_t>> on_link(net_.link_count());
   std::vector<std::vector<sim::flow::LinkId>> links(w.comms.size());
   for (uint32_t c = 0; c < w.comms.size(); ++c) {
     const uint32_t g = w.comms[c].group;
     plan(c);
     for (const auto& order : orders_[c]) exec_->links_of(*plans_[c], order, offsets(c), links[c], rotations_[c]);
-    for (const auto l : links[c]) owner[l] = owner[l] == kNone || owner[l] == g ? g : kShared;
+    for (const auto l : links[c])
+      if (std::find(on_link[l].begin(), on_link[l].end(), g) == on_link[l].end()) on_link[l].push_back(g);
   }
-  for (uint32_t c = 0; c < w.comms.size(); ++c)
-    memo_[c].private_links = std::all_of(links[c].begin(), links[c].end(),
-                                         [&](sim::flow::LinkId l) { return owner[l] == w.comms[c].group; });
+  for (uint32_t c = 0; c < w.comms.size(); ++c) {
+    auto& conflicts = memo_[c].conflicts;
+    for (const auto l : links[c])
+      for (const uint32_t g : on_link[l])
+        if (g != w.comms[c].group) conflicts.push_back(g);
+    std::sort(conflicts.begin(), conflicts.end());
+    conflicts.erase(std::unique(conflicts.begin(), conflicts.end()), conflicts.end());
+  }
 }
 
 NetworkCommRunner::~NetworkCommRunner() = default;
@@ -155,40 +162,55 @@ void NetworkCommRunner::start(sim::task::TaskIndex i, const sim::task::Task& t, 
   }
   const CommInfo& c = w_.comms[comm];
   Memo& m = memo_[comm];
-  const bool alone = in_flight_[c.group] == 0;
-  if (!alone && m.private_links) ++memo_overlaps;
+  const bool alone = quiet(comm);
+  overlap_reused(comm);
+  const uint64_t ticket = starts_around(comm) + 1;
   ++in_flight_[c.group];
-  const uint64_t ticket = ++group_starts_[c.group];
-  if (reuse_private_ && m.private_links && alone && m.duration > sim::Time::zero()) {
+  ++group_starts_[c.group];
+  // Data-parallel traffic (gradient reduction, parameter gathers) may yield to latency-critical
+  // collectives on shared links.
+  const double weight = t.spec.category == static_cast<uint8_t>(Category::kDpComm) ? job_.dp_comm_weight : 1.0;
+  if (reuse_private_ && alone && !m.overlapped && m.duration > sim::Time::zero()) {
     ++memoized;
-    engine_.schedule_in(m.duration, [this, comm, i, &exec] { finish(comm, i, exec, sim::Time::zero(), 0, false); });
+    Reused& r = reused_[c.group];
+    r = Reused{comm, i, &exec, engine_.now(), weight, {}};
+    r.finish = engine_.schedule_in(m.duration, [this, comm, i, &exec] {
+      reused_[w_.comms[comm].group].comm = Workload::kNoComm;
+      finish(comm, i, exec, sim::Time::zero(), 0, false);
+    });
     return;
   }
   // The launch (kernel start and protocol setup) and any fixed extra (the pipeline's re-gather
   // over NVLink) come before the first byte moves.
   const sim::Time started = engine_.now();
-  const bool record = m.private_links && alone;
+  run_flows(comm, weight, launch_of(comm), 1.0, [this, comm, i, &exec, started, ticket, record = alone] {
+    finish(comm, i, exec, started, ticket, record);
+  });
+}
+
+sim::Time NetworkCommRunner::launch_of(uint32_t comm) const {
+  return job_.cluster.collective_launch + w_.comms[comm].extra + bases_[comm];
+}
+
+void NetworkCommRunner::run_flows(uint32_t comm, double weight, sim::Time launch, double share,
+                                  std::function<void()> done) {
   const col::CollectivePlan& p = plan(comm);
-  const sim::Time launch = job_.cluster.collective_launch + c.extra + bases_[comm];
   const auto& orders = orders_[comm];
-  // Data-parallel traffic (gradient reduction, parameter gathers) may yield to latency-critical
-  // collectives on shared links.
-  const double weight = t.spec.category == static_cast<uint8_t>(Category::kDpComm) ? job_.dp_comm_weight : 1.0;
+  col::TransferCost cost = costs_[comm];
+  cost.wire_factor *= share;
   if (orders.size() == 1) {
-    exec_->run(
-        p, orders[0], launch,
-        [this, comm, i, &exec, started, ticket, record] { finish(comm, i, exec, started, ticket, record); },
-        offsets(comm), weight, rotations_[comm], costs_[comm]);
+    exec_->run(p, orders[0], launch, std::move(done), offsets(comm), weight, rotations_[comm], cost);
     return;
   }
   auto left = std::make_shared<size_t>(orders.size());
+  auto all = std::make_shared<std::function<void()>>(std::move(done));
   for (const auto& order : orders)
     exec_->run(
         p, order, launch,
-        [this, comm, i, &exec, started, ticket, record, left] {
-          if (--*left == 0) finish(comm, i, exec, started, ticket, record);
+        [left, all] {
+          if (--*left == 0) (*all)();
         },
-        offsets(comm), weight, {}, costs_[comm]);
+        offsets(comm), weight, {}, cost);
 }
 
 void NetworkCommRunner::fail_link(const Fault& f) {
@@ -232,12 +254,52 @@ bool NetworkCommRunner::reroute(std::string& why) {
   return true;
 }
 
+uint64_t NetworkCommRunner::starts_around(uint32_t comm) const {
+  uint64_t n = group_starts_[w_.comms[comm].group];
+  for (const uint32_t g : memo_[comm].conflicts) n += group_starts_[g];
+  return n;
+}
+
+bool NetworkCommRunner::quiet(uint32_t comm) const {
+  if (in_flight_[w_.comms[comm].group] != 0) return false;
+  return std::all_of(memo_[comm].conflicts.begin(), memo_[comm].conflicts.end(),
+                     [&](uint32_t g) { return in_flight_[g] == 0; });
+}
+
+void NetworkCommRunner::overlap_reused(uint32_t comm) {
+  const auto overlap = [&](uint32_t g) {
+    Reused& r = reused_[g];
+    if (r.comm == Workload::kNoComm) return;
+    ++memo_overlaps;
+    memo_[r.comm].overlapped = true;
+    // The reused collective runs the rest of its bytes as flows from now on, beside the new one:
+    // the launch it has not served yet, then the share of its bytes its measured duration had
+    // not moved by now (moving at an even pace after the launch).
+    const sim::Time elapsed = engine_.now() - r.started, launch = launch_of(r.comm), d = memo_[r.comm].duration;
+    const sim::Time moving = d - launch;
+    const double left = moving > sim::Time::zero()
+                            ? std::clamp(1.0 - std::max(0.0, (elapsed - launch).seconds()) / moving.seconds(), 0.0, 1.0)
+                            : 0.0;
+    const uint32_t c = r.comm;
+    r.comm = Workload::kNoComm;
+    if (left <= 0.0) return;  // its last byte is arriving now: its finish event stands
+    engine_.cancel(r.finish);
+    --memoized;  // it ends as flows (counted by the executor)
+    const sim::task::TaskIndex i = r.task;
+    sim::task::TaskExecutor& exec = *r.exec;
+    run_flows(c, r.weight, std::max(sim::Time::zero(), launch - elapsed), left,
+              [this, c, i, &exec] { finish(c, i, exec, sim::Time::zero(), 0, false); });
+  };
+  overlap(w_.comms[comm].group);
+  for (const uint32_t g : memo_[comm].conflicts) overlap(g);
+}
+
 void NetworkCommRunner::finish(uint32_t comm, sim::task::TaskIndex i, sim::task::TaskExecutor& exec, sim::Time started,
                                uint64_t ticket, bool record) {
   const uint32_t group = w_.comms[comm].group;
   --in_flight_[group];
-  // Recorded only if nothing else of the group ran meanwhile (it would have shared the links).
-  if (record && memo_[comm].duration == sim::Time::zero() && group_starts_[group] == ticket)
+  // Recorded only if nothing else on its links started meanwhile (it would have shared them).
+  if (record && memo_[comm].duration == sim::Time::zero() && starts_around(comm) == ticket)
     memo_[comm].duration = engine_.now() - started;
   exec.complete(i);
 }

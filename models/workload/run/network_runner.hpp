@@ -16,15 +16,22 @@
 // (FlowExecutor, rank rotations) when the group spreads evenly over its servers: n - 1 flows
 // instead of n (n - 1) (the constructor's symmetric_all_to_all; tests check it against every flow run).
 //
-// Private collectives. A communicator whose links no other communicator's routes touch (a TP
-// group inside an NVSwitch server: DP and PP traffic leaves through the NICs) can only share
-// bandwidth with itself. When such a collective starts with no other collective of its group in
-// flight, its duration is a pure function of its plan: the first one runs as flows and the
-// repeats reuse its measured duration (NetworkStats::memoized). A collective of the group that
-// starts while another is in flight always runs as flows (counted in memo_overlaps: the
-// memoized one's load is not on the links then). Reused collectives put no flows on the network,
-// so recorders switch reuse off (set_reuse_private_durations).
+// Reused durations. A collective whose links no other collective is using can only share
+// bandwidth with itself, so its duration is a pure function of its plan: the first one that runs
+// so, from start to finish, runs as flows and the repeats that start so reuse its measured
+// duration (NetworkStats::memoized). "So" means that no collective of its own group nor of any
+// group whose routes touch its links (Memo::conflicts, from the routes) is in flight: a TP group
+// inside an NVSwitch server has no such group (DP and PP traffic leaves through the NICs); a TP
+// group inside an NVL72 rack shares the GPUs' NVLinks with the DP ring through the rack, so it
+// reuses its duration while no DP collective is in flight and runs as flows beside one. When a
+// collective starts on the links of a reused one in flight, the reused one turns into flows
+// there and then: the launch it has not served yet, then the bytes its measured duration had
+// not moved by then (at an even pace), sharing the links with the newcomer (counted in
+// memo_overlaps; only that split of its bytes is approximate, and that communication reuses no
+// more: its collectives are seldom alone). Reused collectives put no flows on the network, so
+// recorders switch reuse off (set_reuse_private_durations).
 
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -89,11 +96,32 @@ class NetworkCommRunner final : public sim::task::TaskRunner {
   const std::vector<int32_t>& offsets(uint32_t comm);
 
   struct Memo {
-    bool private_links = false;  // no other communicator's routes touch its links
-    sim::Time duration;          // launch to last byte, once measured (zero: not yet)
+    std::vector<uint32_t> conflicts;  // the other groups whose routes touch its links
+    sim::Time duration;               // launch to last byte, once measured alone (zero: not yet)
+    bool overlapped = false;          // a collective started beside a reused one: reuse no more
   };
+  // Collectives started so far by its group and the groups its links share (a snapshot at start
+  // equal to one at finish: nothing else used the links meanwhile).
+  uint64_t starts_around(uint32_t comm) const;
+  // No collective of its group nor of a group sharing its links in flight.
+  bool quiet(uint32_t comm) const;
+  // A collective of `comm` starts: every reused one in flight on its links runs the rest as flows.
+  void overlap_reused(uint32_t comm);
+  // NCCL's launch and base latency and the communication's fixed extra, before the first byte.
+  sim::Time launch_of(uint32_t comm) const;
+  // Runs `comm`'s plan as flows after `launch`, `share` of its bytes (1: all); `done` at its end.
+  void run_flows(uint32_t comm, double weight, sim::Time launch, double share, std::function<void()> done);
   void finish(uint32_t comm, sim::task::TaskIndex i, sim::task::TaskExecutor& exec, sim::Time started, uint64_t ticket,
               bool record);
+  // A group's reused collective in flight (comm kNoComm: none).
+  struct Reused {
+    uint32_t comm = Workload::kNoComm;
+    sim::task::TaskIndex task = 0;
+    sim::task::TaskExecutor* exec = nullptr;
+    sim::Time started;
+    double weight = 1.0;
+    sim::EventId finish{};
+  };
 
   const Job& job_;
   const Workload& w_;
@@ -112,6 +140,7 @@ class NetworkCommRunner final : public sim::task::TaskRunner {
   std::vector<sim::Time> bases_;                                           // per comm: NCCL's base latency
   std::vector<Memo> memo_;                                                 // per comm
   std::vector<uint32_t> in_flight_;                                        // per group
+  std::vector<Reused> reused_;                                             // per group
   std::vector<uint64_t> group_starts_;                                     // per group: collectives started
   bool reuse_private_ = true;
   bool symmetric_a2a_;
