@@ -433,7 +433,9 @@ void FlowExecutor::start_slice(uint32_t run, uint32_t index) {
   const auto latency = [&](sim::Time route, bool cross_node) {
     if (slice != 0) return sim::Time::zero();
     if (r.cost.protocol_latency) route = cross_node ? r.cost.step_inter : r.cost.step_intra;
-    const sim::Time full = route * it.merged,
+    const sim::Time full = r.cost.latency_share == 1.0
+                               ? route * it.merged
+                               : sim::Time::from_seconds_ceil((route * it.merged).seconds() * r.cost.latency_share),
                     waited = r.cost.queue_credit ? engine_.now() - r.ready[index] : sim::Time::zero();
     return waited >= full ? sim::Time::zero() : full - waited;
   };

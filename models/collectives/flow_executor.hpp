@@ -126,6 +126,9 @@ struct TransferCost {
   // What a transfer waited in its connection's queue after its data was there counts towards its
   // latency (the connection is a pipe); false: it pays its latency whole.
   bool queue_credit = true;
+  // The share of each step's latency a transfer pays (the rest of a collective resumed part way,
+  // whose bytes wire_factor scales down likewise).
+  double latency_share = 1.0;
 };
 
 struct FlowExecutorStats {

@@ -2,7 +2,6 @@
 // every item counted on the links it crosses (rotated_routes), and the switch hops' images counted
 // per plan step (switch_usage). Orbit constraints are orbit_routes.cpp.
 #include <map>
-#include <set>
 
 #include "models/collectives/flow_executor.hpp"
 
@@ -11,22 +10,33 @@ namespace trainsim::models::collectives {
 void FlowExecutor::rotated_routes(const Compiled& c, const std::vector<int32_t>& gpus, uint32_t copies) {
   // Rank rotations map one item's link onto another item's (the images of rank 0's transfers are
   // everybody's), so a link's load is not its own items' images: count every image of every item
-  // on each link (n_l, weighted by route fractions), and the representatives whose own routes
-  // cross it (r_l); each representative then weighs n_l / r_l there. Links no representative
-  // crosses are mirror images of ones that one does.
+  // on each link (n_l, weighted by route fractions; an item's pair routed once for all the items
+  // that move on it), and the representatives whose own routes cross it (r_l); each
+  // representative then weighs n_l / r_l there. Links no representative crosses are mirror
+  // images of ones that one does.
   const topology::Topology& t = router_->topology();
   const Copies& cp = *copies_of_id_[copies];
   const auto n = static_cast<uint64_t>(t.gpu_count());
   const auto flow_id = [n](int64_t s, int64_t d) { return static_cast<uint64_t>(s) * n + static_cast<uint64_t>(d); };
   std::vector<double> images(net_.link_count(), 0.0), reps(net_.link_count(), 0.0);
+  // Each pair once, with the number of items that move on it (a ring's pair moves in every
+  // step): its images are routed once and counted that many times.
   std::vector<std::pair<int32_t, int32_t>> pairs;
-  std::set<std::pair<int32_t, int32_t>> seen;
+  std::vector<double> moves;
+  std::map<std::pair<int32_t, int32_t>, size_t> index;
   for (const Compiled::Item& it : c.items) {
     if (is_switch(it.src) || is_switch(it.dst)) continue;
     const int32_t src = gpus[static_cast<size_t>(it.src)], dst = gpus[static_cast<size_t>(it.dst)];
-    // A pair that moves in several steps (a ring's every step) counts its images once.
-    if (routes_.contains(std::make_tuple(src, dst, copies)) || !seen.emplace(src, dst).second) continue;
-    pairs.emplace_back(src, dst);
+    if (routes_.contains(std::make_tuple(src, dst, copies))) continue;
+    const auto [at, fresh] = index.emplace(std::make_pair(src, dst), pairs.size());
+    if (fresh) {
+      pairs.emplace_back(src, dst);
+      moves.push_back(0.0);
+    }
+    moves[at->second] += 1.0;
+  }
+  for (size_t p = 0; p < pairs.size(); ++p) {
+    const auto [src, dst] = pairs[p];
     for (size_t j = 0; j < cp.count(); ++j) {
       const int64_t s = cp.image(j, src), d = cp.image(j, dst);
       scratch_.clear();
@@ -34,8 +44,8 @@ void FlowExecutor::rotated_routes(const Compiled& c, const std::vector<int32_t>&
       ++stats_.routes_computed;
       for (const topology::Route& r : scratch_)
         for (const auto l : r.links) {
-          images[l] += r.fraction;
-          if (j == 0) reps[l] += r.fraction;
+          images[l] += moves[p] * r.fraction;
+          if (j == 0) reps[l] += moves[p] * r.fraction;
         }
     }
   }

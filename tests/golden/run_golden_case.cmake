@@ -138,15 +138,17 @@ function(check_same what first second)
   endif()
 endfunction()
 
-# ${text} without the counters of the simulation's work (events, flows, solves, reused
-# collectives: text lines "Simulated ..." and "Network: flow-level ...", the JSON report's
-# simulation counters), into ${out}.
+# ${text} with the counters of the simulation's work (events, flows, solves, reused collectives)
+# replaced by "N": in the text report's "Simulated ..." and "Network: flow-level ..." lines and in
+# the JSON report's "simulation" object (keys at its indentation), into ${out}.
 function(without_work_counters text out)
-  string(REGEX REPLACE "\nSimulated [^\n]*" "" text "${text}")
-  string(REGEX REPLACE "\nNetwork: flow-level[^\n]*" "" text "${text}")
+  string(REGEX REPLACE "tasks, [0-9]+ events\\)" "tasks, N events)" text "${text}")
+  string(REGEX REPLACE "communication tasks, [0-9]+ flows, [0-9]+ max-min solves; [0-9]+ reused"
+         "communication tasks, N flows, N max-min solves; N reused" text "${text}")
+  string(REGEX REPLACE "\n    \"events\": [0-9]+" "\n    \"events\": N" text "${text}")
   string(REGEX REPLACE
-         "\n *\"(events|collectives|flows|flows_solved|memo_overlaps|memoized_collectives|solves|transfers)\": [0-9]+,?"
-         "" text "${text}")
+         "\n      \"(collectives|flows|flows_solved|memo_overlaps|memoized_collectives|solves|transfers)\": [0-9]+"
+         "\n      \"\\1\": N" text "${text}")
   set(${out} "${text}" PARENT_SCOPE)
 endfunction()
 

@@ -39,8 +39,8 @@ void add_server_fields(sim::config::Schema<T>& s) {
              t.server.intra = j;
            });
   const char* docs[] = {"GPUs per server (nvswitch_node shorthand; default 8).",
-                        "Per-GPU, per-direction NVLink bandwidth into the NVSwitch (nvswitch_node shorthand; "
-                        "required without \"intra\").",
+                        ("Per-GPU, per-direction NVLink bandwidth into the NVSwitch (nvswitch_node shorthand; "
+                         "required without \"intra\")."),
                         "Latency of a GPU-NVSwitch hop (nvswitch_node shorthand; default \"1us\").",
                         "NVLink SHARP (NVLS) in-network reduction (nvswitch_node shorthand; default false)."};
   const char* types[] = {"integer in [1, 1024]", "bandwidth", "duration", "boolean"};

@@ -7,7 +7,7 @@
 namespace trainsim::traces {
 
 void Recorders::attach(models::workload::RunOptions& run) {
-  if (records_flows()) run.reuse_private_durations = false;
+  if (records_flows()) run.reuse_durations = false;
   auto before = std::move(run.before_run);
   run.before_run = [this, before](sim::Engine& engine, const models::workload::Workload& w) {
     if (before) before(engine, w);

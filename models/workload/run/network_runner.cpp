@@ -52,11 +52,14 @@ NetworkCommRunner::NetworkCommRunner(const Job& job, const Workload& w, Fidelity
     const uint32_t g = w.comms[c].group;
     plan(c);
     for (const auto& order : orders_[c]) exec_->links_of(*plans_[c], order, offsets(c), links[c], rotations_[c]);
+    std::sort(links[c].begin(), links[c].end());
+    links[c].erase(std::unique(links[c].begin(), links[c].end()), links[c].end());
     for (const auto l : links[c])
       if (std::find(on_link[l].begin(), on_link[l].end(), g) == on_link[l].end()) on_link[l].push_back(g);
   }
   for (uint32_t c = 0; c < w.comms.size(); ++c) {
     auto& conflicts = memo_[c].conflicts;
+    memo_[c].links = links[c];
     for (const auto l : links[c])
       for (const uint32_t g : on_link[l])
         if (g != w.comms[c].group) conflicts.push_back(g);
@@ -170,7 +173,7 @@ void NetworkCommRunner::start(sim::task::TaskIndex i, const sim::task::Task& t, 
   // Data-parallel traffic (gradient reduction, parameter gathers) may yield to latency-critical
   // collectives on shared links.
   const double weight = t.spec.category == static_cast<uint8_t>(Category::kDpComm) ? job_.dp_comm_weight : 1.0;
-  if (reuse_private_ && alone && !m.overlapped && m.duration > sim::Time::zero()) {
+  if (reuse_durations_ && alone && !m.overlapped && m.duration > sim::Time::zero()) {
     ++memoized;
     Reused& r = reused_[c.group];
     r = Reused{comm, i, &exec, engine_.now(), weight, {}};
@@ -198,6 +201,7 @@ void NetworkCommRunner::run_flows(uint32_t comm, double weight, sim::Time launch
   const auto& orders = orders_[comm];
   col::TransferCost cost = costs_[comm];
   cost.wire_factor *= share;
+  cost.latency_share = share;
   if (orders.size() == 1) {
     exec_->run(p, orders[0], launch, std::move(done), offsets(comm), weight, rotations_[comm], cost);
     return;
@@ -218,9 +222,9 @@ void NetworkCommRunner::fail_link(const Fault& f) {
     topo_->degrade(l, f.kind == Fault::Kind::kLinkDown ? 0.0 : f.factor);
     net_.set_capacity(l, topo_->capacity(l));
   }
-  // A private collective's measured duration no longer holds on the changed links (simulate
-  // turns reuse off for runs with link faults during the run, so none is in flight on them).
-  reuse_private_ = false;
+  // A measured duration no longer holds on the changed links (simulate turns reuse off for runs
+  // with link faults during the run, so no reused collective is in flight on them).
+  reuse_durations_ = false;
   // Same routes (the router's snapshot still has the link), but the faulty link now joins the
   // shared route of every transfer whose copies cross it.
   exec_->reroute(*router_);
@@ -266,27 +270,37 @@ bool NetworkCommRunner::quiet(uint32_t comm) const {
                      [&](uint32_t g) { return in_flight_[g] == 0; });
 }
 
+bool NetworkCommRunner::share_links(uint32_t a, uint32_t b) const {
+  const auto& x = memo_[a].links;
+  const auto& y = memo_[b].links;
+  for (size_t i = 0, j = 0; i < x.size() && j < y.size();) {
+    if (x[i] == y[j]) return true;
+    x[i] < y[j] ? ++i : ++j;
+  }
+  return false;
+}
+
 void NetworkCommRunner::overlap_reused(uint32_t comm) {
   const auto overlap = [&](uint32_t g) {
     Reused& r = reused_[g];
-    if (r.comm == Workload::kNoComm) return;
-    ++memo_overlaps;
-    memo_[r.comm].overlapped = true;
+    if (r.comm == Workload::kNoComm || (r.comm != comm && !share_links(r.comm, comm))) return;
     // The reused collective runs the rest of its bytes as flows from now on, beside the new one:
-    // the launch it has not served yet, then the share of its bytes its measured duration had
-    // not moved by now (moving at an even pace after the launch).
+    // the launch it has not served yet, then the share of its bytes (and of its steps' latencies)
+    // its measured duration had not moved by now, at an even pace after the launch.
     const sim::Time elapsed = engine_.now() - r.started, launch = launch_of(r.comm), d = memo_[r.comm].duration;
     const sim::Time moving = d - launch;
     const double left = moving > sim::Time::zero()
                             ? std::clamp(1.0 - std::max(0.0, (elapsed - launch).seconds()) / moving.seconds(), 0.0, 1.0)
                             : 0.0;
-    const uint32_t c = r.comm;
-    r.comm = Workload::kNoComm;
     if (left <= 0.0) return;  // its last byte is arriving now: its finish event stands
+    ++memo_overlaps;
+    memo_[r.comm].overlapped = true;
     engine_.cancel(r.finish);
     --memoized;  // it ends as flows (counted by the executor)
+    const uint32_t c = r.comm;
     const sim::task::TaskIndex i = r.task;
     sim::task::TaskExecutor& exec = *r.exec;
+    r.comm = Workload::kNoComm;
     run_flows(c, r.weight, std::max(sim::Time::zero(), launch - elapsed), left,
               [this, c, i, &exec] { finish(c, i, exec, sim::Time::zero(), 0, false); });
   };

@@ -25,11 +25,12 @@
 // group inside an NVL72 rack shares the GPUs' NVLinks with the DP ring through the rack, so it
 // reuses its duration while no DP collective is in flight and runs as flows beside one. When a
 // collective starts on the links of a reused one in flight, the reused one turns into flows
-// there and then: the launch it has not served yet, then the bytes its measured duration had
-// not moved by then (at an even pace), sharing the links with the newcomer (counted in
-// memo_overlaps; only that split of its bytes is approximate, and that communication reuses no
-// more: its collectives are seldom alone). Reused collectives put no flows on the network, so
-// recorders switch reuse off (set_reuse_private_durations).
+// there and then: the launch it has not served yet, then the share of its bytes and of its steps'
+// latencies its measured duration had not moved by then (at an even pace), sharing the links
+// with the newcomer (counted in memo_overlaps; that split is the approximation, within 0.01% of
+// running every collective as flows in ReusedDurations.*, and that communication reuses no more:
+// its collectives are seldom alone). Reused collectives put no flows on the network, so
+// recorders switch reuse off (set_reuse_durations).
 
 #include <functional>
 #include <memory>
@@ -60,7 +61,7 @@ class NetworkCommRunner final : public sim::task::TaskRunner {
   NetworkCommRunner(const Job& job, const Workload& w, Fidelity fidelity, sim::Engine& engine,
                     const std::vector<Fault>& static_faults = {}, bool symmetric_all_to_all = true);
   // Off: every collective runs as flows, so recorders (traces, link CSV) see all traffic.
-  void set_reuse_private_durations(bool on) { reuse_private_ = on; }
+  void set_reuse_durations(bool on) { reuse_durations_ = on; }
   ~NetworkCommRunner() override;
 
   void start(sim::task::TaskIndex i, const sim::task::Task& t, sim::task::TaskExecutor& exec) override;
@@ -96,9 +97,10 @@ class NetworkCommRunner final : public sim::task::TaskRunner {
   const std::vector<int32_t>& offsets(uint32_t comm);
 
   struct Memo {
-    std::vector<uint32_t> conflicts;  // the other groups whose routes touch its links
-    sim::Time duration;               // launch to last byte, once measured alone (zero: not yet)
-    bool overlapped = false;          // a collective started beside a reused one: reuse no more
+    std::vector<uint32_t> conflicts;       // the other groups whose routes touch its links
+    std::vector<sim::flow::LinkId> links;  // its routes' links, sorted
+    sim::Time duration;                    // launch to last byte, once measured alone (zero: not yet)
+    bool overlapped = false;               // a collective started beside a reused one: reuse no more
   };
   // Collectives started so far by its group and the groups its links share (a snapshot at start
   // equal to one at finish: nothing else used the links meanwhile).
@@ -107,6 +109,7 @@ class NetworkCommRunner final : public sim::task::TaskRunner {
   bool quiet(uint32_t comm) const;
   // A collective of `comm` starts: every reused one in flight on its links runs the rest as flows.
   void overlap_reused(uint32_t comm);
+  bool share_links(uint32_t a, uint32_t b) const;  // two communications' routes share a link
   // NCCL's launch and base latency and the communication's fixed extra, before the first byte.
   sim::Time launch_of(uint32_t comm) const;
   // Runs `comm`'s plan as flows after `launch`, `share` of its bytes (1: all); `done` at its end.
@@ -142,7 +145,7 @@ class NetworkCommRunner final : public sim::task::TaskRunner {
   std::vector<uint32_t> in_flight_;                                        // per group
   std::vector<Reused> reused_;                                             // per group
   std::vector<uint64_t> group_starts_;                                     // per group: collectives started
-  bool reuse_private_ = true;
+  bool reuse_durations_ = true;
   bool symmetric_a2a_;
 
  public:

@@ -26,8 +26,9 @@ struct NetworkStats {
   std::string topology;  // builder name
   size_t links = 0;      // directed links
   uint64_t collectives = 0, transfers = 0, flows = 0, solves = 0, flows_solved = 0;
-  uint64_t memoized = 0, memo_overlaps = 0;  // private collectives that reused a measured duration
-  sim::config::Json to_json() const;         // the reports' "simulation.network" object
+  uint64_t memoized = 0,
+           memo_overlaps = 0;         // collectives that reused a measured duration; reused ones turned into flows
+  sim::config::Json to_json() const;  // the reports' "simulation.network" object
 };
 class NetworkCommRunner;
 // What a run's flow network did (after the run).
@@ -46,9 +47,9 @@ struct RunHooks {
 
 struct RunOptions : RunHooks {
   Fidelity fidelity = Fidelity::kRepresentative;
-  // Private collectives reuse a measured duration instead of running as flows (network_runner.hpp);
-  // recorders that must see every flow turn this off.
-  bool reuse_private_durations = true;
+  // Collectives alone on their links reuse a measured duration instead of running as flows
+  // (network_runner.hpp); recorders that must see every flow turn this off.
+  bool reuse_durations = true;
   // All-to-alls stand rank 0's transfers for every rank's (network_runner.hpp); off runs them all.
   bool symmetric_all_to_all = true;
   // Work budget in engine events (0: none): a run that needs more stops there, over_budget set.

@@ -53,7 +53,7 @@ struct SimulationResult {
   sim::config::Json to_json() const;
 };
 
-// How to run it (run_workload.hpp): fidelity, recorders' hooks, reused private durations, faults.
+// How to run it (run_workload.hpp): fidelity, recorders' hooks, reused durations, faults.
 // Re-simulating a degraded component, e.g. for a slowdown:
 //   opt.faults = {Fault::slow_gpu(rank, 0.5)};  or  {Fault::degraded_uplink(rank, 0.25)};
 //   simulate(job, opt).iteration / simulate(job).iteration.

@@ -43,7 +43,7 @@ std::string simulated_trace() {
   std::unique_ptr<FlowRecorder> flows;
   std::ostringstream out;
   wl::SimulateOptions opt;
-  opt.reuse_private_durations = false;
+  opt.reuse_durations = false;
   opt.before_run = [&](sim::Engine& engine, const wl::Workload& w) {
     recorder = std::make_unique<ChromeTraceRecorder>(engine, w.graph);
     recorder->set_memory(&w.memory_events, memory_slots(job, w));
