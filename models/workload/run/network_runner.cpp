@@ -47,20 +47,19 @@ NetworkCommRunner::NetworkCommRunner(const Job& job, const Workload& w, Fidelity
   // Which groups' routes touch each link, then each communicator's conflicts: the other groups
   // on its links.
   std::vector<std::vector<uint32_t>> on_link(net_.link_count());
-  std::vector<std::vector<sim::flow::LinkId>> links(w.comms.size());
   for (uint32_t c = 0; c < w.comms.size(); ++c) {
     const uint32_t g = w.comms[c].group;
+    auto& links = memo_[c].links;
     plan(c);
-    for (const auto& order : orders_[c]) exec_->links_of(*plans_[c], order, offsets(c), links[c], rotations_[c]);
-    std::sort(links[c].begin(), links[c].end());
-    links[c].erase(std::unique(links[c].begin(), links[c].end()), links[c].end());
-    for (const auto l : links[c])
+    for (const auto& order : orders_[c]) exec_->links_of(*plans_[c], order, offsets(c), links, rotations_[c]);
+    std::sort(links.begin(), links.end());
+    links.erase(std::unique(links.begin(), links.end()), links.end());
+    for (const auto l : links)
       if (std::find(on_link[l].begin(), on_link[l].end(), g) == on_link[l].end()) on_link[l].push_back(g);
   }
   for (uint32_t c = 0; c < w.comms.size(); ++c) {
     auto& conflicts = memo_[c].conflicts;
-    memo_[c].links = links[c];
-    for (const auto l : links[c])
+    for (const auto l : memo_[c].links)
       for (const uint32_t g : on_link[l])
         if (g != w.comms[c].group) conflicts.push_back(g);
     std::sort(conflicts.begin(), conflicts.end());
