@@ -146,6 +146,68 @@ TEST(FlowNetworkVacancy, ADifferentWeightOrRouteIsSolvedAfresh) {
   }
 }
 
+TEST(FlowNetworkVacancy, ARerouteOffTheVacatedLinkAtTheSameInstantIsSolvedWithTheTaker) {
+  // The long flow shares link a with a 1 MB slice (2 GB/s each). At 500 us the next slice takes the
+  // first one's 2 GB/s and the long flow moves to link b: the instant's re-solve leaves the slice
+  // alone on a at 4 GB/s (done at 750 us) and the long flow's last 2 MB alone on b (1 ms).
+  for (const bool reroute_first : {false, true}) {
+    Engine engine;
+    FlowNetwork net(engine);
+    const LinkId a = net.add_link(Bandwidth::gbyte_per_s(4), Time::zero());
+    const LinkId b = net.add_link(Bandwidth::gbyte_per_s(4), Time::zero());
+    const std::span<const LinkId> route(&a, 1);
+    const LinkId to[] = {b};
+    const double one[] = {1.0};
+    Time second = Time::infinite(), other = Time::infinite();
+    const FlowId long_flow = net.start(Bytes(3'000'000), route, [&] { other = engine.now(); });
+    net.start(Bytes(1'000'000), route, [&] {
+      if (reroute_first) {
+        EXPECT_TRUE(net.reroute(long_flow, to, one));
+      }
+      net.start(Bytes(1'000'000), route, [&] { second = engine.now(); });
+      if (!reroute_first) {
+        EXPECT_TRUE(net.reroute(long_flow, to, one));
+      }
+    });
+    engine.run();
+    EXPECT_EQ(second, Time::us(750)) << (reroute_first ? "reroute first" : "slice first");
+    EXPECT_EQ(other, Time::us(1000)) << (reroute_first ? "reroute first" : "slice first");
+    EXPECT_EQ(net.bytes_carried(a), Bytes(3'000'000));
+    EXPECT_EQ(net.bytes_carried(b), Bytes(2'000'000));
+  }
+}
+
+TEST(FlowNetworkVacancy, ARerouteOntoTheVacatedLinkAtTheSameInstantIsSolvedWithTheTaker) {
+  // A slice alone on a (4 GB/s) finishes at 250 us, when the long flow, alone on b until then,
+  // has moved 1 MB. At that instant the long flow moves onto a and the next slice starts there:
+  // 2 GB/s each, not the 4 GB/s the vacancy had. The slice ends at 750 us; the long flow's last
+  // MB alone at 4 GB/s at 1 ms.
+  for (const bool reroute_first : {false, true}) {
+    Engine engine;
+    FlowNetwork net(engine);
+    const LinkId a = net.add_link(Bandwidth::gbyte_per_s(4), Time::zero());
+    const LinkId b = net.add_link(Bandwidth::gbyte_per_s(4), Time::zero());
+    const std::span<const LinkId> on_a(&a, 1), on_b(&b, 1);
+    const double one[] = {1.0};
+    Time second = Time::infinite(), other = Time::infinite();
+    const FlowId long_flow = net.start(Bytes(3'000'000), on_b, [&] { other = engine.now(); });
+    net.start(Bytes(1'000'000), on_a, [&] {
+      if (reroute_first) {
+        EXPECT_TRUE(net.reroute(long_flow, on_a, one));
+      }
+      net.start(Bytes(1'000'000), on_a, [&] { second = engine.now(); });
+      if (!reroute_first) {
+        EXPECT_TRUE(net.reroute(long_flow, on_a, one));
+      }
+    });
+    engine.run();
+    EXPECT_EQ(second, Time::us(750)) << (reroute_first ? "reroute first" : "slice first");
+    EXPECT_EQ(other, Time::us(1000)) << (reroute_first ? "reroute first" : "slice first");
+    EXPECT_EQ(net.bytes_carried(a), Bytes(4'000'000));
+    EXPECT_EQ(net.bytes_carried(b), Bytes(1'000'000));
+  }
+}
+
 // Chains of slices on random routes over shared links, each slice starting when the previous one
 // on its route finishes: taking vacancies at once must give the times that a re-solve of every
 // instant gives (starting each next slice from a separate event at the same instant, after the
