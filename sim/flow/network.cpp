@@ -202,20 +202,15 @@ void FlowNetwork::vacate(uint32_t slot) {
   v.begin = static_cast<uint32_t>(vacated_hops_.size());
   vacated_hops_.insert(vacated_hops_.end(), f.route.begin(), f.route.end());
   v.end = static_cast<uint32_t>(vacated_hops_.size());
-  const auto [it, fresh] = vacancy_head_.try_emplace(v.key, static_cast<uint32_t>(vacancies_.size()));
-  if (!fresh) {
-    v.next = it->second;
-    it->second = static_cast<uint32_t>(vacancies_.size());
-  }
+  v.next = vacancy_head_.exchange(v.key, static_cast<uint32_t>(vacancies_.size()));
   vacancies_.push_back(v);
   schedule_resolve();  // a vacancy nobody takes marks its links dirty there
 }
 
 void FlowNetwork::join_or_replace(uint32_t slot) {
   Flow& f = flows_[slot];
-  const auto head = vacancies_.empty() ? vacancy_head_.end() : vacancy_head_.find(route_key(f));
-  if (head != vacancy_head_.end()) {
-    for (uint32_t i = head->second; i != Vacancy::kNone; i = vacancies_[i].next) {
+  if (!vacancies_.empty()) {
+    for (uint32_t i = vacancy_head_.find(route_key(f)); i != Vacancy::kNone; i = vacancies_[i].next) {
       Vacancy& v = vacancies_[i];
       if (v.taken || v.weight != f.weight || v.end - v.begin != f.route.size()) continue;
       bool same = true;
@@ -363,8 +358,7 @@ void FlowNetwork::resolve() {
       }
     }
   }
-  // Key by key: clear() would sweep every bucket the busiest instant ever needed.
-  for (const Vacancy& v : vacancies_) vacancy_head_.erase(v.key);
+  vacancy_head_.clear();
   vacancies_.clear();
   vacated_hops_.clear();
   if (dirty_.empty()) return;

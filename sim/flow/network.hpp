@@ -12,10 +12,10 @@
 
 #include <cstdint>
 #include <span>
-#include <unordered_map>
 #include <vector>
 
 #include "sim/engine.hpp"
+#include "sim/flow/key_index.hpp"
 #include "sim/flow/maxmin.hpp"
 #include "sim/signals.hpp"
 #include "sim/units.hpp"
@@ -161,7 +161,7 @@ class FlowNetwork {
   // A flow that finished at this instant with a share of bandwidth: its route (in vacated_hops_),
   // weight and rate. Cleared by the instant's re-solve, which marks untaken ones' links dirty.
   struct Vacancy {
-    static constexpr uint32_t kNone = ~0u;
+    static constexpr uint32_t kNone = KeyIndex::kAbsent;
     uint64_t key = 0;
     double rate = 0, weight = 1;
     uint32_t begin = 0, end = 0;  // its hops in vacated_hops_
@@ -172,7 +172,7 @@ class FlowNetwork {
   Engine& engine_;
   std::vector<Vacancy> vacancies_;
   std::vector<Hop> vacated_hops_;
-  std::unordered_map<uint64_t, uint32_t> vacancy_head_;
+  KeyIndex vacancy_head_;  // the last vacancy of each route key at this instant
   std::vector<Link> links_;
   std::vector<Flow> flows_;
   std::vector<uint32_t> free_slots_;
