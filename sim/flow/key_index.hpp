@@ -6,6 +6,7 @@
 // the slots it filled.
 
 #include <bit>
+#include <cstddef>
 #include <cstdint>
 #include <vector>
 

@@ -22,6 +22,10 @@ TEST(KeyIndex, ExchangeReturnsThePreviousValueAndFindTheCurrentOne) {
   index.clear();
   EXPECT_TRUE(index.empty());
   EXPECT_EQ(index.find(42), KeyIndex::kAbsent);
+  // An empty index answers without looking: fill it again with another key before asking.
+  EXPECT_EQ(index.exchange(5, 1), KeyIndex::kAbsent);
+  EXPECT_EQ(index.find(42), KeyIndex::kAbsent);
+  EXPECT_EQ(index.find(5), 1u);
 }
 
 TEST(KeyIndex, AgreesWithAStandardMapThroughGrowthAndClears) {
@@ -49,7 +53,14 @@ TEST(KeyIndex, AgreesWithAStandardMapThroughGrowthAndClears) {
       }
     }
     index.clear();
-    for (const auto& [key, value] : reference) EXPECT_EQ(index.find(key), KeyIndex::kAbsent);
+    const uint64_t other = ~uint64_t{0} - 1;  // drawn keys are below 2n or have bits set above it
+    EXPECT_EQ(index.exchange(other, 3), KeyIndex::kAbsent);
+    for (const auto& [key, value] : reference) {
+      if (key != other) {
+        EXPECT_EQ(index.find(key), KeyIndex::kAbsent);
+      }
+    }
+    index.clear();
   }
 }
 
