@@ -4,12 +4,12 @@
 #include <cmath>
 #include <cstdio>
 #include <set>
-#include "models/calibration/fit_protocols.hpp"
 
 #include <Eigen/Dense>
 
 #include "models/calibration/fit_detail.hpp"
 #include "models/calibration/fit_protocols.hpp"
+#include "models/calibration/kernel_evidence.hpp"
 #include "models/collectives/comm_model.hpp"
 #include "sim/checked.hpp"
 #include "sim/error.hpp"
@@ -470,6 +470,7 @@ FitResult fit(const MeasurementSet& ms, const GpuSpec& prior, const ClusterSpec*
   detail::fit_attention(s);
   detail::fit_collectives(s);
   fit_protocol_scales(ms.items, r);
+  r.evidence = kernel_evidence(ms, prior.name, prior_cluster ? prior_cluster->name : "");
 
   const size_t host = s.of_kind({OpKind::kCopyH2D, OpKind::kCopyD2H}).size();
   const size_t layers = s.of_kind({OpKind::kLayer, OpKind::kIteration}).size();
@@ -535,6 +536,7 @@ json calibration_json(const FitResult& result, const Provenance& p, const std::s
               {"cluster_overrides", cluster_overrides},
               {"provenance", to_json(p)},
               {"fit", result.to_json()},
+              {"evidence", stack::to_json(result.evidence)},
               {"sources", sources}};
 }
 

@@ -40,6 +40,7 @@
 #include "models/calibration/measurement.hpp"
 #include "models/hardware/cluster_spec.hpp"
 #include "models/hardware/gpu_spec.hpp"
+#include "models/stack/evidence.hpp"
 
 namespace trainsim::models::calibration {
 
@@ -68,6 +69,8 @@ struct FitResult {
   int gemm_searched = 0;
   double gemm_best_gap = 0.0;
   std::vector<std::string> notes;  // one line each: records not used, groups skipped, caveats
+  // What the measurements covered (models/calibration/kernel_evidence.hpp): the calibration's evidence.
+  models::stack::Evidence evidence;
 
   const ParameterFit* find(const std::string& name) const;
   nlohmann::json to_json() const;

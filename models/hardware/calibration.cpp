@@ -188,8 +188,9 @@ const sim::config::Schema<Calibration>& calibration_schema() {
                 })
         .custom("evidence", "object", "{}",
                 "What the measurements covered: `stacks`, `precisions`, `clusters`, `gpu_presets` (names), `gpus`, "
-                "`params_b`, `seq_len` ([min, max]), `dense`, `moe` (flags). A job outside is reported as "
-                "extrapolated, with a wider band.",
+                "`params_b`, `seq_len`, and for kernel measurements `gemm_m`, `gemm_n`, `gemm_k`, `message_bytes` "
+                "([min, max]), `dense`, `moe` (flags). A job outside (a span more than 2x beyond a range) is "
+                "reported as extrapolated, with a wider band.",
                 [](Calibration& c, const Json& j, const std::string& p) { c.evidence = stack::parse_evidence(j, p); })
         .custom("provenance", "object", "{}",
                 "Where and how it was measured (GPU, driver, CUDA, cuBLAS and NCCL versions, date, command).",

@@ -19,7 +19,8 @@ const std::vector<std::string>& list_keys() {
   return k;
 }
 const std::vector<std::string>& range_keys() {
-  static const std::vector<std::string> k = {"gpus", "params_b", "seq_len"};
+  static const std::vector<std::string> k = {"gpus",   "params_b", "seq_len",      "gemm_m",
+                                             "gemm_n", "gemm_k",   "message_bytes"};
   return k;
 }
 const std::vector<std::string>& flag_keys() {
@@ -44,6 +45,10 @@ template <typename E>
 auto* range_of(E& e, const std::string& key) {
   if (key == "gpus") return &e.gpus;
   if (key == "params_b") return &e.params_b;
+  if (key == "gemm_m") return &e.gemm_m;
+  if (key == "gemm_n") return &e.gemm_n;
+  if (key == "gemm_k") return &e.gemm_k;
+  if (key == "message_bytes") return &e.message_bytes;
   return &e.seq_len;
 }
 
@@ -66,11 +71,32 @@ void check_range(const std::optional<std::pair<double, double>>& r, double v, co
   out.push_back(std::string(what) + " " + number(v) + " (measured " + number(r->first) + "-" + number(r->second) + ")");
 }
 
+// A span of the job against a measured range: outside when either end is more than 2x beyond it.
+// Values are printed divided by `unit` (GEMM dimensions as they are, buffers in MiB).
+void check_span(const Range& measured, const Range& job, const char* what, double unit, std::vector<std::string>& out) {
+  if (!measured || !job) return;
+  if (job->first * kRangeSlack >= measured->first && job->second <= measured->second * kRangeSlack) return;
+  const auto text = [unit](double v) {
+    char buf[32];
+    std::snprintf(buf, sizeof buf, unit == 1.0 ? "%.0f" : "%.4g", v / unit);
+    return std::string(buf);
+  };
+  const std::string span = job->first == job->second ? text(job->first) : text(job->first) + "-" + text(job->second);
+  out.push_back(std::string(what) + " " + span + " (measured " + text(measured->first) + "-" + text(measured->second) +
+                ")");
+}
+
 }  // namespace
+
+void extend(Range& r, double v) {
+  if (v <= 0) return;
+  if (!r) r = std::make_pair(v, v);
+  r->first = std::min(r->first, v), r->second = std::max(r->second, v);
+}
 
 bool Evidence::empty() const {
   return stacks.empty() && precisions.empty() && clusters.empty() && gpu_presets.empty() && !gpus && !params_b &&
-         !seq_len && !dense && !moe;
+         !seq_len && !dense && !moe && !gemm_m && !gemm_n && !gemm_k && !message_bytes;
 }
 
 Evidence parse_evidence(const Json& j, const std::string& path) {
@@ -139,6 +165,10 @@ std::vector<std::string> outside(const Evidence& e, const Coverage& c) {
   check_range(e.seq_len, c.seq_len, "sequence length", out);
   if (c.moe && e.moe && !*e.moe) out.push_back("an MoE model (measured: dense only)");
   if (!c.moe && e.dense && !*e.dense) out.push_back("a dense model (measured: MoE only)");
+  check_span(e.gemm_m, c.gemm_m, "GEMM m", 1.0, out);
+  check_span(e.gemm_n, c.gemm_n, "GEMM n", 1.0, out);
+  check_span(e.gemm_k, c.gemm_k, "GEMM k", 1.0, out);
+  check_span(e.message_bytes, c.message_bytes, "collective buffers (MiB)", 1048576.0, out);
   return out;
 }
 

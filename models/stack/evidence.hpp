@@ -17,12 +17,21 @@
 
 namespace trainsim::models::stack {
 
+using Range = std::optional<std::pair<double, double>>;  // [min, max]; nullopt: not measured
+
 struct Evidence {
   std::vector<std::string> stacks, precisions, clusters, gpu_presets;  // empty: not restricted
-  std::optional<std::pair<double, double>> gpus, params_b, seq_len;    // [min, max]
-  std::optional<bool> dense, moe;                                      // measured dense / MoE models
+  Range gpus, params_b, seq_len;
+  std::optional<bool> dense, moe;  // measured dense / MoE models
+  // Kernel measurements (a validator or Kineto calibration, models/calibration/fit.hpp): the GEMM
+  // dimensions (C[m,n] = A[m,k] B[k,n]) and the collectives' per-rank buffers (nccl-tests' size,
+  // bytes) that were timed.
+  Range gemm_m, gemm_n, gemm_k, message_bytes;
   bool empty() const;
 };
+
+// Widens `r` to hold `v` (a range of one value when empty); v <= 0 (nothing measured) is ignored.
+void extend(Range& r, double v);
 
 // Reads an evidence object (keys as the fields; ranges as [min, max]); throws ConfigError at path.
 Evidence parse_evidence(const sim::config::Json& j, const std::string& path);
@@ -33,6 +42,9 @@ struct Coverage {
   std::string stack, precision, cluster, gpu;
   double gpus = 0, params_b = 0, seq_len = 0;
   bool moe = false;
+  // The spans of the job's main GEMMs' dimensions and of its collectives' buffers
+  // (models/workload/job/kernel_sizes.hpp); nullopt: none (no collectives on one GPU).
+  Range gemm_m, gemm_n, gemm_k, message_bytes;
 };
 
 // The band statistic of a set of relative errors: the 68th percentile of their absolute values
@@ -41,6 +53,7 @@ struct Coverage {
 double error_band(std::vector<double> errors);
 
 // What of `c` lies outside `e`, one phrase each ("precision mxfp8 (measured: fp8)"); empty: inside.
+// A span of the job is outside a measured range when it reaches more than 2x beyond it.
 std::vector<std::string> outside(const Evidence& e, const Coverage& c);
 
 }  // namespace trainsim::models::stack

@@ -106,6 +106,10 @@ void print_table(const std::string& title, const std::vector<Row>& rows, const s
                   100.0 * r.error());
   }
   if (rows.size() > max_rows) std::printf("... %zu more rows\n", rows.size() - max_rows);
+  // TRAINSIM_ACCURACY_JOBS=DIR writes each row's job as DIR/<id>.json, for `trainsim simulate` on one row.
+  if (const char* dir = std::getenv("TRAINSIM_ACCURACY_JOBS"); dir != nullptr)
+    for (const auto& r : rows)
+      if (!r.job.is_null()) std::ofstream(std::string(dir) + "/" + r.id + ".json") << r.job.dump(2) << "\n";
   const Stats s = stats(rows);
   std::printf("%s: n=%zu median |error| %.1f%%, max |error| %.1f%%, median signed %+.1f%%, not fitting %zu\n",
               title.c_str(), s.n, 100 * s.median_abs, 100 * s.max_abs, 100 * s.median_signed, s.not_fitting);

@@ -59,6 +59,7 @@ TEST(ValidatorH100, CommittedCalibrationIsTheFitOfTheCommittedMeasurements) {
   const auto preset = models::presets::find("calibrations", "h100-sxm-80gb-measured", "calibration");
   EXPECT_EQ(preset.at("gpu_overrides"), produced.at("gpu_overrides"));
   EXPECT_EQ(preset.at("cluster_overrides"), produced.at("cluster_overrides"));
+  EXPECT_EQ(preset.at("evidence"), produced.at("evidence"));  // what a job under it may leave
   // Applied to a job, the preset reproduces the fitted constants.
   auto spec = kJob70b;
   spec["calibration"] = "h100-sxm-80gb-measured";

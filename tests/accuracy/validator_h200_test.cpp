@@ -52,6 +52,7 @@ TEST(ValidatorH200, CommittedCalibrationIsTheFitOfTheCommittedMeasurements) {
   const auto preset = models::presets::find("calibrations", "h200-sxm-141gb-measured", "calibration");
   EXPECT_EQ(preset.at("gpu_overrides"), produced.at("gpu_overrides"));
   EXPECT_EQ(preset.at("cluster_overrides"), produced.at("cluster_overrides"));
+  EXPECT_EQ(preset.at("evidence"), produced.at("evidence"));  // what a job under it may leave
   // Applied to a job, the preset reproduces the fitted constants.
   nlohmann::json spec = job_70b("dgx-h200");
   spec["calibration"] = "h200-sxm-141gb-measured";

@@ -4,6 +4,8 @@
 #include <cmath>
 #include <set>
 
+#include "models/workload/job/kernel_sizes.hpp"
+
 namespace trainsim::models::workload {
 
 using sim::config::Json;
@@ -23,6 +25,15 @@ stack::Coverage coverage(const Job& j) {
   c.params_b = j.model.parameters() / 1e9;
   c.seq_len = static_cast<double>(j.seq_len);
   c.moe = j.model.moe.has_value();
+  return c;
+}
+
+// The job's kernel and collective sizes as well, when the evidence holds kernel measurements.
+stack::Coverage coverage(const Job& j, const stack::Evidence& e) {
+  stack::Coverage c = coverage(j);
+  if (!e.gemm_m && !e.gemm_n && !e.gemm_k && !e.message_bytes) return c;
+  const KernelSizes k = kernel_sizes(j);
+  c.gemm_m = k.gemm_m, c.gemm_n = k.gemm_n, c.gemm_k = k.gemm_k, c.message_bytes = k.message_bytes;
   return c;
 }
 
@@ -70,18 +81,11 @@ Json PredictionBand::to_json() const {
               {"basis", basis}};
 }
 
-PredictionBand prediction_band(const Job& j) {
-  const stack::Coverage c = coverage(j);
+namespace {
+
+// The band of the stack's published runs (no calibration with a band of its own).
+PredictionBand stack_band(const Job& j) {
   PredictionBand b;
-  if (j.calibration && j.calibration->error_band > 0) {
-    const auto& cal = *j.calibration;
-    b.relative = cal.error_band;
-    b.basis = "calibration " + cal.name + " (" + (cal.error_method.empty() ? "cross-validated" : cal.error_method) +
-              ", " + std::to_string(cal.error_runs) + " runs)";
-    b.outside = stack::outside(cal.evidence, c);
-    if (!b.outside.empty()) widen(b);
-    return b;
-  }
   const std::vector<stack::StackAccuracy>& entries = j.stack.accuracy;
   if (entries.empty()) {
     b.relative = kUncheckedBand;
@@ -90,6 +94,7 @@ PredictionBand prediction_band(const Job& j) {
     b.outside.push_back("stack " + j.stack.name + " (no accuracy suite)");
     return b;
   }
+  const stack::Coverage c = coverage(j);
   const stack::StackAccuracy* best = nullptr;
   std::vector<std::string> best_outside;
   for (const auto& e : entries) {
@@ -102,7 +107,32 @@ PredictionBand prediction_band(const Job& j) {
   b.basis = "stack " + j.stack.name + ": " + best->source + " (" + std::to_string(best->runs) + " runs)";
   b.outside = best_outside;
   if (!b.outside.empty()) widen(b);
-  if (j.calibration) b.basis += "; calibration " + j.calibration->name + " carries no cross-validated error";
+  return b;
+}
+
+}  // namespace
+
+PredictionBand prediction_band(const Job& j) {
+  if (j.calibration && j.calibration->error_band > 0) {
+    const auto& cal = *j.calibration;
+    PredictionBand b;
+    b.relative = cal.error_band;
+    b.basis = "calibration " + cal.name + " (" + (cal.error_method.empty() ? "cross-validated" : cal.error_method) +
+              ", " + std::to_string(cal.error_runs) + " runs)";
+    b.outside = stack::outside(cal.evidence, coverage(j, cal.evidence));
+    if (!b.outside.empty()) widen(b);
+    return b;
+  }
+  PredictionBand b = stack_band(j);
+  if (j.calibration) {
+    // A calibration fitted to kernel measurements (validate, kineto) has no band of its own, but its
+    // constants hold only for what it measured: the rest of the job runs on the presets' values.
+    const auto& cal = *j.calibration;
+    b.basis += "; calibration " + cal.name + " carries no cross-validated error";
+    const std::vector<std::string> o = stack::outside(cal.evidence, coverage(j, cal.evidence));
+    for (const std::string& x : o) b.outside.push_back("calibration " + cal.name + ": " + x);
+    if (!o.empty() && !b.extrapolated) widen(b);
+  }
   return b;
 }
 
