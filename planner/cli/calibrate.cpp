@@ -17,6 +17,7 @@
 #include "planner/cli/commands.hpp"
 #include "planner/cli/options.hpp"
 #include "planner/cli/output_files.hpp"
+#include "planner/cli/report.hpp"
 #include "sim/error.hpp"
 #include "traces/svg/svg.hpp"
 
@@ -139,6 +140,15 @@ void print_report(const RunFitResult& r, const std::string& file, std::ostream& 
                 "a run like these\n",
                 100.0 * r.band, r.used);
   out << line;
+  for (const auto& m : r.memory) {
+    std::snprintf(line, sizeof line,
+                  "peak memory (%s, %zu runs): allocator reserve %.4g -> %s; median |error| %.1f%% before, %.1f%% "
+                  "after, %.1f%% leave-one-out%s%s\n",
+                  m.stack.c_str(), m.runs.size(), m.prior, m.fitted ? fmt("%.4g", m.value).c_str() : "kept",
+                  100.0 * m.median_before, 100.0 * m.median_after, 100.0 * m.median_cv, m.note.empty() ? "" : "; ",
+                  m.note.c_str());
+    out << line;
+  }
   for (const auto& n : r.notes) out << "  note: " << n << "\n";
 }
 

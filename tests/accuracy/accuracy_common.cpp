@@ -153,7 +153,7 @@ bool slow_calibrations() {
 }
 
 CalibrationStats calibrate_rows(const std::string& title, const std::vector<Row>& rows,
-                                models::calibration::RunMetric metric, double scale) {
+                                models::calibration::RunMetric metric, double scale, const std::vector<Row>* peaks) {
   std::vector<models::calibration::RunRecord> runs;
   for (size_t i = 0; i < rows.size(); ++i) {
     if (rows[i].job.is_null()) continue;
@@ -163,6 +163,9 @@ CalibrationStats calibrate_rows(const std::string& title, const std::vector<Row>
     r.job = rows[i].job;
     r.metric = metric;
     r.measured = rows[i].measured * scale;
+    if (peaks)
+      for (const Row& p : *peaks)
+        if (p.id == r.id) r.peak_memory_gib = p.measured;
     runs.push_back(std::move(r));
   }
   models::calibration::RunFitOptions o;
@@ -190,6 +193,15 @@ CalibrationStats calibrate_rows(const std::string& title, const std::vector<Row>
       "leave-one-out (constant-MFU baseline %.1f%%), band %.1f%%; fitted: %s; %zu simulations in %.1f s\n",
       title.c_str(), s.runs, s.used, 100 * s.before, 100 * s.after, 100 * s.cv, 100 * s.constant_mfu, 100 * s.band,
       fitted.empty() ? "nothing" : fitted.c_str(), s.simulations, s.seconds);
+  for (const auto& m : fit.memory) {
+    s.peak_runs += m.runs.size();
+    s.peak_before = m.median_before, s.peak_after = m.median_after, s.peak_cv = m.median_cv;
+    std::printf(
+        "  peak memory (%s, %zu runs): allocator reserve %.3g -> %s, median |error| %.1f%% before, %.1f%% "
+        "after, %.1f%% leave-one-out%s%s\n",
+        m.stack.c_str(), m.runs.size(), m.prior, m.fitted ? cat(m.value).c_str() : "kept", 100 * m.median_before,
+        100 * m.median_after, 100 * m.median_cv, m.note.empty() ? "" : "; ", m.note.c_str());
+  }
   std::fflush(stdout);
   return s;
 }

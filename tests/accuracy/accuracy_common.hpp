@@ -71,8 +71,14 @@ bool slow_calibrations();
 struct CalibrationStats {
   size_t runs = 0, used = 0, fitted = 0, simulations = 0;
   double before = 0, after = 0, cv = 0, band = 0, seconds = 0, constant_mfu = 0;
+  // The allocator reserve's fit to the peaks (rows of `peaks`, by id), summed over its stacks'
+  // fits: median relative peak-memory error before, after and leave-one-out; runs that logged one.
+  size_t peak_runs = 0;
+  double peak_before = 0, peak_after = 0, peak_cv = 0;
 };
+// `peaks`: measured peak memory (GiB) of some of the rows, matched by id (null: none).
 CalibrationStats calibrate_rows(const std::string& title, const std::vector<Row>& rows,
-                                models::calibration::RunMetric metric, double scale = 1.0);
+                                models::calibration::RunMetric metric, double scale = 1.0,
+                                const std::vector<Row>* peaks = nullptr);
 
 }  // namespace trainsim::accuracy

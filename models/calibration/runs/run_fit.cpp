@@ -28,6 +28,7 @@ struct Eval {
   double metric = 0, iteration_s = 0, mfu = 0;
   bool fits = true;
   double peak_gib = 0, capacity_gib = 0;
+  MemoryRun memory;  // the stages' memory as the allocator's reserve scales it (memory_fit.hpp)
 };
 
 Eval evaluate(const RunRecord& r, const Json& cal) {
@@ -39,6 +40,13 @@ Eval evaluate(const RunRecord& r, const Json& cal) {
     Eval e;
     e.fits = res.fits;
     e.peak_gib = res.peak_memory().gib();
+    e.memory.stack = job.stack.name;
+    e.memory.prior = job.stack.memory.allocator_fragmentation;
+    e.memory.measured_gib = r.peak_memory_gib.value_or(0.0);
+    for (const auto& st : res.stages) {
+      const double reservable = (st.memory.activations + st.memory.buffers).gib();
+      e.memory.stages.push_back(StagePeak{st.memory.total().gib() - st.memory.fragmentation * reservable, reservable});
+    }
     e.capacity_gib = res.capacity.gib();
     e.iteration_s = res.iteration.seconds();
     e.mfu = res.mfu;
@@ -511,6 +519,11 @@ RunFitResult fit_runs(std::vector<RunRecord> runs, const RunFitOptions& options)
   fit_steps(f);
   leave_one_out(f);
   write_calibration(f);
+  std::vector<MemoryRun> memory;
+  std::vector<std::string> ids;
+  for (size_t i = 0; i < f.n; ++i) memory.push_back(f.base[i].memory), ids.push_back(f.runs[i].id);
+  f.out.memory = fit_memory(memory);
+  write_memory_fit(f.out.calibration, f.out.memory, ids);
   f.out.runs = std::move(f.runs);
   return std::move(f.out);
 }

@@ -24,6 +24,9 @@
 //    noise the residuals show. The constant-MFU baseline (each run at the others' median MFU) is
 //    reported beside it.
 //
+// 6. The caching allocator's reserve per stack, from the runs that log their peak memory
+//    (memory_fit.hpp); independent of the throughput fit.
+//
 // Runs that do not fit in memory as simulated are left out (a note says so); two runs with the
 // same job measured more than 1.5x apart are reported as contradictory (the robust loss then
 // weighs them down). Same runs and options, same bytes out: the runs are simulated on `threads`
@@ -33,6 +36,7 @@
 #include <string>
 #include <vector>
 
+#include "models/calibration/runs/memory_fit.hpp"
 #include "models/calibration/runs/run_parameters.hpp"
 #include "models/calibration/runs/run_record.hpp"
 #include "sim/config/schema.hpp"
@@ -76,6 +80,7 @@ struct RunFitResult {
   double band = 0;  // 68th percentile |cv error|
   std::vector<std::string> notes;
   size_t simulations = 0;
+  std::vector<MemoryFit> memory;  // the allocator's reserve per stack, from the runs' logged peaks
   sim::config::Json calibration;  // the calibration file (with error and evidence)
 };
 
