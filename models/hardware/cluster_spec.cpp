@@ -63,6 +63,10 @@ const sim::config::Schema<ClusterSpec>& cluster_schema() {
         .unit("host_memory", &ClusterSpec::host_memory, &sim::config::read_bytes, "size", std::string("0GiB"),
               "Host (CPU) memory per GPU that optimizer and activation offload may use (a Grace CPU's LPDDR5X "
               "shared by its GPUs; a DGX's DRAM over its 8 GPUs). 0: not checked.")
+        .number("host_dispatch_scale", &ClusterSpec::host_dispatch_scale, 0.1, 10.0, 1.0,
+                "The host CPU's time to issue one kernel from an eager framework (Python, PyTorch's dispatcher, "
+                "the framework's modules) relative to the x86 host of a DGX server, which the job's "
+                "`kernel_dispatch` is written for: 1 for DGX (Xeon) hosts, about 2.75 for Grace.")
         .custom("network", "object or null", std::string("null"),
                 "Topology: {\"builder\": NAME, ...parameters} (`trainsim topology`); null = a rail-optimized fabric "
                 "derived from the fields above.",

@@ -32,6 +32,7 @@ struct ClusterSpec {
   sim::Bandwidth host_link_bandwidth;    // achievable GPU <-> host copy rate, per GPU per direction (PCIe)
   sim::Bandwidth host_memory_bandwidth;  // achievable host DRAM bandwidth, per GPU's share (CPU optimizer)
   sim::Bytes host_memory;                // host (CPU) memory per GPU for offload (0: not limited)
+  double host_dispatch_scale = 1.0;      // host CPU's time to issue a kernel vs a DGX's x86 host (Grace: 2.75)
   sim::config::Json network;             // {"builder": ..., ...} for topology/; null = derived (see network_spec)
   std::map<std::string, std::string> sources;
 

@@ -213,7 +213,8 @@ void runtime_fields(JobSchema& s) {
                         "Gradient bucket size for overlapped data-parallel reduction (Megatron: 40M fp32 elements).")
       .unit<sim::Time>("kernel_dispatch", &JobSpec::kernel_dispatch, &sim::config::read_time, "duration",
                        std::string("10us"),
-                       "Host (CPU) time to issue one kernel from the framework: a task whose kernels are shorter is "
+                       "Host (CPU) time to issue one kernel from the framework, on a DGX's x86 host (the cluster's "
+                       "`host_dispatch_scale` scales it: Grace 2.75x): a task whose kernels are shorter is "
                        "host-bound. Eager PyTorch ~10 us; CUDA graphs ~0.")
       .enumeration("network", &JobSpec::network, option_names<Network>(), Network::kFlow,
                    "How communication is simulated: `flow` runs every transfer of every collective as flows "
@@ -499,6 +500,9 @@ void resolve_parallel(const JobSpec& s, Job& j) {
   static_cast<JobOptions&>(j) = s;
   j.etp = s.etp.value_or(s.tp);
   j.seq_len = s.seq_len.value_or(j.model.seq_len);
+  // kernel_dispatch is written for a DGX's x86 host; the cluster's host CPU issues at its own pace.
+  if (j.cluster.host_dispatch_scale != 1.0)
+    j.kernel_dispatch = sim::Time::from_seconds_ceil(s.kernel_dispatch.seconds() * j.cluster.host_dispatch_scale);
 
   resolve_nvlink_segment(s, j);
   const auto& m = j.model;

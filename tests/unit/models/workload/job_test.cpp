@@ -46,6 +46,20 @@ TEST(Job, SequenceParallelismNeedsTensorParallelism) {
   EXPECT_FALSE(testing::job(with(base(), Json{{"sp", false}})).sp);
 }
 
+// kernel_dispatch is written for a DGX's x86 host; a Grace host (GB200 / GB300 NVL72) issues each
+// kernel 2.75x slower (the cluster's host_dispatch_scale, TransformerEngine #2053).
+TEST(Job, KernelDispatchFollowsTheClustersHostCpu) {
+  const Json x86 = with(base(), Json{{"stack", "research"}, {"kernel_dispatch", "10us"}});
+  EXPECT_EQ(testing::job(x86).kernel_dispatch, sim::Time::us(10));
+  const Json grace = with(x86, Json{{"cluster", "gb200-nvl72"}, {"gpus", 72}, {"global_batch", 72}, {"pp", 4}});
+  EXPECT_EQ(testing::job(grace).kernel_dispatch, sim::Time::ns(27500));
+  EXPECT_EQ(
+      testing::job(with(grace, Json{{"cluster", "dgx-b200"}, {"gpus", 64}, {"global_batch", 64}})).kernel_dispatch,
+      sim::Time::us(10));
+  // The Transformer Engine stacks' own default.
+  EXPECT_EQ(testing::job(with(base(), Json{{"stack", "megatron-bridge-2025"}})).kernel_dispatch, sim::Time::us(18));
+}
+
 TEST(Job, FlagsStyleJsonParsesEveryKey) {
   // The CLI turns --flag value pairs into exactly this JSON: numbers stay numbers, sizes and
   // durations stay strings with units, booleans are booleans.
@@ -75,13 +89,14 @@ TEST(Job, FlagsStyleJsonParsesEveryKey) {
   EXPECT_FALSE(j.overlap_p2p);
   EXPECT_FALSE(j.scatter_gather);
   EXPECT_EQ(j.seed, 7);
-  // Defaults: 1F1B, bf16, flash, 160 MB buckets, 10 us dispatch, overlap on.
+  // Defaults: 1F1B, bf16, flash, 160 MB buckets, overlap on; the default stack's (megatron-core-2025,
+  // Transformer Engine modules) 18 us dispatch on an x86 host.
   const Job d = testing::job(base());
   EXPECT_EQ(d.schedule, "1f1b");
   EXPECT_EQ(d.precision, compute::Precision::kBf16);
   EXPECT_EQ(d.attention, Attention::kFlash);
   EXPECT_EQ(d.bucket_size, sim::Bytes(160'000'000));
-  EXPECT_EQ(d.kernel_dispatch, sim::Time::us(10));
+  EXPECT_EQ(d.kernel_dispatch, sim::Time::us(18));
   EXPECT_TRUE(d.overlap_grad_reduce && d.overlap_p2p && d.scatter_gather);
   EXPECT_EQ(d.vp, 1);
   EXPECT_EQ(d.zero, 0);
