@@ -53,7 +53,8 @@ struct Coverage {
 double error_band(std::vector<double> errors);
 
 // What of `c` lies outside `e`, one phrase each ("precision mxfp8 (measured: fp8)"); empty: inside.
-// A span of the job is outside a measured range when it reaches more than 2x beyond it.
+// A span of the job is outside a measured range when it reaches more than 2x beyond it; GEMM
+// dimensions only below (larger GEMMs run at the saturated efficiency the largest measured show).
 std::vector<std::string> outside(const Evidence& e, const Coverage& c);
 
 }  // namespace trainsim::models::stack

@@ -71,8 +71,9 @@ bool slow_calibrations();
 struct CalibrationStats {
   size_t runs = 0, used = 0, fitted = 0, simulations = 0;
   double before = 0, after = 0, cv = 0, band = 0, seconds = 0, constant_mfu = 0;
-  // The allocator reserve's fit to the peaks (rows of `peaks`, by id), summed over its stacks'
-  // fits: median relative peak-memory error before, after and leave-one-out; runs that logged one.
+  // The allocator reserve's fit to the peaks (rows of `peaks`, by id): runs that logged one (all
+  // stacks), and the median relative peak-memory error before, after and leave-one-out of the
+  // last stack's fit (the suites calibrate one stack at a time).
   size_t peak_runs = 0;
   double peak_before = 0, peak_after = 0, peak_cv = 0;
 };

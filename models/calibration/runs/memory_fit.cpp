@@ -26,6 +26,16 @@ double implied_reserve(const MemoryRun& r) {
 
 double round4(double v) { return std::round(v * 1e4) / 1e4; }
 
+// The largest reserve under which every stage of the run fits its capacity (it ran, so it did);
+// infinity when the run has no capacity or nothing reservable.
+double largest_reserve(const MemoryRun& r) {
+  double f = std::numeric_limits<double>::infinity();
+  if (r.capacity_gib <= 0) return f;
+  for (const auto& s : r.stages)
+    if (s.reservable_gib > 0) f = std::min(f, (r.capacity_gib - s.fixed_gib) / s.reservable_gib);
+  return f;
+}
+
 double median_abs(std::vector<double> v) {
   for (auto& x : v) x = std::abs(x);
   return median(std::move(v));
@@ -67,12 +77,25 @@ std::vector<MemoryFit> fit_memory(const std::vector<MemoryRun>& runs) {
       out.push_back(std::move(f));
       continue;
     }
-    const double fitted = median(implied);
+    // Every run of the stack ran, logged peak or not: no reserve may make one of them not fit.
+    double cap = kMaxReserve;
+    size_t tightest = idx.front();
+    // (A run that fits at no reserve is off for another reason: it sets no cap.)
+    for (size_t i : idx)
+      if (const double c = largest_reserve(runs[i]); c >= 0 && c < cap) cap = c, tightest = i;
+    const auto capped = [cap](double x) { return std::min(x, cap); };
+    const double fitted = capped(median(implied));
     for (size_t r = 0; r < f.runs.size(); ++r) {
       std::vector<double> others = implied;
       others.erase(others.begin() + static_cast<std::ptrdiff_t>(r));
       f.error_after.push_back(error(f.runs[r], fitted));
-      f.error_cv.push_back(error(f.runs[r], median(others)));
+      f.error_cv.push_back(error(f.runs[r], capped(median(others))));
+    }
+    if (fitted < median(implied)) {
+      char buf[160];
+      std::snprintf(buf, sizeof buf, "capped at %.4g: a larger reserve would leave a run that ran without memory", cap);
+      f.note = buf;
+      f.capped_by = static_cast<int64_t>(tightest);
     }
     f.median_after = median_abs(f.error_after);
     f.median_cv = median_abs(f.error_cv);
@@ -80,6 +103,8 @@ std::vector<MemoryFit> fit_memory(const std::vector<MemoryRun>& runs) {
       f.fitted = true;
       f.value = fitted;
     } else {
+      f.note.clear();
+      f.capped_by = -1;
       f.note = "kept: the leave-one-out error is not below the presets'";
       f.error_after = f.error_before;
       f.median_after = f.median_before;
@@ -120,6 +145,7 @@ void write_memory_fit(sim::config::Json& calibration, const std::vector<MemoryFi
                        {"median_error_after", round4(f.median_after)},
                        {"median_error_cv", round4(f.median_cv)},
                        {"runs", runs}});
+    if (f.capped_by >= 0) all.back()["capped_by"] = run_ids.at(static_cast<size_t>(f.capped_by));
   }
   if (!all.empty()) calibration["fit"]["memory"] = all;
 }

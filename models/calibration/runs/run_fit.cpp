@@ -43,6 +43,7 @@ Eval evaluate(const RunRecord& r, const Json& cal) {
     e.memory.stack = job.stack.name;
     e.memory.prior = job.stack.memory.allocator_fragmentation;
     e.memory.measured_gib = r.peak_memory_gib.value_or(0.0);
+    e.memory.capacity_gib = res.capacity.gib();
     for (const auto& st : res.stages) {
       const double reservable = (st.memory.activations + st.memory.buffers).gib();
       e.memory.stages.push_back(StagePeak{st.memory.total().gib() - st.memory.fragmentation * reservable, reservable});
@@ -466,6 +467,11 @@ void write_calibration(Fit& f) {
   for (size_t i : f.used) used_jobs.push_back(jobs[i]);
   stack::Evidence e = workload::evidence_of(used_jobs);
   e.gpu_presets.clear();  // the calibration's own `gpu`
+  // The base calibration's kernel ranges stay: its constants hold where its kernels were measured.
+  if (base_cal.is_object() && base_cal.contains("evidence")) {
+    const stack::Evidence k = stack::parse_evidence(base_cal.at("evidence"), "calibration.evidence");
+    e.gemm_m = k.gemm_m, e.gemm_n = k.gemm_n, e.gemm_k = k.gemm_k, e.message_bytes = k.message_bytes;
+  }
   out.calibration["evidence"] = stack::to_json(e);
   Json fit_runs = Json::array(), fit_constants = Json::array();
   for (size_t i = 0; i < n; ++i) {

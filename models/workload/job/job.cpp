@@ -211,11 +211,11 @@ void runtime_fields(JobSchema& s) {
                "Pipeline sends split across TP ranks and re-gathered over NVLink (Narayanan Sec 4.1).")
       .unit<sim::Bytes>("bucket_size", &JobSpec::bucket_size, &sim::config::read_bytes, "size", std::string("160MB"),
                         "Gradient bucket size for overlapped data-parallel reduction (Megatron: 40M fp32 elements).")
-      .unit<sim::Time>("kernel_dispatch", &JobSpec::kernel_dispatch, &sim::config::read_time, "duration",
-                       std::string("10us"),
-                       "Host (CPU) time to issue one kernel from the framework, on a DGX's x86 host (the cluster's "
-                       "`host_dispatch_scale` scales it: Grace 2.75x): a task whose kernels are shorter is "
-                       "host-bound. Eager PyTorch ~10 us; CUDA graphs ~0.")
+      .unit<sim::Time>(
+          "kernel_dispatch", &JobSpec::kernel_dispatch, &sim::config::read_time, "duration", std::string("10us"),
+          "Host (CPU) time to issue one kernel from the framework, on a DGX's x86 host (the cluster's "
+          "`host_dispatch_scale` scales it: Grace 2.75x): a task whose kernels are shorter is "
+          "host-bound. Eager PyTorch ~10 us (the Transformer Engine stacks default to 18 us); CUDA graphs ~0.")
       .enumeration("network", &JobSpec::network, option_names<Network>(), Network::kFlow,
                    "How communication is simulated: `flow` runs every transfer of every collective as flows "
                    "on the cluster's topology (max-min bandwidth sharing); `analytic` uses the hierarchical "

@@ -12,7 +12,9 @@
 //   messages  the per-rank buffer (nccl-tests' "size") of each kind of collective the job runs:
 //             tensor-parallel activations, pipeline sends, context-parallel KV blocks, the expert
 //             dispatch, data-parallel gradient buckets (ZeRO-3 / FSDP: one layer's parameters).
-//             None on a single GPU.
+//             None on a single GPU. These are the sizes' scale, not the simulator's exact
+//             messages (a stage's last bucket is smaller, a MoE layer's dense buckets leave the
+//             experts out): the 2x rule the evidence applies absorbs the difference.
 
 #include "models/stack/evidence.hpp"
 #include "models/workload/job/job.hpp"

@@ -94,11 +94,10 @@ PredictionBand stack_band(const Job& j) {
     b.outside.push_back("stack " + j.stack.name + " (no accuracy suite)");
     return b;
   }
-  const stack::Coverage c = coverage(j);
   const stack::StackAccuracy* best = nullptr;
   std::vector<std::string> best_outside;
   for (const auto& e : entries) {
-    std::vector<std::string> o = stack::outside(e.evidence, c);
+    std::vector<std::string> o = stack::outside(e.evidence, coverage(j, e.evidence));
     const bool better =
         best == nullptr || o.size() < best_outside.size() || (o.size() == best_outside.size() && e.runs > best->runs);
     if (better) best = &e, best_outside = std::move(o);

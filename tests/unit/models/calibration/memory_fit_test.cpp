@@ -12,7 +12,7 @@ using sim::config::Json;
 
 // A run of one stage whose true reserve is `truth`: fixed + truth * reservable is what it logged.
 MemoryRun run(const std::string& stack, double fixed, double reservable, double truth, double prior = 0.05) {
-  return MemoryRun{stack, fixed + truth * reservable, prior, {StagePeak{fixed, reservable}}};
+  return MemoryRun{stack, fixed + truth * reservable, 0.0, prior, {StagePeak{fixed, reservable}}};
 }
 
 TEST(MemoryFit, PeakIsTheLargestStage) {
@@ -50,7 +50,7 @@ TEST(MemoryFit, OneOddRunDoesNotSetTheReserve) {
 // With several stages, the reserve that reproduces the peak is the one at which the first stage
 // reaches it.
 TEST(MemoryFit, TheFirstStageToReachThePeakSetsIt) {
-  MemoryRun r{"s", 75, 0.0, {{60, 10}, {50, 40}}};  // stage 1 reaches 75 at 0.625, stage 0 at 1.5
+  MemoryRun r{"s", 75, 0.0, 0.0, {{60, 10}, {50, 40}}};  // stage 1 reaches 75 at 0.625, stage 0 at 1.5
   MemoryRun q = r;
   q.measured_gib = 62;  // stage 0 reaches 62 at 0.2, stage 1 at 0.3
   EXPECT_NEAR(fit_memory({r, r}).at(0).value, 0.625, 1e-12);
@@ -78,6 +78,26 @@ TEST(MemoryFit, KeptWithoutEvidenceForIt) {
   // The reserve stays in the schema's range: a peak above every stage at a reserve of 1 says 1.
   const auto capped = fit_memory({run("s", 10, 10, 3.0), run("s", 10, 20, 3.0)});
   EXPECT_DOUBLE_EQ(capped[0].value, 1.0);
+}
+
+// Every run ran: the reserve stops where one of them (peak logged or not) would no longer fit.
+TEST(MemoryFit, NoReserveLeavesARunThatRanWithoutMemory) {
+  std::vector<MemoryRun> runs{run("s", 40, 30, 0.4), run("s", 30, 30, 0.4), run("s", 50, 20, 0.4)};
+  for (auto& r : runs) r.capacity_gib = 80;
+  MemoryRun silent = run("s", 60, 40, 0.0);  // logged no peak; fits up to (80 - 60) / 40 = 0.5
+  silent.measured_gib = 0;
+  silent.capacity_gib = 80;
+  runs.push_back(silent);
+  EXPECT_NEAR(fit_memory(runs).at(0).value, 0.4, 1e-12);  // below the cap
+  runs[3].stages[0].fixed_gib = 70;                       // now fits up to 0.25
+  const MemoryFit f = fit_memory(runs).at(0);
+  EXPECT_TRUE(f.fitted);
+  EXPECT_NEAR(f.value, 0.25, 1e-12);
+  EXPECT_EQ(f.capped_by, 3);
+  EXPECT_NE(f.note.find("capped at 0.25"), std::string::npos);
+  // A run that fits at no reserve is off for another reason and caps nothing.
+  runs[3].stages[0].fixed_gib = 90;
+  EXPECT_NEAR(fit_memory(runs).at(0).value, 0.4, 1e-12);
 }
 
 TEST(MemoryFit, OneFitPerStackAndTheCalibrationFile) {
