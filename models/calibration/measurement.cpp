@@ -1,6 +1,7 @@
 #include "models/calibration/measurement.hpp"
 
 #include <algorithm>
+#include <cmath>
 #include <limits>
 
 #include "models/collectives/comm_model.hpp"
@@ -167,6 +168,11 @@ double median(std::vector<double> v) {
   std::sort(v.begin(), v.end());
   const size_t n = v.size();
   return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+}
+
+double median_abs(std::vector<double> v) {
+  for (auto& x : v) x = std::abs(x);
+  return median(std::move(v));
 }
 
 nlohmann::json to_json(const Provenance& p) {

@@ -75,6 +75,8 @@ struct MeasurementSet {
 
 // Median of repeated timings (0 when empty): what every measurement reports.
 double median(std::vector<double> v);
+// Median of the absolute values (0 when empty): the error statistic of every fit report.
+double median_abs(std::vector<double> v);
 
 nlohmann::json to_json(const Provenance& p);
 nlohmann::json to_json(const MeasurementSet& s);

@@ -36,11 +36,6 @@ double largest_reserve(const MemoryRun& r) {
   return f;
 }
 
-double median_abs(std::vector<double> v) {
-  for (auto& x : v) x = std::abs(x);
-  return median(std::move(v));
-}
-
 }  // namespace
 
 double peak_gib(const std::vector<StagePeak>& stages, double f) {

@@ -88,11 +88,6 @@ std::string r_key(const RunRecord& r) { return r.job.dump() + "|" + to_string(r.
 // log(predicted throughput / measured throughput).
 double log_gain(const RunRecord& r, double predicted) { return std::log1p(throughput_error(r, predicted)); }
 
-double median_abs(std::vector<double> v) {
-  for (auto& x : v) x = std::abs(x);
-  return median(std::move(v));
-}
-
 // The calibration the runs already use (the command line's --calibration: a validator's or Kineto's
 // kernel fit), as an object; null when none. Its constants are the priors, and the result keeps
 // them beside the fitted ones, so one file holds kernel and end-to-end evidence together.
