@@ -44,10 +44,9 @@ Eval evaluate(const RunRecord& r, const Json& cal) {
     e.memory.prior = job.stack.memory.allocator_fragmentation;
     e.memory.measured_gib = r.peak_memory_gib.value_or(0.0);
     e.memory.capacity_gib = res.capacity.gib();
-    for (const auto& st : res.stages) {
-      const double reservable = (st.memory.activations + st.memory.buffers).gib();
-      e.memory.stages.push_back(StagePeak{st.memory.total().gib() - st.memory.fragmentation * reservable, reservable});
-    }
+    for (const auto& st : res.stages)
+      e.memory.stages.push_back(StagePeak{(st.memory.allocated() + st.memory.framework).gib(),
+                                          (st.memory.activations + st.memory.buffers).gib()});
     e.capacity_gib = res.capacity.gib();
     e.iteration_s = res.iteration.seconds();
     e.mfu = res.mfu;

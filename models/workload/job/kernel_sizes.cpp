@@ -38,8 +38,8 @@ std::vector<Weighted> gemms(const Job& j) {
                         j.cp,          j.stack.kernels.fp8_lm_head};
   std::vector<Weighted> out;
   const llm::LayerKernels lk = llm::layer_kernels(j.model, shape);
-  double dense = 0, moe = 0;
-  for (int64_t l = 0; l < j.model.layers; ++l) (j.model.is_moe_layer(l) ? moe : dense) += 1;
+  const auto moe = static_cast<double>(j.model.moe_layers());
+  const double dense = static_cast<double>(j.model.layers) - moe;
   add_block(lk.attn, dense + moe, out);
   if (dense > 0) add_block(lk.mlp, dense, out);
   if (moe > 0) {
