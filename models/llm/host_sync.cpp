@@ -26,10 +26,16 @@ void add_kernels(std::vector<IssueStep>& out, const Cost& c) {
   for (int i = 0; i < c.kernels; ++i) out.push_back(IssueStep{1, each});
 }
 
+// Kernels captured in one CUDA graph: one launch.
+void add_graph(std::vector<IssueStep>& out, const Cost& a, const Cost& b) {
+  if (a.kernels + b.kernels > 0) out.push_back(IssueStep{1, a.time + b.time});
+}
+
 }  // namespace
 
 std::vector<IssueStep> moe_sync_steps(const MoeBlockCosts& moe, const LayerCosts& next, sim::Time dispatch,
-                                      sim::Time combine, sim::Time etp_comm, int64_t local_experts) {
+                                      sim::Time combine, sim::Time etp_comm, int64_t local_experts, bool attn_graphed,
+                                      bool router_graphed) {
   std::vector<IssueStep> out;
   out.push_back(IssueStep{1, dispatch});
   if (etp_comm > sim::Time::zero()) out.push_back(IssueStep{1, sim::Time::ns(etp_comm.count_ns() / 2)});
@@ -42,10 +48,18 @@ std::vector<IssueStep> moe_sync_steps(const MoeBlockCosts& moe, const LayerCosts
   out.push_back(IssueStep{1, combine});
   add_kernels(out, moe.post_fwd);
   add_kernels(out, moe.shared_fwd);
-  add_kernels(out, next.attn.pre_fwd);
-  add_kernels(out, next.attn.main_fwd);
-  add_kernels(out, moe.pre_fwd);
-  add_kernels(out, moe.router_fwd);
+  if (attn_graphed) {
+    add_graph(out, next.attn.pre_fwd, next.attn.main_fwd);
+  } else {
+    add_kernels(out, next.attn.pre_fwd);
+    add_kernels(out, next.attn.main_fwd);
+  }
+  if (router_graphed) {
+    add_graph(out, moe.pre_fwd, moe.router_fwd);
+  } else {
+    add_kernels(out, moe.pre_fwd);
+    add_kernels(out, moe.router_fwd);
+  }
   return out;
 }
 

@@ -41,8 +41,11 @@ sim::Time host_sync_stall(const std::vector<IssueStep>& steps, sim::Time per_ker
 // of k kernels as k steps of equal device time): the dispatch all-to-all, the expert-TP all-gather,
 // the local experts (one host operation per expert and GEMM, launched together), the reduce-scatter,
 // the combine, the unpermute and shared experts, then the next layer's attention block and the MLP
-// norm and router of the next MoE layer.
+// norm and router of the next MoE layer. Captured in CUDA graphs (workload/job/cuda_graphs.hpp),
+// the attention block (`attn_graphed`) and the norm and router (`router_graphed`) are one launch
+// each.
 std::vector<IssueStep> moe_sync_steps(const MoeBlockCosts& moe, const LayerCosts& next, sim::Time dispatch,
-                                      sim::Time combine, sim::Time etp_comm, int64_t local_experts);
+                                      sim::Time combine, sim::Time etp_comm, int64_t local_experts,
+                                      bool attn_graphed = false, bool router_graphed = false);
 
 }  // namespace trainsim::models::llm

@@ -131,6 +131,10 @@ const sim::config::Schema<MoeSpec>& moe_schema() {
                   else
                     m.capacity_factor = sim::config::read_number(j, p, 1.0, 1000.0);
                 })
+        .boolean("pad_to_capacity", &MoeSpec::pad_to_capacity, false,
+                 "With capacity_factor: every expert computes exactly its capacity, short ones padded "
+                 "(Megatron --moe-pad-expert-input-to-capacity; Megatron-Bridge's token-drop recipes): static "
+                 "shapes, so no host synchronization in the dispatcher and whole-layer CUDA graphs.")
         .integer("layer_freq", &MoeSpec::layer_freq, 1, 100000, 1,
                  "Layer i (0-based) is MoE when i % layer_freq == 0 (and i >= first_dense_layers); 2 = every other "
                  "layer.")
@@ -208,6 +212,9 @@ ModelSpec parse_model(const Json& j, const std::string& path) {
           at("moe.top_k"),
           "top_k (" + std::to_string(e.top_k) + ") must not exceed experts (" + std::to_string(e.experts) + ")",
           "a token goes to top_k distinct experts: lower top_k or add experts");
+    if (e.pad_to_capacity && !e.capacity_factor)
+      throw ConfigError(at("moe.pad_to_capacity"), "pads each expert to its capacity, but capacity_factor is null",
+                        "set moe.capacity_factor (Megatron-Bridge's token drop uses 1.0), or drop pad_to_capacity");
     if (e.first_dense_layers >= m.layers)
       throw ConfigError(at("moe.first_dense_layers"),
                         "first_dense_layers (" + std::to_string(e.first_dense_layers) + ") must be less than layers (" +

@@ -35,6 +35,10 @@ struct MoeSpec {
   // null: dropless (every routed token is computed); c >= 1: each expert takes at most
   // ceil(c * T * top_k / E) of the T tokens of each rank, the rest are dropped (Switch, GShard).
   std::optional<double> capacity_factor;
+  // With a capacity: every expert computes exactly its capacity of rows, short ones padded
+  // (Megatron --moe-pad-expert-input-to-capacity). Its shapes are then static: the dispatcher
+  // needs no host synchronization and CUDA graphs can capture the whole layer.
+  bool pad_to_capacity = false;
   int64_t layer_freq = 1;          // layer i (0-based) is MoE when i >= first_dense_layers and i % layer_freq == 0
   int64_t first_dense_layers = 0;  // the first layers keep a dense MLP of width ffn_hidden (DeepSeek-V3: 3)
   // Residual routing imbalance after load balancing: the exponent s of a Zipf law, expert popularity

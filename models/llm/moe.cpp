@@ -30,7 +30,8 @@ double Routing::imbalance() const {
 }
 
 Routing route_tokens(int64_t experts, int64_t top_k, int64_t ep, int64_t tokens, double router_skew,
-                     std::optional<double> capacity_factor, int64_t hidden, int64_t bytes_per_element) {
+                     std::optional<double> capacity_factor, int64_t hidden, int64_t bytes_per_element,
+                     bool pad_to_capacity) {
   TRAINSIM_ASSERT(experts >= 1 && top_k >= 1 && top_k <= experts && ep >= 1 && tokens >= 0 && router_skew >= 0.0,
                   "route_tokens: experts ", experts, ", top_k ", top_k, ", ep ", ep, ", tokens ", tokens);
   if (experts % ep != 0)
@@ -68,9 +69,11 @@ Routing route_tokens(int64_t experts, int64_t top_k, int64_t ep, int64_t tokens,
     const double a =
         i < capped ? static_cast<double>(tokens) : assigned * rest * w[u] / suffix[static_cast<size_t>(capped)];
     const double kept = std::min(a, capacity);
-    r.sent_tokens += kept;
+    // Padded to capacity, every expert's rows are sent and computed, padding included.
+    const double rows = pad_to_capacity && capacity_factor ? capacity : kept;
+    r.sent_tokens += rows;
     dropped += a - kept;
-    r.expert_tokens[u] = static_cast<double>(ep) * kept;
+    r.expert_tokens[u] = static_cast<double>(ep) * rows;
   }
   // 3. Round-robin placement of the popularity ranks: rank q holds q, q + ep, q + 2 ep, ...
   r.rank_tokens.assign(static_cast<size_t>(ep), 0.0);
@@ -89,13 +92,15 @@ Routing route_tokens(int64_t experts, int64_t top_k, int64_t ep, int64_t tokens,
 Routing route_tokens(const ModelSpec& m, int64_t ep, int64_t tokens, int64_t bytes_per_element) {
   TRAINSIM_ASSERT(m.moe.has_value(), "route_tokens: model ", m.name, " has no MoE layers");
   const MoeSpec& e = *m.moe;
-  return route_tokens(e.experts, e.top_k, ep, tokens, e.router_skew, e.capacity_factor, m.hidden, bytes_per_element);
+  return route_tokens(e.experts, e.top_k, ep, tokens, e.router_skew, e.capacity_factor, m.hidden, bytes_per_element,
+                      e.pad_to_capacity);
 }
 
 Routing route_tokens(const ModelSpec& m, int64_t ep, int64_t tokens, MoeBalance balance) {
   TRAINSIM_ASSERT(m.moe.has_value(), "route_tokens: model ", m.name, " has no MoE layers");
   const MoeSpec& e = *m.moe;
-  return route_tokens(e.experts, e.top_k, ep, tokens, routing_skew(e, balance), e.capacity_factor, m.hidden);
+  return route_tokens(e.experts, e.top_k, ep, tokens, routing_skew(e, balance), e.capacity_factor, m.hidden, 2,
+                      e.pad_to_capacity);
 }
 
 MoeBlockKernels moe_block_kernels(const ModelSpec& m, const LayerShape& s, int64_t ep, int64_t etp,

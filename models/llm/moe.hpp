@@ -45,10 +45,12 @@ struct Routing {
   std::vector<double> rank_tokens;    // tokens each EP rank's experts compute together; [0] is the maximum
   std::vector<double> local_tokens;   // tokens each of the E/ep experts of the most loaded rank computes
   double received_tokens = 0.0;       // sum of local_tokens = rank_tokens[0]
-  double sent_tokens = 0.0;           // (token, expert) rows each rank dispatches: T*top_k*(1 - dropped_fraction)
-  double self_tokens = 0.0;           // rows of received_tokens that the most loaded rank routed to itself
-  double dropped_fraction = 0.0;      // share of the T*top_k assignments dropped by capacity (0: dropless)
-  sim::Bytes bytes_per_token;         // one dispatched row: hidden x bytes per element (bf16: 2h)
+  // (token, expert) rows each rank dispatches: T*top_k*(1 - dropped_fraction), plus the padding
+  // under pad_to_capacity
+  double sent_tokens = 0.0;
+  double self_tokens = 0.0;       // rows of received_tokens that the most loaded rank routed to itself
+  double dropped_fraction = 0.0;  // share of the T*top_k assignments dropped by capacity (0: dropless)
+  sim::Bytes bytes_per_token;     // one dispatched row: hidden x bytes per element (bf16: 2h)
   // The most loaded rank's dispatch all-to-all, own rows included (nccl-tests' "size"): what it sends
   // (sent_tokens rows) and receives (received_tokens rows). The combine moves the same rows back, so
   // its send and receive are these two swapped; the backward pass repeats both in reverse.
@@ -60,7 +62,8 @@ struct Routing {
 // Expected routing of `tokens` tokens per EP rank (formula above). Throws ConfigError when ep does
 // not divide experts. `bytes_per_element` is that of the dispatched activations (bf16: 2).
 Routing route_tokens(int64_t experts, int64_t top_k, int64_t ep, int64_t tokens, double router_skew,
-                     std::optional<double> capacity_factor, int64_t hidden, int64_t bytes_per_element = 2);
+                     std::optional<double> capacity_factor, int64_t hidden, int64_t bytes_per_element = 2,
+                     bool pad_to_capacity = false);
 // The same with the model's experts, top_k, skew and capacity factor.
 Routing route_tokens(const ModelSpec& m, int64_t ep, int64_t tokens, int64_t bytes_per_element = 2);
 // The same with the skew the balancing method leaves (routing_skew, moe_dispatch.hpp).

@@ -13,47 +13,11 @@ const std::vector<std::string>& recompute_module_names() {
 }
 
 uint32_t parse_recompute_modules(const sim::config::Json& v, const std::string& path) {
-  std::vector<std::string> items;
-  if (v.is_array()) {
-    for (const auto& e : v) {
-      if (!e.is_string())
-        throw ConfigError(path, "expected module names (strings), got " + e.dump(),
-                          "e.g. [\"layernorm\", \"moe_act\"]");
-      items.push_back(e.get<std::string>());
-    }
-  } else if (v.is_string()) {
-    const std::string text = v.get<std::string>();
-    size_t start = 0;
-    while (start < text.size()) {
-      const size_t comma = std::min(text.find(',', start), text.size());
-      items.push_back(text.substr(start, comma - start));
-      start = comma + 1;
-    }
-  } else {
-    throw ConfigError(path, "expected a list of module names or \"a,b,...\", got " + v.dump(),
-                      "e.g. \"layernorm,moe_act\"");
-  }
-  const auto& names = recompute_module_names();
-  uint32_t out = 0;
-  for (const std::string& item : items) {
-    const auto it = std::find(names.begin(), names.end(), item);
-    if (it == names.end()) {
-      const std::string near = sim::config::did_you_mean(item, names);
-      throw ConfigError(
-          path, "unknown module \"" + item + "\"",
-          near.empty() ? "expected some of " + sim::config::join(names, "|") : "did you mean \"" + near + "\"?");
-    }
-    out |= 1u << static_cast<uint32_t>(it - names.begin());
-  }
-  return out;
+  return sim::config::read_name_set(v, path, recompute_module_names(), "module", "[\"layernorm\", \"moe_act\"]");
 }
 
 std::string recompute_modules_string(uint32_t modules) {
-  std::string out;
-  const auto& names = recompute_module_names();
-  for (size_t i = 0; i < names.size(); ++i)
-    if (modules & (1u << i)) out += (out.empty() ? "" : ",") + names[i];
-  return out;
+  return sim::config::name_set_string(modules, recompute_module_names());
 }
 
 Kernels module_recompute_kernels(const BlockKernels& block, bool attention_block, uint32_t modules) {

@@ -81,7 +81,11 @@ const Schema<StackFeatures>& features_schema() {
         .boolean("uneven_layout", &StackFeatures::uneven_layout, std::nullopt,
                  "Pipeline stages with different layer counts (pp_layout).")
         .boolean("torch_compile", &StackFeatures::torch_compile, false,
-                 "torch.compile of the model (the job's torch_compile).");
+                 "torch.compile of the model (the job's torch_compile).")
+        .custom("cuda_graph_scopes", "list of full|attn|mlp|moe|moe_router|moe_preprocess|full_iteration",
+                std::string("[]"), "What its CUDA graphs can capture (the job's cuda_graph_scope); [] = none.",
+                names(&StackFeatures::cuda_graph_scopes,
+                      {"full", "attn", "mlp", "moe", "moe_router", "moe_preprocess", "full_iteration"}));
     return s;
   }();
   return schema;

@@ -39,6 +39,7 @@ struct StackFeatures {
   bool recompute_layers = false;               // full recompute of only the first N layers of a chunk
   bool uneven_layout = false;                  // pp_layout with unequal stages
   bool torch_compile = false;                  // torch_compile fuses the eager element-wise ops
+  std::vector<std::string> cuda_graph_scopes;  // what CUDA graphs can capture (the job's cuda_graph_scope)
 };
 
 // The kernels it runs, where they differ from the GPU preset's reference (cuDNN/FA3-class fused

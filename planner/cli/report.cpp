@@ -8,6 +8,7 @@
 
 #include "models/compute/peaks.hpp"
 #include "models/llm/recompute_modules.hpp"
+#include "models/workload/job/cuda_graphs.hpp"
 
 namespace trainsim::planner::cli {
 
@@ -94,7 +95,7 @@ void print_report(std::ostream& out, const models::workload::SimulationResult& r
     out << "  layout     " << layout_text(j.layers) << " layers per virtual stage (--pp-layout to change)\n";
   // Only what a job uses, so that plain dense runs print as before.
   if (j.cp > 1 || j.ep > 1 || j.dp_shard < j.dp_cp() || j.offload_optimizer || j.offload_activations ||
-      j.tp_comm_overlap) {
+      j.tp_comm_overlap || j.cuda_graphs != 0) {
     out << "  also      ";
     if (j.cp > 1) out << " cp " << j.cp << " (" << to_string(j.cp_algo) << ", ulysses " << j.cp_ulysses << ")";
     if (j.ep > 1)
@@ -104,6 +105,7 @@ void print_report(std::ostream& out, const models::workload::SimulationResult& r
     if (j.offload_optimizer) out << " offload_optimizer";
     if (j.offload_activations) out << " offload_activations";
     if (j.tp_comm_overlap) out << " tp_comm_overlap";
+    if (j.cuda_graphs != 0) out << " cuda_graphs " << models::workload::cuda_graph_scope_string(j.cuda_graphs);
     out << "\n";
   }
   out << "  batch      micro " << j.micro_batch << "  global " << j.global_batch << "  (" << j.microbatches

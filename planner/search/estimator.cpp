@@ -9,6 +9,7 @@
 #include "models/memory/footprint.hpp"
 #include "models/workload/dag/moe_block.hpp"
 #include "models/workload/dag/stage_memory.hpp"
+#include "models/workload/job/cuda_graphs.hpp"
 #include "models/workload/job/expert_layout.hpp"
 #include "models/workload/job/moe_options.hpp"
 #include "planner/search/estimator_pass.hpp"
@@ -90,7 +91,13 @@ const Estimator::LayerTimes& Estimator::layer_times() {
   models::llm::LayerCosts lc = models::llm::layer_costs(m, shape, cm_);
   blend_local_attention(j, shape, cm_, lc.attn);
   const models::llm::EdgeCosts ec = models::llm::edge_costs(m, shape, cm_);
-  auto t = [&](const models::llm::Cost& c) { return c.with_dispatch(j.kernel_dispatch).seconds(); };
+  // Kernels in CUDA graphs (cuda_graphs.hpp) cost the host nothing to issue (the region's one
+  // launch is left out here): `graphed` says whether the part priced next is captured.
+  const models::workload::GraphedParts graphs = models::workload::graphed_parts(j);
+  bool graphed = graphs.iteration;
+  auto t = [&](const models::llm::Cost& c) {
+    return (graphed ? c.time : c.with_dispatch(j.kernel_dispatch)).seconds();
+  };
   const GroupPlacement tpg{j.tp, std::min(j.tp, gpn)};
   auto tpc = [&](CollectiveOp op) { return j.tp > 1 ? comm_.collective(op, lc.tp_comm_bytes, tpg).seconds() : 0.0; };
   const double ag = tpc(CollectiveOp::kAllGather), rs = tpc(CollectiveOp::kReduceScatter),
@@ -131,6 +138,7 @@ const Estimator::LayerTimes& Estimator::layer_times() {
   };
   for (int b = 0; b < 2; ++b) {
     const models::llm::BlockCosts& c = b == 0 ? lc.attn : lc.mlp;
+    graphed = graphs.iteration || (b == 0 ? (m.moe ? graphs.moe_attention : graphs.attention) : graphs.mlp);
     double fwd = t(c.pre_fwd) + t(c.main_fwd);
     double dgrad = t(c.main_dgrad) + t(c.pre_bwd) + redo(c);
     const double wgrad = t(c.main_wgrad);
@@ -232,16 +240,20 @@ const Estimator::LayerTimes& Estimator::layer_times() {
     };
     const double comm_f = one_way(true), comm_b = one_way(false);
     const double sync = models::workload::dag::moe_sync_stall(j, mc, lc, comm_).seconds();
-    L.moe_fwd = t(mc.pre_fwd) + t(mc.router_fwd) + t(mc.experts_fwd) + t(mc.post_fwd) + sync +
-                std::max(comm_f, t(mc.shared_fwd)) + (j.sp && j.tp > 1 ? ag + rs : 0.0);
-    L.moe_dgrad = t(mc.post_dgrad) + t(mc.experts_dgrad) + t(mc.router_dgrad) + t(mc.pre_bwd) +
-                  std::max(comm_b, t(mc.shared_dgrad)) + (j.sp && j.tp > 1 ? 2.0 * ag : 0.0);
+    graphed = graphs.moe_router;
+    const double router_f = t(mc.pre_fwd) + t(mc.router_fwd), router_b = t(mc.router_dgrad) + t(mc.pre_bwd);
+    graphed = graphs.moe_rest;
+    L.moe_fwd = router_f + t(mc.experts_fwd) + t(mc.post_fwd) + sync + std::max(comm_f, t(mc.shared_fwd)) +
+                (j.sp && j.tp > 1 ? ag + rs : 0.0);
+    L.moe_dgrad = t(mc.post_dgrad) + t(mc.experts_dgrad) + router_b + std::max(comm_b, t(mc.shared_dgrad)) +
+                  (j.sp && j.tp > 1 ? 2.0 * ag : 0.0);
     // Selective recompute of the whole block redoes its forward (moe_block.cpp), else its parts.
     L.moe_dgrad += (j.recompute_modules & models::llm::kRecomputeMoe) ? L.moe_fwd : t(mc.recompute);
     L.moe_wgrad = t(mc.wgrad);
     L.moe_comm = comm_f + comm_b;
     L.ep = comm_f + comm_b;
   }
+  graphed = graphs.iteration;
   L.head_fwd = t(ec.head_fwd);
   L.head_bwd = t(ec.head_dgrad) + t(ec.head_wgrad);
   if (m.mtp_layers > 0) {

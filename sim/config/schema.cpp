@@ -139,6 +139,48 @@ std::string read_enum(const Json& j, const std::string& path, const std::vector<
                     near.empty() ? "expected one of " + join(allowed, "|") : "did you mean \"" + near + "\"?");
 }
 
+uint32_t read_name_set(const Json& j, const std::string& path, const std::vector<std::string>& names,
+                       const std::string& noun, const char* example) {
+  std::vector<std::string> items;
+  if (j.is_array()) {
+    for (const auto& e : j) {
+      if (!e.is_string())
+        throw ConfigError(path, "expected " + noun + " names (strings), got " + show(e),
+                          std::string("e.g. ") + example);
+      items.push_back(e.get<std::string>());
+    }
+  } else if (j.is_string()) {
+    const std::string text = j.get<std::string>();
+    size_t start = 0;
+    while (start < text.size()) {
+      const size_t comma = std::min(text.find(',', start), text.size());
+      items.push_back(text.substr(start, comma - start));
+      start = comma + 1;
+    }
+  } else {
+    throw ConfigError(path, "expected a list of " + noun + " names or \"a,b,...\", got " + show(j),
+                      std::string("e.g. ") + example);
+  }
+  uint32_t out = 0;
+  for (const std::string& item : items) {
+    const auto it = std::find(names.begin(), names.end(), item);
+    if (it == names.end()) {
+      const std::string near = did_you_mean(item, names);
+      throw ConfigError(path, "unknown " + noun + " \"" + item + "\"",
+                        near.empty() ? "expected some of " + join(names, "|") : "did you mean \"" + near + "\"?");
+    }
+    out |= 1u << static_cast<uint32_t>(it - names.begin());
+  }
+  return out;
+}
+
+std::string name_set_string(uint32_t set, const std::vector<std::string>& names) {
+  std::string out;
+  for (size_t i = 0; i < names.size(); ++i)
+    if (set & (1u << i)) out += (out.empty() ? "" : ",") + names[i];
+  return out;
+}
+
 namespace {
 std::string unit_text(const Json& j, const std::string& path, const char* example) {
   if (j.is_number())

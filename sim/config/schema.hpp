@@ -42,6 +42,12 @@ double read_number(const Json& j, const std::string& path, double min, double ma
 bool read_bool(const Json& j, const std::string& path);
 std::string read_string(const Json& j, const std::string& path);
 std::string read_enum(const Json& j, const std::string& path, const std::vector<std::string>& allowed);
+// A set of names from `names` (at most 32), as a list ["a", "b"] or one string "a,b": bit i set
+// for names[i]. Errors call an item a `noun` ("module") and show `example`.
+uint32_t read_name_set(const Json& j, const std::string& path, const std::vector<std::string>& names,
+                       const std::string& noun, const char* example);
+// The set as "a,b" in the order of `names` (empty: "").
+std::string name_set_string(uint32_t set, const std::vector<std::string>& names);
 Bytes read_bytes(const Json& j, const std::string& path);
 Bandwidth read_bandwidth(const Json& j, const std::string& path);
 Time read_time(const Json& j, const std::string& path);

@@ -12,6 +12,7 @@
 //   rows (NeMo 2.0 on Megatron-Core 0.11-0.13, the same performance scripts' lineage) use it too.
 // - recipe knobs (Megatron-Bridge v0.2.0 / r0.1.0 scripts/performance): fp8_param_gather on the
 //   FP8-CS rows, BF16 Adam moments on DeepSeek-V3, activation offload of N layers with FSDP.
+//   CUDA graphs (cuda_graphs_of below).
 // - precision: "BF16" bf16; "FP8-CS" and the 25.02-25.07 "FP8 (per-tensor, current scaling)" fp8;
 //   "FP8-MX" mxfp8. The 25.09 rows have no precision column: the un-parenthesised value is taken as
 //   FP8 current scaling and the parenthesised one as MXFP8 (the 25.11 tables label the same pair
@@ -22,7 +23,8 @@
 //   row's shape with NeMo's Nemotron config (squared-ReLU priced as GeLU, LayerNorm, RoPE, no
 //   bias, untied, 256K vocabulary). DeepSeek-V3 'w/o MTP' rows drop the MTP module.
 // - MoE: the tables force-balance the token distribution and are dropless (router_skew 0, the
-//   presets' value); the alltoall dispatcher of the recipes.
+//   presets' value), except the 25.09 token-drop recipes (below); the alltoall dispatcher of the
+//   recipes.
 // - vp: interleaved schedule when vp > 1; micro-batch and global batch as printed.
 #include <gtest/gtest.h>
 
@@ -101,12 +103,48 @@ Json model_of(const Json& m) {
               {"dropout", false}};
 }
 
+// The CUDA graphs of the row's recipe (Megatron-Bridge scripts/performance): 25.11, v0.2.0
+// workload_base_configs.py cuda_graph_impl / cuda_graph_scope (Llama 3 8B local full_iteration on
+// every Blackwell GPU; Qwen3, DeepSeek-V3 and GPT-OSS transformer_engine scope lists; the 70B and
+// 405B FP8 recipes none); 25.09, r0.1.0 perf matrices `cuda_graphs: true` (enable_cuda_graph:
+// Megatron-Core's layer-wise graphs, `full`) for Llama 3 8B on B200 and MXFP8 on GB200, Qwen3
+// 30B-A3B on B200 and GB200, Qwen3 235B-A22B on GB200. The NeMo 25.0x rows: none (their
+// recipes are not pinned here).
+Json cuda_graphs_of(const std::string& id, const std::string& name, const std::string& gpu, const std::string& prec) {
+  const bool gb300 = starts_with(gpu, "GB300"), gb200 = starts_with(gpu, "GB200"), b200 = starts_with(gpu, "B200");
+  const Json router{"moe_router", "moe_preprocess"}, attn_router{"attn", "moe_router", "moe_preprocess"};
+  if (starts_with(id, "mbridge_25p11")) {
+    if (name == "Llama 3 8B") return Json{"full_iteration"};
+    if (name == "Qwen3-30B-A3B") return gb200 && prec != "mxfp8" ? attn_router : router;
+    if (name == "Qwen3-235B-A22B") return gb300 ? router : gb200 ? attn_router : Json::array();
+    if (name == "DeepSeek-V3") return gb300 ? attn_router : gb200 ? router : Json::array();
+    if (name == "GPT OSS 120B" && gb300) return attn_router;
+    return Json::array();
+  }
+  if (starts_with(id, "mbridge_25p09")) {
+    const bool on = (name == "Llama 3 8B" && (b200 || (gb200 && prec == "mxfp8"))) ||
+                    (name == "Qwen3-30B-A3B" && (b200 || gb200)) || (name == "Qwen3-235B-A22B" && gb200);
+    return on ? Json{"full"} : Json::array();
+  }
+  return Json::array();
+}
+
 Json blackwell_job(const Json& rec) {
   const Json& p = rec.at("parallel");
   auto knob = [&](const char* k) { return !p.contains(k) || p.at(k).is_null() ? Json(1) : p.at(k); };
   Json model = model_of(rec.at("model"));
   const std::string notes = rec.value("notes", "");
   if (notes.find("without the MTP module") != std::string::npos) model["mtp_layers"] = 0;
+  // Megatron-Bridge 25.09 (r0.1.0 scripts/performance/run_script.py) applies token drop to Qwen3
+  // and to DeepSeek-V3 on B200 / GB200: apply_moe_token_drop, capacity factor 1.0 padded to
+  // capacity (static shapes: no host synchronization in the dispatcher). 25.11 only on request.
+  const std::string gpu_name = rec.at("cluster").at("gpu").get<std::string>();
+  const std::string model_name = rec.at("model").at("name").get<std::string>();
+  if (starts_with(rec.at("id").get<std::string>(), "mbridge_25p09") &&
+      (starts_with(model_name, "Qwen3") || (model_name == "DeepSeek-V3" && !starts_with(gpu_name, "GB300")))) {
+    model["moe"]["capacity_factor"] = 1.0;
+    model["moe"]["pad_to_capacity"] = true;
+  }
   Json job{{"stack", "megatron-bridge-2025"},
            {"model", model},
            {"cluster", cluster_of(rec.at("cluster").at("gpu").get<std::string>())},
@@ -165,6 +203,8 @@ Json blackwell_job(const Json& rec) {
     if (layers > 0) job["offload_activation_layers"] = layers;
   }
   job["zero"] = fsdp ? 3 : 1;
+  job["cuda_graph_scope"] =
+      cuda_graphs_of(id, rec.at("model").at("name").get<std::string>(), gpu, job.at("precision").get<std::string>());
   if (knob("vp").get<int>() > 1) {
     job["vp"] = p.at("vp");
     job["schedule"] = "interleaved";

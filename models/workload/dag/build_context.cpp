@@ -113,7 +113,7 @@ Cost scaled(const Cost& c, int64_t n) {
 
 BuildContext::BuildContext(const Job& j, const compute::ComputeModel& c, const collectives::CommModel& cmm, Fidelity f,
                            sim::task::TaskGraph& graph)
-    : job(j), cm(c), comm(cmm), fidelity(f), lb(graph) {
+    : job(j), cm(c), comm(cmm), fidelity(f), lb(graph), graphs(graphed_parts(j)) {
   seq_local = j.seq_len / j.cp;
   llm::LayerShape shape{
       j.micro_batch, seq_local, j.tp, j.sp, j.attention == Attention::kFlash, j.cp, j.stack.kernels.fp8_lm_head};

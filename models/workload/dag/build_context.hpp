@@ -11,6 +11,7 @@
 #include "models/llm/layer_ops.hpp"
 #include "models/workload/dag/moe_block.hpp"
 #include "models/workload/dag/workload.hpp"
+#include "models/workload/job/cuda_graphs.hpp"
 #include "models/workload/job/job.hpp"
 #include "sim/task/task_graph.hpp"
 
@@ -77,6 +78,7 @@ struct BuildContext {
   int64_t overlap_chunks = 1;
   bool reuses_gathered = false;  // breadth-first: consecutive ops of a chunk keep its gathered weights
   MoeBlock moe;                  // MoE layers' MLP block (every MoE layer has the same shape)
+  GraphedParts graphs;           // what CUDA graphs capture (job/cuda_graphs.hpp)
 
   int64_t stage_of(int64_t vs) const;
   // The costs of block `blk` (0 attention, 1 MLP) of layer `layer`: local and global layers differ
@@ -85,6 +87,12 @@ struct BuildContext {
     return blk == 0 && !local_layers.empty() && local_layers[static_cast<size_t>(layer)] ? local_attn : blocks[blk];
   }
   bool moe_layer(int layer) const { return job.model.moe && job.model.is_moe_layer(layer); }
+  // Whether block `blk` (0 attention, 1 dense MLP) of layer `layer` runs in a CUDA graph (a MoE
+  // layer's MoE block graphs its own parts).
+  bool graphed(int blk, int layer) const {
+    if (blk == 0) return moe_layer(layer) ? graphs.moe_attention : graphs.attention;
+    return graphs.mlp && !moe_layer(layer);
+  }
   // Parameters of layer `layer` one rank holds: dense ones split over TP, routed experts over
   // EP x expert-TP.
   double rank_params(int layer) const {

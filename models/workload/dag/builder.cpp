@@ -221,6 +221,7 @@ void optimizer_steps(const BuildContext& c, PipelineState& ps) {
                            Bytes::checked(bytes * shard, "optimizer step", "shard the optimizer (zero)"), 4) +
               job.stack.step_overhead,
           sim::Flops(12.0 * shard), 4};
+      e.whole_iteration_graph(false);  // full_iteration graphs stop before the optimizer
       opt = e.compute(lb.optimizer, step, Category::kOptimizer, -1, -1, {});
       for (const Handle& t : st.tail) e.link(t, opt);
     }

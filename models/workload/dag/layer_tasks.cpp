@@ -26,10 +26,13 @@ Handle LayerTasks::forward(StageEmitter& e, int mb, int layer, const Handle& in,
   Handle h = in;
   for (int blk = 0; blk < 2; ++blk) {
     const Handle& wdep = blk == 0 ? weights : Handle{};
-    if (blk == 1 && c_.moe_layer(layer))
+    if (blk == 1 && c_.moe_layer(layer)) {
       h = c_.moe.forward(e, cat, mb, layer, h, wdep, pre_m);
-    else
+    } else {
+      if (c_.graphed(blk, layer)) e.begin_graph();
       h = block_forward(e, blk, recompute, mb, layer, h, wdep);
+      e.end_graph();
+    }
   }
   return h;
 }
@@ -100,6 +103,7 @@ Handle LayerTasks::backward(StageEmitter& e, int mb, int layer, const Handle& in
   for (int blk = 1; blk >= 0; --blk) {
     const BlockTasks& bt = c_.block(blk, layer);
     const llm::BlockCosts& c = bt.whole;
+    if (c_.graphed(blk, layer)) e.begin_graph();
     // Selective recompute redoes the recomputed modules' forward just before their backward: the
     // attention core (core_attn), and the norm, MLP or MLA up-projections (recompute_modules).
     Handle re;
@@ -144,6 +148,7 @@ Handle LayerTasks::backward(StageEmitter& e, int mb, int layer, const Handle& in
         h = e.compute(pl, c.pre_bwd, Category::kCompute, mb, layer, {&ar, &wg});
       }
     }
+    e.end_graph();
     if (deferred)
       deferred[blk] = pend;
     else

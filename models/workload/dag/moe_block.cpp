@@ -2,6 +2,7 @@
 
 #include "models/llm/host_sync.hpp"
 #include "models/llm/recompute_modules.hpp"
+#include "models/workload/job/cuda_graphs.hpp"
 #include "models/workload/job/expert_layout.hpp"
 #include "models/workload/job/moe_options.hpp"
 
@@ -13,7 +14,7 @@ using sim::task::LabelId;
 sim::Time moe_sync_stall(const Job& job, const llm::MoeBlockCosts& costs, const llm::LayerCosts& next,
                          const collectives::CommModel& comm) {
   const stack::StackHost& host = job.stack.host;
-  if (!host.moe_dispatch_sync || !job.model.moe) return sim::Time::zero();
+  if (!moe_dispatch_syncs(job)) return sim::Time::zero();
   const ExpertLayout x = expert_layout(job);
   const auto coll = [&](CollectiveOp op, sim::Bytes b, const collectives::GroupPlacement& g) {
     return g.size > 1 ? comm.collective(op, b, g) : sim::Time::zero();
@@ -29,8 +30,10 @@ sim::Time moe_sync_stall(const Job& job, const llm::MoeBlockCosts& costs, const 
   const sim::Time etp = coll(CollectiveOp::kAllGather, etp_bytes, x.etp_group()) +
                         coll(CollectiveOp::kReduceScatter, etp_bytes, x.etp_group());
   const int64_t local_experts = job.model.moe->experts / job.ep;
-  return llm::host_sync_stall(llm::moe_sync_steps(costs, next, dispatch, combine, etp, local_experts),
-                              job.kernel_dispatch, host.sync_latency);
+  const GraphedParts graphs = graphed_parts(job);
+  return llm::host_sync_stall(
+      llm::moe_sync_steps(costs, next, dispatch, combine, etp, local_experts, graphs.moe_attention, graphs.moe_router),
+      job.kernel_dispatch, host.sync_latency);
 }
 
 MoeBlock::MoeBlock(const Job& job, const llm::LayerShape& shape, const compute::ComputeModel& cm,
@@ -39,6 +42,9 @@ MoeBlock::MoeBlock(const Job& job, const llm::LayerShape& shape, const compute::
   const int64_t tokens = job.micro_batch * shape.seq_len / (job.sp ? job.tp : 1);
   costs = llm::moe_block_costs(job.model, shape, job.ep, job.etp, tokens, cm, moe_run(job));
   sync_stall = moe_sync_stall(job, costs, next, comm);
+  const GraphedParts graphs = graphed_parts(job);
+  graph_router = graphs.moe_router;
+  graph_rest = graphs.moe_rest;
   const char* names[14] = {"moe_router_fwd",        "moe_shared_experts_fwd",   "ep_dispatch_all_to_all",
                            "etp_all_gather",        "moe_experts_fwd",          "etp_reduce_scatter",
                            "ep_combine_all_to_all", "moe_unpermute_fwd",        "moe_unpermute_dgrad",
@@ -95,8 +101,13 @@ Handle MoeBlock::forward(StageEmitter& e, Category cat, int mb, int layer, const
                          LabelId pre_label) const {
   const LabelId* L = labels;
   const llm::MoeBlockCosts& moe = costs;
+  // CUDA graphs: the norm and router as one graph, the rest as another (never across the
+  // dispatcher's host synchronization: graph_rest is off where it runs).
+  if (graph_router) e.begin_graph();
   Handle pre = e.compute(pre_label, moe.pre_fwd, cat, mb, layer, {&in, &wdep});
   Handle route = e.compute(L[0], moe.router_fwd, cat, mb, layer, {&pre});
+  e.end_graph();
+  if (graph_rest) e.begin_graph();
   Handle shared;
   if (moe.shared_fwd.kernels > 0) shared = e.compute(L[1], moe.shared_fwd, cat, mb, layer, {&pre});
   Handle x = route;
@@ -109,7 +120,9 @@ Handle MoeBlock::forward(StageEmitter& e, Category cat, int mb, int layer, const
   x = dispatch(e, mb, layer, x, true);
   x = e.compute(L[4], moe.experts_fwd, cat, mb, layer, {&x});
   x = combine(e, mb, layer, x, true);
-  return e.compute(L[7], moe.post_fwd, cat, mb, layer, {&x, &shared});
+  x = e.compute(L[7], moe.post_fwd, cat, mb, layer, {&x, &shared});
+  e.end_graph();
+  return x;
 }
 
 Handle MoeBlock::backward(StageEmitter& e, int mb, int layer, const Handle& in, const Handle& wdep, LabelId pre_label,
@@ -119,9 +132,9 @@ Handle MoeBlock::backward(StageEmitter& e, int mb, int layer, const Handle& in, 
   // Selective recompute: the whole block's forward again (moe), or the norm, the experts'
   // activation and the shared experts (layernorm, moe_act, shared_experts), before the backward.
   Handle start = in;
-  if (redo_block)
-    start = forward(e, Category::kRecompute, mb, layer, in, wdep, L[15]);
-  else if (moe.recompute.kernels > 0)
+  if (redo_block) start = forward(e, Category::kRecompute, mb, layer, in, wdep, L[15]);
+  if (graph_rest) e.begin_graph();
+  if (!redo_block && moe.recompute.kernels > 0)
     start = e.compute(L[15], moe.recompute, Category::kRecompute, mb, layer, {&in});
   Handle post = e.compute(L[8], moe.post_dgrad, Category::kCompute, mb, layer, {&start, &wdep});
   Handle shared;
@@ -129,9 +142,13 @@ Handle MoeBlock::backward(StageEmitter& e, int mb, int layer, const Handle& in, 
   Handle x = dispatch(e, mb, layer, post, false);
   Handle dgrad = e.compute(L[9], moe.experts_dgrad, Category::kCompute, mb, layer, {&x});
   x = combine(e, mb, layer, dgrad, false);
+  e.end_graph();
+  if (graph_router) e.begin_graph();
   Handle router = e.compute(L[11], moe.router_dgrad, Category::kCompute, mb, layer, {&x, &shared});
   pend = PendingWgrad{dgrad, router, moe.wgrad};
-  return e.compute(pre_label, moe.pre_bwd, Category::kCompute, mb, layer, {&router});
+  Handle out = e.compute(pre_label, moe.pre_bwd, Category::kCompute, mb, layer, {&router});
+  e.end_graph();
+  return out;
 }
 
 }  // namespace trainsim::models::workload::dag

@@ -25,6 +25,8 @@ struct MoeBlock {
   // GPU time lost to the dispatcher's host synchronization in each forward (llm/host_sync.hpp);
   // zero when the stack's dispatcher does not synchronize or nothing is dispatched.
   sim::Time sync_stall;
+  // CUDA graphs (job/cuda_graphs.hpp): the norm and router, and the dispatch to the combine.
+  bool graph_router = false, graph_rest = false;
 
   MoeBlock() = default;
   // Costs of the block for `shape` (a CP rank's share of the sequence) and its labels, interned;

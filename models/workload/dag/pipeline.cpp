@@ -35,7 +35,10 @@ PipelineState make_pipeline_state(const BuildContext& c, Workload& w, Communicat
       sched.generate(static_cast<int>(c.p), static_cast<int>(c.m), schedules::ScheduleParams{static_cast<int>(c.v)});
   ps.chunks.resize(su(c.vstages * c.m));
   ps.stages.reserve(su(c.p));
-  for (int64_t s = 0; s < c.p; ++s) ps.stages.emplace_back(w, comms, members_of(w, s), job.kernel_dispatch);
+  for (int64_t s = 0; s < c.p; ++s) {
+    ps.stages.emplace_back(w, comms, members_of(w, s), job.kernel_dispatch);
+    ps.stages.back().emit.whole_iteration_graph(c.graphs.iteration);
+  }
   if (job.overlap_param_gather && job.dp_shard > 1)
     for (int64_t s = 0; s < c.p; ++s) emit_param_gathers(c, ps.stages[su(s)].emit, s, ps.stages[su(s)].shard);
   // The last gradient-producing op of each chunk on each stage: gradients are final after it.

@@ -13,6 +13,14 @@ using sim::task::TaskSpec;
 Handle StageEmitter::compute(sim::task::LabelId label, const llm::Cost& c, Category cat, int mb, int layer,
                              std::initializer_list<const Handle*> deps) {
   Handle h(members_.size());
+  // The host issues an eager task's kernels one by one; a graph's with one launch.
+  sim::Time duration = c.with_dispatch(dispatch_);
+  if (whole_graph_) {
+    duration = c.time;
+  } else if (graph_) {
+    duration = launched_ ? c.time : std::max(c.time, dispatch_);
+    launched_ = true;
+  }
   for (size_t i = 0; i < members_.size(); ++i) {
     TaskSpec s;
     s.kind = TaskKind::kCompute;
@@ -20,7 +28,7 @@ Handle StageEmitter::compute(sim::task::LabelId label, const llm::Cost& c, Categ
     s.category = static_cast<uint8_t>(cat);
     s.microbatch = mb;
     s.layer = layer;
-    s.duration = c.with_dispatch(dispatch_);
+    s.duration = duration;
     s.flops = c.flops;
     h[i] = add(s, w_.ranks[members_[i]].compute, members_[i]);
   }

@@ -44,6 +44,17 @@ class StageEmitter {
     return captured_;
   }
 
+  // CUDA graphs (job/cuda_graphs.hpp): the compute tasks between begin_graph() and end_graph()
+  // replay one captured graph, whose launch costs the host one kernel's dispatch (charged to the
+  // first); under whole_iteration_graph(true) every compute task is captured (the iteration's one
+  // launch is negligible) until it is turned off for the optimizer.
+  void begin_graph() {
+    graph_ = true;
+    launched_ = false;
+  }
+  void end_graph() { graph_ = false; }
+  void whole_iteration_graph(bool on) { whole_graph_ = on; }
+
   // The next compute task also waits for `h` (a blocking pipeline send, a prefetched copy).
   void gate_next_compute(const Handle& h) {
     if (!h.empty()) gates_.push_back(h);
@@ -108,6 +119,7 @@ class StageEmitter {
   std::vector<std::pair<uint32_t, std::vector<uint32_t>>> runs_;  // (group id, member indices)
   std::unordered_map<uint32_t, uint32_t> run_of_;
   bool capturing_ = false;
+  bool graph_ = false, launched_ = false, whole_graph_ = false;
   Handle captured_;
   std::vector<Handle> gates_;
 };

@@ -9,6 +9,7 @@
 #include "models/llm/recompute_modules.hpp"
 #include "models/presets/catalog.hpp"
 #include "models/schedules/schedule.hpp"
+#include "models/workload/job/cuda_graphs.hpp"
 #include "models/workload/job/layout.hpp"
 #include "models/workload/job/moe_options.hpp"
 #include "models/workload/job/rack_placement.hpp"
@@ -215,7 +216,17 @@ void runtime_fields(JobSchema& s) {
           "kernel_dispatch", &JobSpec::kernel_dispatch, &sim::config::read_time, "duration", std::string("10us"),
           "Host (CPU) time to issue one kernel from the framework, on a DGX's x86 host (the cluster's "
           "`host_dispatch_scale` scales it: Grace 2.75x): a task whose kernels are shorter is "
-          "host-bound. Eager PyTorch ~10 us (the Transformer Engine stacks default to 18 us); CUDA graphs ~0.")
+          "host-bound. Eager PyTorch ~10 us (the Transformer Engine stacks default to 18 us); kernels inside "
+          "CUDA graphs (cuda_graph_scope) cost one graph launch per region.")
+      .custom("cuda_graph_scope", "list of scope names or \"a,b,...\"", std::string("[]"),
+              "CUDA graphs, as Megatron-Core's --cuda-graph-scope names what is captured: full (each layer), "
+              "attn, mlp, moe, moe_router, moe_preprocess, or full_iteration (forward and backward of the "
+              "iteration, cuda_graph_impl local). A captured region costs the host one launch instead of one "
+              "dispatch per kernel; a dropless MoE layer's dispatch, experts and combine stay eager "
+              "(docs/stacks.md). [] = no graphs.",
+              [](JobSpec& j, const Json& v, const std::string& p) {
+                j.cuda_graphs = v.is_null() ? 0u : parse_cuda_graph_scope(v, p);
+              })
       .enumeration("network", &JobSpec::network, option_names<Network>(), Network::kFlow,
                    "How communication is simulated: `flow` runs every transfer of every collective as flows "
                    "on the cluster's topology (max-min bandwidth sharing); `analytic` uses the hierarchical "
@@ -571,6 +582,7 @@ void resolve_parallel(const JobSpec& s, Job& j) {
   resolve_experts(j);
   resolve_sharding(s, j);
   check_stack_features(j);
+  check_cuda_graphs(j);
 }
 
 }  // namespace trainsim::models::workload

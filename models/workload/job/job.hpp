@@ -51,6 +51,7 @@ struct JobOptions {
   bool scatter_gather = true;
   sim::Bytes bucket_size;
   sim::Time kernel_dispatch;
+  uint32_t cuda_graphs = 0;  // CUDA-graph capture scope (cuda_graphs.hpp CudaGraphScope bits)
   Network network = Network::kFlow;
   int64_t seed = 0;
 };

@@ -1,6 +1,7 @@
 // Job::to_json: the resolved job as the "config" object of every report (simulate --json, plan,
 // the viewer), each option under its job-schema key.
 #include "models/llm/recompute_modules.hpp"
+#include "models/workload/job/cuda_graphs.hpp"
 #include "models/workload/job/job.hpp"
 #include "models/workload/job/moe_options.hpp"
 
@@ -71,6 +72,13 @@ Json Job::to_json() const {
   if (model.moe) add_moe_json(*this, out);
   if (cluster.nvlink_domain > 0) out["nvlink_segment"] = cluster.nvlink_domain;  // rack-scale domains only
   if (offload_activation_layers > 0) out["offload_activation_layers"] = offload_activation_layers;
+  if (cuda_graphs != 0) {
+    Json scope = Json::array();
+    const auto& names = cuda_graph_scope_names();
+    for (size_t i = 0; i < names.size(); ++i)
+      if (cuda_graphs & (1u << i)) scope.push_back(names[i]);
+    out["cuda_graph_scope"] = scope;
+  }
   out["stack"] = stack.name;
   return out;
 }

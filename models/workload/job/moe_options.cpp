@@ -27,6 +27,10 @@ void moe_fields(sim::config::Schema<JobSpec>& s) {
 
 int64_t ep_ranks_per_node(const Job& j) { return expert_layout(j).ep_group().per_node; }
 
+bool moe_dispatch_syncs(const Job& j) {
+  return j.model.moe && j.stack.host.moe_dispatch_sync && !j.model.moe->pad_to_capacity;
+}
+
 llm::MoeRun moe_run(const Job& j) {
   return llm::MoeRun{j.moe_dispatcher, j.moe_balance, ep_ranks_per_node(j),
                      static_cast<int>(j.stack.kernels.grouped_gemm_streams)};

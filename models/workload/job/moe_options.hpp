@@ -23,6 +23,11 @@ int64_t ep_ranks_per_node(const Job& j);
 // How the job runs its MoE layers (dispatcher, balancing, EP ranks per node).
 llm::MoeRun moe_run(const Job& j);
 
+// Whether the MoE dispatcher synchronizes with the host every layer (llm/host_sync.hpp): the
+// stack's dropless dispatcher does, unless the experts are padded to capacity (static shapes,
+// Megatron-Core token_dispatcher.py drop_and_pad: cuda_sync_point "no_sync").
+bool moe_dispatch_syncs(const Job& j);
+
 // Adds "moe_dispatcher" and "moe_balance" to a report's config object (MoE models only).
 void add_moe_json(const Job& j, sim::config::Json& out);
 

@@ -4,6 +4,7 @@
 
 #include "models/llm/recompute_modules.hpp"
 #include "models/presets/catalog.hpp"
+#include "models/workload/job/cuda_graphs.hpp"
 #include "models/workload/job/job.hpp"
 
 namespace trainsim::models::workload {
@@ -121,6 +122,14 @@ const FeatureCheck kChecks[] = {
        return true;
      },
      [](const Job&) { return std::string("partial full recompute (recompute_layers)"); }},
+    {"cuda_graph_scope",
+     [](const stack::StackFeatures& f, const Job& j) {
+       const auto& names = cuda_graph_scope_names();
+       for (size_t i = 0; i < names.size(); ++i)
+         if ((j.cuda_graphs & (1u << i)) && !stack::allows(f.cuda_graph_scopes, names[i])) return false;
+       return true;
+     },
+     [](const Job& j) { return "CUDA graphs of " + cuda_graph_scope_string(j.cuda_graphs); }},
     {"pp_layout",
      [](const stack::StackFeatures& f, const Job& j) {
        return f.uneven_layout ||

@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "models/llm/recompute_modules.hpp"
+#include "models/workload/job/cuda_graphs.hpp"
 #include "planner/emit/detail/format.hpp"
 #include "planner/emit/detail/megatron_precision.hpp"
 #include "sim/error.hpp"
@@ -279,6 +280,34 @@ void overlap_args(const Job& j, MegatronCommand& c) {
   if (!b.args.empty()) c.groups.push_back(std::move(b));
 }
 
+// CUDA graphs (models/workload/job/cuda_graphs.hpp): Megatron-LM core_v0.15 --cuda-graph-impl with
+// one --cuda-graph-scope of full|attn|full_iteration; core_v0.14 --enable-cuda-graph (local) or
+// --external-cuda-graph (Transformer Engine) with the same scopes.
+void graph_args(const Job& j, int minor, MegatronCommand& c) {
+  using models::workload::kGraphAttn, models::workload::kGraphFull, models::workload::kGraphFullIteration;
+  const uint32_t g = j.cuda_graphs;
+  if (g == 0) return;
+  const uint32_t rest = g & ~(kGraphFull | kGraphAttn | kGraphFullIteration);
+  if (rest != 0)
+    c.notes.push_back("CUDA graph scope " + models::workload::cuda_graph_scope_string(rest) + ": Megatron-LM core_v0." +
+                      str(minor) +
+                      "'s --cuda-graph-scope takes one of full|attn|full_iteration; Megatron-Bridge 25.11 "
+                      "recipes set the list as model.cuda_graph_scope (cuda_graph_impl transformer_engine).");
+  if (minor < 14) {
+    c.notes.push_back("CUDA graphs: not emitted (Megatron-Core 0." + str(minor) + " has no --cuda-graph-scope).");
+    return;
+  }
+  if ((g & (kGraphFull | kGraphAttn | kGraphFullIteration)) == 0) return;
+  ShellArgGroup b{"GRAPH_ARGS", "CUDA graphs", {}};
+  const bool iteration = (g & kGraphFullIteration) != 0;
+  if (minor >= 15)
+    b.arg("--cuda-graph-impl", iteration ? "local" : "transformer_engine");
+  else
+    b.flag(iteration ? "--enable-cuda-graph" : "--external-cuda-graph");
+  b.arg("--cuda-graph-scope", iteration ? "full_iteration" : (g & kGraphFull) ? "full" : "attn");
+  c.groups.push_back(std::move(b));
+}
+
 void batch_args(const Job& j, MegatronCommand& c) {
   ShellArgGroup b{"BATCH_ARGS", "Batch: " + str(j.microbatches) + " micro-batches per pipeline per iteration", {}};
   b.arg("--micro-batch-size", j.micro_batch);
@@ -491,6 +520,7 @@ MegatronCommand megatron_command(const Job& j, int mcore_minor) {
   megatron_precision_args(j, mcore_minor, c);
   memory_args(j, mcore_minor, c);
   overlap_args(j, c);
+  graph_args(j, mcore_minor, c);
   placeholder_args(j, mcore_minor, c);
   notes(j, mcore_minor, c);
   return c;

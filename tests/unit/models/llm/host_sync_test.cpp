@@ -37,5 +37,23 @@ TEST(HostSync, GroupedExpertsWaitForEveryExpertsHostWork) {
   EXPECT_EQ(stall(16), Time::us(30) + Time::us(10 * 33) - Time::us(50));  // 32 GEMMs + 1 kernel after it
 }
 
+TEST(HostSync, AGraphedAttentionIsOneLaunch) {
+  // After the combine the host issues the next layer's attention: 20 kernels of 2 us eagerly
+  // (host-bound), or one graph launch when the attention is captured (Time::us(40) of GPU work).
+  MoeBlockCosts moe;
+  LayerCosts next;
+  next.attn.main_fwd.time = Time::us(40);
+  next.attn.main_fwd.kernels = 20;
+  const auto stall = [&](bool graphed) {
+    return host_sync_stall(moe_sync_steps(moe, next, Time::us(5), Time::us(5), Time::zero(), 1, graphed, false),
+                           Time::us(10), Time::zero());
+  };
+  EXPECT_GT(stall(false), stall(true) + Time::us(100));
+  // Graphed: the dispatch's launch (10), 2 GEMMs of host work before the experts (20 less the
+  // dispatch's 5), the combine (10), then one launch for the whole attention (10 less the
+  // combine's 5).
+  EXPECT_EQ(stall(true), Time::us(10) + Time::us(20 - 5) + Time::us(10) + Time::us(10 - 5));
+}
+
 }  // namespace
 }  // namespace trainsim::models::llm

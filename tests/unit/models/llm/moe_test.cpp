@@ -146,6 +146,20 @@ TEST(Routing, TokensAreConservedAndDroplessNeverDrops) {
       }
 }
 
+TEST(Routing, PaddedToCapacityEveryExpertComputesItsCapacity) {
+  // Megatron's --moe-pad-expert-input-to-capacity: a skewed router drops above the capacity and
+  // pads below it, so every expert computes exactly ceil(c * T * k / E) rows from each rank and the
+  // all-to-all carries them all.
+  const Routing r = route_tokens(32, 4, 4, 3000, 1.0, 1.0, 512, 2, true);
+  const double cap = std::ceil(3000.0 * 4 / 32);
+  for (double t : r.expert_tokens) EXPECT_DOUBLE_EQ(t, 4 * cap);
+  EXPECT_DOUBLE_EQ(r.sent_tokens, 32 * cap);
+  EXPECT_GT(r.dropped_fraction, 0.0);  // the hot experts still drop
+  const Routing unpadded = route_tokens(32, 4, 4, 3000, 1.0, 1.0, 512);
+  EXPECT_EQ(unpadded.dropped_fraction, r.dropped_fraction);
+  EXPECT_LT(unpadded.sent_tokens, r.sent_tokens);
+}
+
 TEST(Routing, EpMustDivideTheExperts) {
   EXPECT_EQ(testing::config_error([] { route_tokens(8, 2, 3, 100, 0.0, std::nullopt, 64); }),
             "ep: ep (3) must divide the experts (8) (every EP rank holds experts/ep whole experts: use a divisor of "

@@ -211,5 +211,32 @@ TEST(BlackwellSlurm, SegmentsKeepNodesInsideTheNvlinkDomain) {
   EXPECT_FALSE(contains(sbatch(testing::llama70b_b200("mxfp8")), "--segment"));  // 8-GPU NVLink nodes
 }
 
+TEST(BlackwellMegatron, CudaGraphsAreTheImplAndScopeFlags) {
+  // Megatron-Bridge 25.11's Llama 3 8B recipe: the local whole-iteration graph.
+  const Json it = with(testing::llama70b_b200("mxfp8"), Json{{"cuda_graph_scope", "full_iteration"}});
+  const std::string v15 = command(it, 15);
+  EXPECT_EQ(flag_value(v15, "--cuda-graph-impl"), "local");
+  EXPECT_EQ(flag_value(v15, "--cuda-graph-scope"), "full_iteration");
+  const std::string v14 = command(it, 14);  // before cuda_graph_impl: --enable-cuda-graph
+  EXPECT_TRUE(has_flag(v14, "--enable-cuda-graph"));
+  EXPECT_FALSE(has_flag(v14, "--cuda-graph-impl"));
+  EXPECT_EQ(flag_value(v14, "--cuda-graph-scope"), "full_iteration");
+  const std::string layer = command(with(testing::llama70b_b200("mxfp8"), Json{{"cuda_graph_scope", "attn"}}), 15);
+  EXPECT_EQ(flag_value(layer, "--cuda-graph-impl"), "transformer_engine");
+  EXPECT_EQ(flag_value(layer, "--cuda-graph-scope"), "attn");
+  EXPECT_FALSE(has_flag(command(testing::llama70b_b200("mxfp8"), 15), "--cuda-graph-impl"));
+  // The MoE recipes' scope list is more than the pinned flag takes: attn is emitted, the rest noted.
+  const Json moe{{"model", "qwen3-30b-a3b"},
+                 {"cluster", "dgx-b200"},
+                 {"stack", "megatron-bridge-2025"},
+                 {"gpus", 8},
+                 {"ep", 8},
+                 {"global_batch", 64},
+                 {"cuda_graph_scope", Json{"attn", "moe_router", "moe_preprocess"}}};
+  const std::string m = command(moe, 15);
+  EXPECT_EQ(flag_value(m, "--cuda-graph-scope"), "attn");
+  EXPECT_TRUE(says(m, "CUDA graph scope moe_router,moe_preprocess")) << m;
+}
+
 }  // namespace
 }  // namespace trainsim::planner::emit
