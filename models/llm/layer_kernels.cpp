@@ -91,6 +91,15 @@ KernelOp memory_kernel(std::string name, double bytes) {
   return op;
 }
 
+void append_glu_clamp(Kernels& fwd, Kernels& bwd, const std::string& prefix, double elems) {
+  fwd.push_back(memory_kernel(prefix + ".act_clamp_gate.fwd", elems * 2 * kAct));
+  fwd.push_back(memory_kernel(prefix + ".act_clamp_linear.fwd", elems * 2 * kAct));
+  fwd.push_back(memory_kernel(prefix + ".act_clamp_cat.fwd", elems * 4 * kAct));
+  bwd.push_back(memory_kernel(prefix + ".act_clamp_cat.bwd", elems * 4 * kAct));
+  bwd.push_back(memory_kernel(prefix + ".act_clamp_gate.bwd", elems * 3 * kAct));
+  bwd.push_back(memory_kernel(prefix + ".act_clamp_linear.bwd", elems * 3 * kAct));
+}
+
 const char* to_string(GemmLayout l) {
   switch (l) {
     case GemmLayout::kTN: return "TN";
@@ -165,13 +174,17 @@ LayerKernels layer_kernels(const ModelSpec& m, const LayerShape& s) {
   BlockKernels& p = out.mlp;
   const int64_t f_local = f / tp;
   const double act_elems = Td * static_cast<double>(f_local);
-  p.main_fwd = {forward_gemm("mlp.fc1", T, gates * f_local, h),
-                memory_kernel("mlp.act.fwd", act_elems * kAct * (gates + 1)),  // read gate(s), write output
-                forward_gemm("mlp.fc2", T, h, f_local)};
+  Kernels clamp_fwd, clamp_bwd;
+  if (m.activation_clamp) append_glu_clamp(clamp_fwd, clamp_bwd, "mlp", act_elems);
+  p.main_fwd = {forward_gemm("mlp.fc1", T, gates * f_local, h)};
+  append(p.main_fwd, clamp_fwd);
+  p.main_fwd.push_back(memory_kernel("mlp.act.fwd", act_elems * kAct * (gates + 1)));  // read gate(s), write output
+  p.main_fwd.push_back(forward_gemm("mlp.fc2", T, h, f_local));
   p.main_dgrad = {
       dgrad_gemm("mlp.fc2", T, h, f_local),
-      memory_kernel("mlp.act.bwd", act_elems * kAct * (1 + 2 * gates)),  // read grad + inputs, write input grads
-      dgrad_gemm("mlp.fc1", T, gates * f_local, h)};
+      memory_kernel("mlp.act.bwd", act_elems * kAct * (1 + 2 * gates))};  // read grad + inputs, write input grads
+  append(p.main_dgrad, clamp_bwd);
+  p.main_dgrad.push_back(dgrad_gemm("mlp.fc1", T, gates * f_local, h));
   p.main_wgrad = {wgrad_gemm("mlp.fc2", T, h, f_local), wgrad_gemm("mlp.fc1", T, gates * f_local, h)};
   if (s.eager_elementwise) expand_eager_ops(out, m, s);
   if (s.recompute_modules & kRecomputeOps) {

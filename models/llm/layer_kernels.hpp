@@ -84,6 +84,13 @@ KernelOp dgrad_gemm(const std::string& name, int64_t m, int64_t n, int64_t k, in
 KernelOp wgrad_gemm(const std::string& name, int64_t m, int64_t n, int64_t k, int64_t batch = 1);
 // A memory-bound kernel streaming `bytes` through HBM.
 KernelOp memory_kernel(std::string name, double bytes);
+// A clamped SwiGLU's clamp (ModelSpec::activation_clamp) as Megatron-Core 0.15 runs it outside its
+// fused GLU kernel (fusions/fused_bias_geglu.py weighted_bias_quick_geglu_impl, moe/experts.py),
+// for `elems` GLU outputs (an fc1 output of 2 x elems): forward, the gate's and the linear half's
+// clamps (each reads and writes one half) and their concatenation (reads and writes both);
+// backward, each clamp's gradient (reads the gradient and its input, writes the gradient) and the
+// concatenation of the two (reads and writes both). `prefix` names them ("mlp" -> mlp.act_clamp.*).
+void append_glu_clamp(Kernels& fwd, Kernels& bwd, const std::string& prefix, double elems);
 
 // One block (attention or MLP), split the way tasks are.
 struct BlockKernels {

@@ -153,7 +153,8 @@ MoeBlockCosts moe_block_costs(const ModelSpec& m, const LayerShape& shape, int64
       if (op.name.ends_with(".norm.fwd")) out.recompute += kernel_cost(op, cm);
   if (modules & kRecomputeMoeAct)
     for (const KernelOp& op : k.experts_fwd)
-      if (op.name == "moe.experts.act.fwd") out.recompute += kernel_cost(op, cm);
+      if (op.name == "moe.experts.act.fwd" || op.name.starts_with("moe.experts.act_clamp_"))
+        out.recompute += kernel_cost(op, cm);
   if (modules & kRecomputeSharedExperts) out.recompute += out.shared_fwd;
   const double row = static_cast<double>(routing.bytes_per_token.count());
   const double T = static_cast<double>(routing.tokens);

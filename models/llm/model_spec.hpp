@@ -87,6 +87,8 @@ struct ModelSpec {
   std::optional<AttentionWindow> attention_window;
   bool attention_sinks = false;  // GPT-OSS: a learned logit per head in the softmax denominator
   bool qk_norm = false;          // RMSNorm over each query and key head (Qwen3, Gemma 3, OLMo 2)
+  // GPT-OSS: the SwiGLU's gate and linear inputs are clamped (|x| <= limit); null: no clamp.
+  std::optional<double> activation_clamp;
   // DeepSeek-V3 multi-token prediction modules, each one more transformer layer (shaped like the
   // last main layer: a MoE layer for DeepSeek-V3) with two RMSNorms and a 2h -> h projection,
   // sharing the embedding and the LM head; they run on the last pipeline stage. MTP layer j is

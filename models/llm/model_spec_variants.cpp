@@ -38,6 +38,17 @@ void add_variant_fields(sim::config::Schema<ModelSpec>& s) {
       .boolean("qk_norm", &ModelSpec::qk_norm, false,
                "RMSNorm over each query and key head before RoPE (Qwen3, Gemma 3, OLMo 2): 2 x head_dim parameters "
                "per layer, one memory-bound kernel forward and backward, its inputs kept for backward.")
+      .custom("activation_clamp", "number > 0 or null", std::string("null"),
+              "SwiGLU with clamped inputs (GPT-OSS: swiglu_limit 7.0): the gate clamped above, the linear input "
+              "both ways. Megatron-Core 0.15 clamps outside its fused GLU kernel (two clamps and a concatenation "
+              "forward, their gradients and a concatenation backward), and its autograd keeps the unclamped fc1 "
+              "output beside the clamped copy the GLU saves. null = no clamp.",
+              [](ModelSpec& m, const Json& j, const std::string& p) {
+                if (j.is_null())
+                  m.activation_clamp = std::nullopt;
+                else
+                  m.activation_clamp = sim::config::read_number(j, p, 1e-6, 1e6);
+              })
       .integer("mtp_layers", &ModelSpec::mtp_layers, 0, 64, 0,
                "Multi-token prediction modules (DeepSeek-V3: 1), each two RMSNorms, a 2h -> h projection and one "
                "transformer layer shaped like the last one, sharing the embedding and LM head; run on the last "
@@ -46,6 +57,9 @@ void add_variant_fields(sim::config::Schema<ModelSpec>& s) {
 
 void check_variants(const ModelSpec& m, const std::string& path) {
   const auto at = [&](const char* k) { return path.empty() ? std::string(k) : path + "." + k; };
+  if (m.activation_clamp && m.activation != "swiglu")
+    throw ConfigError(at("activation_clamp"), "clamps a gated (SwiGLU) activation, but activation is " + m.activation,
+                      "set activation to swiglu, or drop activation_clamp");
   if (m.mla) {
     const MlaSpec& a = *m.mla;
     if (m.head_dim_field)

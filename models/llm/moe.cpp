@@ -148,14 +148,19 @@ MoeBlockKernels moe_block_kernels(const ModelSpec& m, const LayerShape& s, int64
   }
   const auto name = [](size_t j, const char* what) { return "moe.expert" + std::to_string(j) + "." + what; };
   const double act = static_cast<double>(total_rows) * static_cast<double>(fl) * kAct;
+  Kernels clamp_fwd, clamp_bwd;
+  if (m.activation_clamp)
+    append_glu_clamp(clamp_fwd, clamp_bwd, "moe.experts", static_cast<double>(total_rows) * static_cast<double>(fl));
   for (size_t j = 0; j < rows.size(); ++j)
     if (rows[j] > 0) out.experts_fwd.push_back(forward_gemm(name(j, "fc1"), rows[j], gates * fl, h));
+  out.experts_fwd.insert(out.experts_fwd.end(), clamp_fwd.begin(), clamp_fwd.end());
   out.experts_fwd.push_back(memory_kernel("moe.experts.act.fwd", act * static_cast<double>(gates + 1)));
   for (size_t j = 0; j < rows.size(); ++j)
     if (rows[j] > 0) out.experts_fwd.push_back(forward_gemm(name(j, "fc2"), rows[j], h, fl));
   for (size_t j = 0; j < rows.size(); ++j)
     if (rows[j] > 0) out.experts_dgrad.push_back(dgrad_gemm(name(j, "fc2"), rows[j], h, fl));
   out.experts_dgrad.push_back(memory_kernel("moe.experts.act.bwd", act * static_cast<double>(1 + 2 * gates)));
+  out.experts_dgrad.insert(out.experts_dgrad.end(), clamp_bwd.begin(), clamp_bwd.end());
   for (size_t j = 0; j < rows.size(); ++j)
     if (rows[j] > 0) out.experts_dgrad.push_back(dgrad_gemm(name(j, "fc1"), rows[j], gates * fl, h));
   for (size_t j = 0; j < rows.size(); ++j)
@@ -181,12 +186,16 @@ MoeBlockKernels moe_block_kernels(const ModelSpec& m, const LayerShape& s, int64
   if (e.shared_experts > 0) {
     const int64_t sl = e.shared_experts * fl;
     const double sact = Td * static_cast<double>(sl) * kAct;
-    out.shared_fwd = {forward_gemm("moe.shared.fc1", T, gates * sl, h),
-                      memory_kernel("moe.shared.act.fwd", sact * static_cast<double>(gates + 1)),
-                      forward_gemm("moe.shared.fc2", T, h, sl)};
+    Kernels sclamp_fwd, sclamp_bwd;
+    if (m.activation_clamp) append_glu_clamp(sclamp_fwd, sclamp_bwd, "moe.shared", Td * static_cast<double>(sl));
+    out.shared_fwd = {forward_gemm("moe.shared.fc1", T, gates * sl, h)};
+    out.shared_fwd.insert(out.shared_fwd.end(), sclamp_fwd.begin(), sclamp_fwd.end());
+    out.shared_fwd.push_back(memory_kernel("moe.shared.act.fwd", sact * static_cast<double>(gates + 1)));
+    out.shared_fwd.push_back(forward_gemm("moe.shared.fc2", T, h, sl));
     out.shared_dgrad = {dgrad_gemm("moe.shared.fc2", T, h, sl),
-                        memory_kernel("moe.shared.act.bwd", sact * static_cast<double>(1 + 2 * gates)),
-                        dgrad_gemm("moe.shared.fc1", T, gates * sl, h)};
+                        memory_kernel("moe.shared.act.bwd", sact * static_cast<double>(1 + 2 * gates))};
+    out.shared_dgrad.insert(out.shared_dgrad.end(), sclamp_bwd.begin(), sclamp_bwd.end());
+    out.shared_dgrad.push_back(dgrad_gemm("moe.shared.fc1", T, gates * sl, h));
     out.shared_wgrad = {wgrad_gemm("moe.shared.fc2", T, h, sl), wgrad_gemm("moe.shared.fc1", T, gates * sl, h)};
   }
   const double shared_rows = e.shared_experts > 0 ? Td : 0.0;

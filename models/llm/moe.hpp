@@ -25,7 +25,8 @@
 //      the top_k hottest experts take every token; spread over the ranks, they can even the rank
 //      loads out again while the experts of a rank stay uneven (so the maximum rank load first
 //      rises with s and then may fall).
-//   Conservation: sum over experts of tokens computed = ep * T * top_k * (1 - dropped_fraction).
+//   Conservation: sum over experts of tokens computed = ep * T * top_k * (1 - dropped_fraction);
+//      padded to capacity (pad_to_capacity) every expert computes ep * C instead, padding included.
 
 #include <optional>
 #include <vector>

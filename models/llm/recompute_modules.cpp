@@ -45,7 +45,7 @@ Kernels op_checkpoint_kernels(const ModelSpec& m, const LayerShape& s, const Blo
     return out;
   }
   for (const KernelOp& k : block.main_fwd)
-    if (k.name == "mlp.act.fwd") out.push_back(k);
+    if (k.name == "mlp.act.fwd" || k.name.starts_with("mlp.act_clamp_")) out.push_back(k);
   if (m.activation == "swiglu")
     out.push_back(forward_gemm("mlp.up", T, m.ffn_hidden / t, h));
   else

@@ -83,6 +83,9 @@ sim::Bytes layer_activation_bytes(const llm::ModelSpec& m, int64_t micro_batch, 
     bytes += T * (2 * latents + static_cast<double>(a.qk_rope_head_dim)) * kAct * repl;
   }
   if (!mlp) bytes += T * (gates * kAct + gemm_in) * f / t;  // fc1 output(s) and activation output
+  // A clamped SwiGLU keeps the unclamped fc1 output too (the clamps' autograd), beside the clamped
+  // copy the fused GLU saves (llm::append_glu_clamp).
+  if (!mlp && m.activation_clamp) bytes += T * gates * kAct * f / t;
   if (flash) {
     bytes += T * static_cast<double>(m.heads) / t * 4.0;  // softmax log-sum-exp (fp32 per row)
   } else if (!(mods & llm::kRecomputeCoreAttn)) {

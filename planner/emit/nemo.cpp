@@ -263,6 +263,8 @@ void set_parallelism(Py& p, const Job& j, const NemoPrecision& prec) {
     p.set("recipe.model.config.moe_grouped_gemm", py(prec.bf16));
     p.set("recipe.model.config.moe_expert_capacity_factor",
           m.moe->capacity_factor ? detail::fmt_float(*m.moe->capacity_factor) : "None", "None = dropless");
+    if (m.moe->capacity_factor && m.moe->pad_to_capacity)
+      p.set("recipe.model.config.moe_pad_expert_input_to_capacity", "True");
   }
 }
 

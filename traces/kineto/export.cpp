@@ -234,7 +234,13 @@ std::vector<Activity> activities(const models::workload::Job& job, const Workloa
       }
       if (slabel == "d2h" || slabel == "h2d") continue;  // the CPU optimizer step: host work, no GPU activity
       const Kernels* ks = spec.kind == sim::task::TaskKind::kCompute ? kernels_for(label, lk, ek) : nullptr;
-      if (ks && models::llm::kernels_cost(*ks, cm).with_dispatch(job.kernel_dispatch) != spec.duration) ks = nullptr;
+      if (ks) {
+        // Eager: the host's dispatch per kernel; in a CUDA graph (cuda_graph_scope) one launch or none.
+        const models::llm::Cost c = models::llm::kernels_cost(*ks, cm);
+        const sim::Time d = spec.duration;
+        if (d != c.with_dispatch(job.kernel_dispatch) && d != c.time && d != std::max(c.time, job.kernel_dispatch))
+          ks = nullptr;
+      }
       if (!ks) {  // one opaque kernel: what the task is made of is not a layer_kernels list
         a.op = "trainsim::" + label;
         a.kernel = "trainsim_" + label + "_kernel";

@@ -120,7 +120,12 @@ Handle LayerTasks::backward(StageEmitter& e, int mb, int layer, const Handle& in
     PendingWgrad pend;
     if (blk == 1 && c_.moe_layer(layer)) {
       h = c_.moe.backward(e, mb, layer, h, wdep, pl, pend);
-      if (!deferred) wg = e.compute(wl, pend.cost, Category::kCompute, mb, layer, {&pend.dgrad, &pend.input});
+      if (!deferred) {
+        // The experts' weight gradients are part of the MoE part's backward graph when it has one.
+        if (c_.graphs.moe_rest) e.begin_graph();
+        wg = e.compute(wl, pend.cost, Category::kCompute, mb, layer, {&pend.dgrad, &pend.input});
+        e.end_graph();
+      }
     } else if (job.sp) {
       Handle agi, dgrad;
       const Handle rs = sp_dgrad(e, blk, mb, layer, h, wdep, re, agi, dgrad);

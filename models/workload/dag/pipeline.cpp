@@ -377,8 +377,12 @@ Handle Walk::weight_grads(const OpScope& o) {
     Handle wg;
     for (int blk = 1; blk >= 0; --blk) {
       const PendingWgrad& p = pw[static_cast<size_t>(blk)];
+      // Captured like the block's backward (one launch; the estimator prices them so too).
+      const bool graphed = blk == 1 && c_.moe_layer(layer) ? c_.graphs.moe_rest : c_.graphed(blk, layer);
+      if (graphed) e.begin_graph();
       wg = e.compute(blk == 0 ? lb_.attn_wgrad : lb_.mlp_wgrad, p.cost, Category::kCompute, o.mb, layer,
                      {&p.dgrad, &p.input, &h});
+      e.end_graph();
       h = wg;
     }
     gradients_ready(o, layer, wg);

@@ -14,6 +14,7 @@
 
 #include "models/llm/layer_ops.hpp"
 #include "models/workload/dag/communicators.hpp"
+#include "sim/error.hpp"
 
 namespace trainsim::models::workload {
 
@@ -49,6 +50,7 @@ class StageEmitter {
   // first); under whole_iteration_graph(true) every compute task is captured (the iteration's one
   // launch is negligible) until it is turned off for the optimizer.
   void begin_graph() {
+    TRAINSIM_ASSERT(!graph_, "CUDA graph regions do not nest");
     graph_ = true;
     launched_ = false;
   }

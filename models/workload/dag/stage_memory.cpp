@@ -30,20 +30,22 @@ int64_t moe_block_extra(const Job& job) {
                              : kAct;
   const double norm_output = tokens * static_cast<double>(m.hidden) * gemm_in;
   const double router_input = (!norms && !whole ? norm_output : 0.0) - (!norms && !mlp ? norm_output : 0.0);
-  const double dense = mlp ? 0.0 : T * (gates + 1.0) * static_cast<double>(m.ffn_hidden) * kAct / t;
+  // A clamped SwiGLU keeps the unclamped fc1 output beside the clamped copy (footprint.cpp).
+  const double clamp = m.activation_clamp ? gates : 0.0;
+  const double dense = mlp ? 0.0 : T * (gates + 1.0 + clamp) * static_cast<double>(m.ffn_hidden) * kAct / t;
   if (whole) return static_cast<int64_t>(router_input - dense);
   const llm::Routing r = llm::route_tokens(m, job.ep, static_cast<int64_t>(tokens), job.moe_balance);
   const double rows = r.received_tokens * static_cast<double>(job.etp);
   const double fe = static_cast<double>(moe.expert_ffn_hidden) / static_cast<double>(job.etp);
   const double act_out = (mods & llm::kRecomputeMoeAct) ? 0.0 : 1.0;
-  const double routed = rows * (static_cast<double>(m.hidden) + (gates + act_out) * fe) * kAct;
+  const double routed = rows * (static_cast<double>(m.hidden) + (gates + act_out * (1.0 + clamp)) * fe) * kAct;
   const double router = tokens * static_cast<double>(moe.experts) * 4.0;
   // Shared experts run whole on the rank's own tokens (the ranks of an expert-TP group hold
   // different tokens).
   const double shared =
       (mods & llm::kRecomputeSharedExperts)
           ? 0.0
-          : tokens * (gates + 1.0) * static_cast<double>(moe.shared_experts * moe.expert_ffn_hidden) * kAct;
+          : tokens * (gates + 1.0 + clamp) * static_cast<double>(moe.shared_experts * moe.expert_ffn_hidden) * kAct;
   return static_cast<int64_t>(routed + router + shared + router_input - dense);
 }
 

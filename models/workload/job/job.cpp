@@ -222,8 +222,9 @@ void runtime_fields(JobSchema& s) {
               "CUDA graphs, as Megatron-Core's --cuda-graph-scope names what is captured: full (each layer), "
               "attn, mlp, moe, moe_router, moe_preprocess, or full_iteration (forward and backward of the "
               "iteration, cuda_graph_impl local). A captured region costs the host one launch instead of one "
-              "dispatch per kernel; a dropless MoE layer's dispatch, experts and combine stay eager "
-              "(docs/stacks.md). [] = no graphs.",
+              "dispatch per kernel. A dropless MoE layer cannot be captured whole: under full or moe it runs "
+              "eager, attention included; attn and moe_router graph its static parts (docs/stacks.md). [] = "
+              "no graphs.",
               [](JobSpec& j, const Json& v, const std::string& p) {
                 j.cuda_graphs = v.is_null() ? 0u : parse_cuda_graph_scope(v, p);
               })
@@ -396,6 +397,12 @@ void resolve_experts(Job& j) {
   if (j.tp > 1 && !j.sp)
     throw ConfigError("sp", "MoE layers with tp > 1 need sequence parallelism (Megatron-Core requires it)",
                       "pass --sp true or --tp 1");
+  // Megatron pads to capacity only in the all-to-all dispatcher (moe_token_drop.py; the flex
+  // dispatcher refuses moe_pad_expert_input_to_capacity in TransformerConfig).
+  if (moe.pad_to_capacity && j.moe_dispatcher != llm::MoeDispatcher::kAllToAll)
+    throw ConfigError("moe_dispatcher",
+                      "pads experts to capacity (model moe.pad_to_capacity) only with the alltoall dispatcher",
+                      "use --moe-dispatcher alltoall, or drop moe.pad_to_capacity");
 }
 
 void resolve_sharding(const JobSpec& s, Job& j) {

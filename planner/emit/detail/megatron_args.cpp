@@ -139,6 +139,8 @@ void model_args(const Job& j, int minor, MegatronCommand& c) {
       if (!freq.empty()) b.arg("--moe-layer-freq", shell_word(freq), "1 = MoE layer, 0 = dense MLP");
     }
     if (moe.capacity_factor) b.arg("--moe-expert-capacity-factor", fmt_float(*moe.capacity_factor));
+    if (moe.capacity_factor && moe.pad_to_capacity)
+      b.flag("--moe-pad-expert-input-to-capacity", "static shapes: no host sync in the dispatcher");
     moe_dispatch_args(j, minor, b, c);
     if (j.precision != Precision::kFp16) b.flag("--moe-grouped-gemm");
   }

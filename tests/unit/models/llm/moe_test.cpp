@@ -298,5 +298,37 @@ TEST(MoeKernels, ModelFlopsCountActiveParametersOnly) {
   }
 }
 
+TEST(ClampedSwiglu, ClampsRunOutsideTheFusedGlu) {
+  // GPT-OSS (activation_clamp 7.0): Megatron-Core 0.15 clamps the two halves of the fc1 output and
+  // concatenates them before its fused GLU: 3 kernels and 8 x elems x 2 bytes forward, 3 kernels and
+  // 10 x elems x 2 bytes backward, for elems GLU outputs (rows x expert width).
+  const ModelSpec m = testing::model("gpt-oss-120b");
+  ASSERT_TRUE(m.activation_clamp);
+  LayerShape s;
+  s.seq_len = 1024;
+  const Routing r = route_tokens(m, 8, 1024);
+  const MoeBlockKernels k = moe_block_kernels(m, s, 8, 1, r);
+  double fwd = 0, bwd = 0;
+  int nf = 0, nb = 0;
+  for (const KernelOp& op : k.experts_fwd)
+    if (op.name.starts_with("moe.experts.act_clamp_")) fwd += op.bytes, ++nf;
+  for (const KernelOp& op : k.experts_dgrad)
+    if (op.name.starts_with("moe.experts.act_clamp_")) bwd += op.bytes, ++nb;
+  const double elems = r.received_tokens * static_cast<double>(m.moe->expert_ffn_hidden);
+  EXPECT_EQ(nf, 3);
+  EXPECT_EQ(nb, 3);
+  EXPECT_NEAR(fwd, 8.0 * elems * 2.0, 1e-6 * fwd);
+  EXPECT_NEAR(bwd, 10.0 * elems * 2.0, 1e-6 * bwd);
+  // Without the clamp, none of them.
+  ModelSpec plain = m;
+  plain.activation_clamp.reset();
+  for (const KernelOp& op : moe_block_kernels(plain, s, 8, 1, r).experts_fwd)
+    EXPECT_FALSE(op.name.starts_with("moe.experts.act_clamp_")) << op.name;
+  // A clamp needs a gated activation.
+  sim::config::Json j = testing::model_json("gpt-oss-120b");
+  j["activation"] = "gelu";
+  EXPECT_NE(testing::config_error([&] { (void)parse_model(j, "model"); }).find("activation_clamp"), std::string::npos);
+}
+
 }  // namespace
 }  // namespace trainsim::models::llm

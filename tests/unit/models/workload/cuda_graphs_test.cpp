@@ -15,7 +15,7 @@ using testing::with;
 
 // Qwen3 30B-A3B at micro-batch 1 on one B200 server: short kernels, a dropless dispatcher that
 // synchronizes with the host every layer (megatron-bridge-2025), so the host's dispatch binds.
-Json qwen(const Json& extra) {
+Json graphed_qwen(const Json& extra) {
   return with(Json{{"model", "qwen3-30b-a3b"},
                    {"cluster", "dgx-b200"},
                    {"stack", "megatron-bridge-2025"},
@@ -26,7 +26,7 @@ Json qwen(const Json& extra) {
               extra);
 }
 
-Json llama(const Json& extra) {
+Json graphed_llama(const Json& extra) {
   return with(Json{{"model", "llama3-8b"},
                    {"cluster", "gb200-nvl72"},
                    {"stack", "megatron-bridge-2025"},
@@ -41,13 +41,13 @@ TEST(CudaGraphs, ScopesParseInMegatronSpelling) {
   EXPECT_EQ(parse_cuda_graph_scope(Json("full_iteration"), "s"), kGraphFullIteration);
   EXPECT_EQ(cuda_graph_scope_string(kGraphMoePreprocess | kGraphFull), "full,moe_preprocess");
   EXPECT_THROW(parse_cuda_graph_scope(Json("moe-router"), "s"), ConfigError);
-  EXPECT_EQ(testing::job(qwen({})).cuda_graphs, 0u);  // no graphs unless asked
+  EXPECT_EQ(testing::job(graphed_qwen({})).cuda_graphs, 0u);  // no graphs unless asked
 }
 
 TEST(CudaGraphs, ADroplessMoeLayerIsNotCapturedWhole) {
   // full: the dense layers' blocks; a MoE layer with dynamic shapes runs eager (Megatron-Core
   // 0.14 moe/README.md), attention included.
-  const GraphedParts full = graphed_parts(testing::job(qwen({{"cuda_graph_scope", "full"}})));
+  const GraphedParts full = graphed_parts(testing::job(graphed_qwen({{"cuda_graph_scope", "full"}})));
   EXPECT_TRUE(full.attention);
   EXPECT_TRUE(full.mlp);
   EXPECT_FALSE(full.moe_attention);
@@ -55,7 +55,7 @@ TEST(CudaGraphs, ADroplessMoeLayerIsNotCapturedWhole) {
   EXPECT_FALSE(full.moe_rest);
   // The 25.11 recipes' scopes graph the static parts.
   const GraphedParts parts =
-      graphed_parts(testing::job(qwen({{"cuda_graph_scope", Json{"attn", "moe_router", "moe_preprocess"}}})));
+      graphed_parts(testing::job(graphed_qwen({{"cuda_graph_scope", Json{"attn", "moe_router", "moe_preprocess"}}})));
   EXPECT_TRUE(parts.moe_attention);
   EXPECT_TRUE(parts.moe_router);
   EXPECT_FALSE(parts.moe_rest);
@@ -63,10 +63,11 @@ TEST(CudaGraphs, ADroplessMoeLayerIsNotCapturedWhole) {
 }
 
 TEST(CudaGraphs, CapturedRegionsSaveTheHostBoundTime) {
-  const SimulationResult eager = simulate(testing::job(qwen({})));
-  const SimulationResult router = simulate(testing::job(qwen({{"cuda_graph_scope", Json{"moe_router"}}})));
-  const SimulationResult both = simulate(testing::job(qwen({{"cuda_graph_scope", Json{"attn", "moe_router"}}})));
-  const SimulationResult full = simulate(testing::job(qwen({{"cuda_graph_scope", "full"}})));
+  const SimulationResult eager = simulate(testing::job(graphed_qwen({})));
+  const SimulationResult router = simulate(testing::job(graphed_qwen({{"cuda_graph_scope", Json{"moe_router"}}})));
+  const SimulationResult both =
+      simulate(testing::job(graphed_qwen({{"cuda_graph_scope", Json{"attn", "moe_router"}}})));
+  const SimulationResult full = simulate(testing::job(graphed_qwen({{"cuda_graph_scope", "full"}})));
   EXPECT_LT(router.iteration, eager.iteration);
   EXPECT_LT(both.iteration, router.iteration);
   EXPECT_EQ(full.iteration, eager.iteration);  // every layer is a dropless MoE layer: nothing captured
@@ -76,14 +77,15 @@ TEST(CudaGraphs, AWholeIterationGraphIssuesNothingButTheOptimizer) {
   // On Grace (2.75x the x86 dispatch) with a host-bound kernel dispatch, full_iteration is the
   // eager job without dispatch except the optimizer step, which stays eager (4 kernels).
   const Json slow{{"kernel_dispatch", "200us"}};
-  const SimulationResult eager = simulate(testing::job(llama(slow)));
-  const SimulationResult graphed = simulate(testing::job(llama(with(slow, {{"cuda_graph_scope", "full_iteration"}}))));
-  const SimulationResult free = simulate(testing::job(llama({{"kernel_dispatch", "0us"}})));
+  const SimulationResult eager = simulate(testing::job(graphed_llama(slow)));
+  const SimulationResult graphed =
+      simulate(testing::job(graphed_llama(with(slow, {{"cuda_graph_scope", "full_iteration"}}))));
+  const SimulationResult free = simulate(testing::job(graphed_llama({{"kernel_dispatch", "0us"}})));
   EXPECT_LT(graphed.iteration, eager.iteration);
   EXPECT_GE(graphed.iteration, free.iteration);
   EXPECT_LE(graphed.iteration, free.iteration + sim::Time::us(4 * 550));
   // Layer graphs (full) pay one launch per block and pass: between the two.
-  const SimulationResult layers = simulate(testing::job(llama(with(slow, {{"cuda_graph_scope", "full"}}))));
+  const SimulationResult layers = simulate(testing::job(graphed_llama(with(slow, {{"cuda_graph_scope", "full"}}))));
   EXPECT_LT(layers.iteration, eager.iteration);
   EXPECT_GT(layers.iteration, graphed.iteration);
 }
@@ -91,7 +93,7 @@ TEST(CudaGraphs, AWholeIterationGraphIssuesNothingButTheOptimizer) {
 TEST(CudaGraphs, ExpertsPaddedToCapacityAreCapturedWhole) {
   // Token drop padded to capacity (Megatron-Bridge 25.09's Qwen3 recipes): static shapes, so no
   // host synchronization and `full` graphs the MoE layer too.
-  Json padded = qwen({{"cuda_graph_scope", "full"}});
+  Json padded = graphed_qwen({{"cuda_graph_scope", "full"}});
   padded["model"] = testing::model_json("qwen3-30b-a3b");
   padded["model"]["moe"]["capacity_factor"] = 1.0;
   padded["model"]["moe"]["pad_to_capacity"] = true;
@@ -102,7 +104,7 @@ TEST(CudaGraphs, ExpertsPaddedToCapacityAreCapturedWhole) {
   EXPECT_TRUE(p.moe_rest);
   const SimulationResult graphed = simulate(j);
   EXPECT_EQ(graphed.stages[0].time.host_sync, sim::Time::zero());
-  EXPECT_GT(simulate(testing::job(qwen({}))).stages[0].time.host_sync, sim::Time::zero());
+  EXPECT_GT(simulate(testing::job(graphed_qwen({}))).stages[0].time.host_sync, sim::Time::zero());
   // pad_to_capacity needs a capacity.
   padded["model"]["moe"]["capacity_factor"] = nullptr;
   EXPECT_THROW((void)testing::job(padded), ConfigError);
@@ -117,13 +119,13 @@ TEST(CudaGraphs, WhatMegatronRefusesIsRefused) {
     }
     return false;
   };
-  EXPECT_TRUE(refused(qwen({{"cuda_graph_scope", "full_iteration"}})));  // the dropless dispatcher's sync
-  EXPECT_TRUE(refused(llama({{"cuda_graph_scope", "full,full_iteration"}})));
-  EXPECT_TRUE(refused(llama({{"cuda_graph_scope", "moe_router"}})));  // a dense model
-  EXPECT_TRUE(refused(llama({{"cuda_graph_scope", "full"}, {"recompute", "full"}})));
-  EXPECT_TRUE(refused(llama({{"cuda_graph_scope", "attn"}, {"offload_activation_layers", 4}})));
-  EXPECT_TRUE(refused(llama({{"cuda_graph_scope", "attn"}, {"stack", "torchtitan"}})));
-  EXPECT_FALSE(refused(llama({{"cuda_graph_scope", "attn"}, {"recompute", "selective"}})));
+  EXPECT_TRUE(refused(graphed_qwen({{"cuda_graph_scope", "full_iteration"}})));  // the dropless dispatcher's sync
+  EXPECT_TRUE(refused(graphed_llama({{"cuda_graph_scope", "full,full_iteration"}})));
+  EXPECT_TRUE(refused(graphed_llama({{"cuda_graph_scope", "moe_router"}})));  // a dense model
+  EXPECT_TRUE(refused(graphed_llama({{"cuda_graph_scope", "full"}, {"recompute", "full"}})));
+  EXPECT_TRUE(refused(graphed_llama({{"cuda_graph_scope", "attn"}, {"offload_activation_layers", 4}})));
+  EXPECT_TRUE(refused(graphed_llama({{"cuda_graph_scope", "attn"}, {"stack", "torchtitan"}})));
+  EXPECT_FALSE(refused(graphed_llama({{"cuda_graph_scope", "attn"}, {"recompute", "selective"}})));
 }
 
 }  // namespace
