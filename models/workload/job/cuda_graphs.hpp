@@ -60,7 +60,6 @@ struct GraphedParts {
   bool moe_router = false;     // a MoE layer's pre-MLP norm, router and preprocessing
   bool moe_rest = false;       // a MoE layer's dispatch, experts and combine (no host sync between)
   bool iteration = false;      // every micro-batch's forward and backward (not the optimizer)
-  bool any() const { return attention || moe_attention || mlp || moe_router || moe_rest || iteration; }
 };
 GraphedParts graphed_parts(const Job& j);
 
