@@ -174,11 +174,15 @@ uint32_t read_name_set(const Json& j, const std::string& path, const std::vector
   return out;
 }
 
-std::string name_set_string(uint32_t set, const std::vector<std::string>& names) {
-  std::string out;
+std::vector<std::string> name_set_items(uint32_t set, const std::vector<std::string>& names) {
+  std::vector<std::string> out;
   for (size_t i = 0; i < names.size(); ++i)
-    if (set & (1u << i)) out += (out.empty() ? "" : ",") + names[i];
+    if (set & (1u << i)) out.push_back(names[i]);
   return out;
+}
+
+std::string name_set_string(uint32_t set, const std::vector<std::string>& names) {
+  return join(name_set_items(set, names), ",");
 }
 
 namespace {

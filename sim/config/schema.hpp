@@ -46,7 +46,8 @@ std::string read_enum(const Json& j, const std::string& path, const std::vector<
 // for names[i]. Errors call an item a `noun` ("module") and show `example`.
 uint32_t read_name_set(const Json& j, const std::string& path, const std::vector<std::string>& names,
                        const std::string& noun, const char* example);
-// The set as "a,b" in the order of `names` (empty: "").
+// The set's names in the order of `names`, and as "a,b" (empty: "").
+std::vector<std::string> name_set_items(uint32_t set, const std::vector<std::string>& names);
 std::string name_set_string(uint32_t set, const std::vector<std::string>& names);
 Bytes read_bytes(const Json& j, const std::string& path);
 Bandwidth read_bandwidth(const Json& j, const std::string& path);

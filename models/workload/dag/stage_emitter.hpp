@@ -47,8 +47,10 @@ class StageEmitter {
 
   // CUDA graphs (job/cuda_graphs.hpp): the compute tasks between begin_graph() and end_graph()
   // replay one captured graph, whose launch costs the host one kernel's dispatch (charged to the
-  // first); under whole_iteration_graph(true) every compute task is captured (the iteration's one
-  // launch is negligible) until it is turned off for the optimizer.
+  // first; engineering estimate: cudaGraphLaunch is one host API call where eager issues one per
+  // kernel, NVIDIA Developer Blog 'Getting Started with CUDA Graphs', A. Gray 2019, the source of
+  // the GPU presets' kernel_launch); under whole_iteration_graph(true) every compute task is
+  // captured (the iteration's one launch is negligible) until it is turned off for the optimizer.
   void begin_graph() {
     TRAINSIM_ASSERT(!graph_, "CUDA graph regions do not nest");
     graph_ = true;

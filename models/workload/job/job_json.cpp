@@ -13,11 +13,7 @@ namespace {
 // The modules selective recompute redoes, as a list (null without selective recompute).
 Json recompute_modules_json(const Job& j) {
   if (j.recompute != Recompute::kSelective) return nullptr;
-  Json out = Json::array();
-  const auto& names = llm::recompute_module_names();
-  for (size_t i = 0; i < names.size(); ++i)
-    if (j.recompute_modules & (1u << i)) out.push_back(names[i]);
-  return out;
+  return sim::config::name_set_items(j.recompute_modules, llm::recompute_module_names());
 }
 }  // namespace
 
@@ -72,13 +68,7 @@ Json Job::to_json() const {
   if (model.moe) add_moe_json(*this, out);
   if (cluster.nvlink_domain > 0) out["nvlink_segment"] = cluster.nvlink_domain;  // rack-scale domains only
   if (offload_activation_layers > 0) out["offload_activation_layers"] = offload_activation_layers;
-  if (cuda_graphs != 0) {
-    Json scope = Json::array();
-    const auto& names = cuda_graph_scope_names();
-    for (size_t i = 0; i < names.size(); ++i)
-      if (cuda_graphs & (1u << i)) scope.push_back(names[i]);
-    out["cuda_graph_scope"] = scope;
-  }
+  if (cuda_graphs != 0) out["cuda_graph_scope"] = sim::config::name_set_items(cuda_graphs, cuda_graph_scope_names());
   out["stack"] = stack.name;
   return out;
 }

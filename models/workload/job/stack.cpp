@@ -30,6 +30,13 @@ std::string flag(const char* field) {
   return f;
 }
 
+// Whether every name of `set` (bits over `names`) is in the stack's `allowed` list.
+bool allows_set(const std::vector<std::string>& allowed, uint32_t set, const std::vector<std::string>& names) {
+  for (const std::string& n : sim::config::name_set_items(set, names))
+    if (!stack::allows(allowed, n)) return false;
+  return true;
+}
+
 const FeatureCheck kChecks[] = {
     {"schedule", [](const stack::StackFeatures& f, const Job& j) { return stack::allows(f.schedules, j.schedule); },
      [](const Job& j) { return "schedule " + j.schedule; }},
@@ -42,10 +49,7 @@ const FeatureCheck kChecks[] = {
      [](const Job& j) { return std::string("recompute ") + to_string(j.recompute); }},
     {"recompute_modules",
      [](const stack::StackFeatures& f, const Job& j) {
-       const auto& names = llm::recompute_module_names();
-       for (size_t i = 0; i < names.size(); ++i)
-         if ((j.recompute_modules & (1u << i)) && !stack::allows(f.recompute_modules, names[i])) return false;
-       return true;
+       return allows_set(f.recompute_modules, j.recompute_modules, llm::recompute_module_names());
      },
      [](const Job& j) { return "recompute of " + llm::recompute_modules_string(j.recompute_modules); }},
     {"precision",
@@ -124,10 +128,7 @@ const FeatureCheck kChecks[] = {
      [](const Job&) { return std::string("partial full recompute (recompute_layers)"); }},
     {"cuda_graph_scope",
      [](const stack::StackFeatures& f, const Job& j) {
-       const auto& names = cuda_graph_scope_names();
-       for (size_t i = 0; i < names.size(); ++i)
-         if ((j.cuda_graphs & (1u << i)) && !stack::allows(f.cuda_graph_scopes, names[i])) return false;
-       return true;
+       return allows_set(f.cuda_graph_scopes, j.cuda_graphs, cuda_graph_scope_names());
      },
      [](const Job& j) { return "CUDA graphs of " + cuda_graph_scope_string(j.cuda_graphs); }},
     {"pp_layout",
