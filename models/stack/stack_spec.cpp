@@ -82,6 +82,11 @@ const Schema<StackFeatures>& features_schema() {
                  "Pipeline stages with different layer counts (pp_layout).")
         .boolean("torch_compile", &StackFeatures::torch_compile, false,
                  "torch.compile of the model (the job's torch_compile).")
+        .boolean("async_tp_needs_compile", &StackFeatures::async_tp_needs_compile, false,
+                 "TP communication overlap (async TP) runs only under torch.compile: tp_comm_overlap needs "
+                 "torch_compile.")
+        .boolean("mxfp8_tp_refuses_compile", &StackFeatures::mxfp8_tp_refuses_compile, false,
+                 "An MXFP8 model with tp > 1 is not compiled: mxfp8 with tp > 1 refuses torch_compile.")
         .custom("cuda_graph_scopes", "list of full|attn|mlp|moe|moe_router|moe_preprocess|full_iteration",
                 std::string("[]"), "What its CUDA graphs can capture (the job's cuda_graph_scope); [] = none.",
                 names(&StackFeatures::cuda_graph_scopes,

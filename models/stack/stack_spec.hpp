@@ -39,6 +39,8 @@ struct StackFeatures {
   bool recompute_layers = false;               // full recompute of only the first N layers of a chunk
   bool uneven_layout = false;                  // pp_layout with unequal stages
   bool torch_compile = false;                  // torch_compile fuses the eager element-wise ops
+  bool async_tp_needs_compile = false;         // tp_comm_overlap (async TP) only under torch_compile
+  bool mxfp8_tp_refuses_compile = false;       // no torch_compile of an MXFP8 model with tp > 1
   std::vector<std::string> cuda_graph_scopes;  // what CUDA graphs can capture (the job's cuda_graph_scope)
 };
 

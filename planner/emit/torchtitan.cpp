@@ -113,12 +113,19 @@ void quantize_notes(const Job& j, std::vector<std::string>& notes) {
     notes.push_back(
         "NVFP4: torchtitan v0.2.1 has no NVFP4 training (its MX converters are MXFP8 only); MXFP8 "
         "(quantize.linear.mx), the nearest, is written: its GEMMs run at MXFP8 rates, not NVFP4's.");
-  if (mx(j) && j.tp > 1)
+  // A plan of the torchtitan stack cannot reach the first two (stack features
+  // mxfp8_tp_refuses_compile, async_tp_needs_compile); a plan of another stack written for
+  // torchtitan can.
+  if (mx(j) && j.tp > 1 && (j.torch_compile || j.tp_comm_overlap))
     notes.push_back(std::string("MXFP8 with tp ") + str(j.tp) +
                     ": torchtitan v0.2.1 refuses torch.compile of the model with TP and MXFP8, so "
                     "[compile] is off" +
                     (j.tp_comm_overlap ? " and async TP (which needs it) is not written" : "") +
-                    "; the MXFP8 casts then run uncompiled (slower than the plan assumes).");
+                    "; the element-wise kernels run eager (slower than the plan assumes).");
+  if (mx(j) && !j.torch_compile && j.tp == 1)
+    notes.push_back(
+        "MXFP8 without torch.compile (as the plan is priced): torchtitan warns that its MXFP8 casts need "
+        "[compile] for their best speed; plan with torch_compile to price and write it.");
   if (mx(j) && j.fp8_param_gather)
     notes.push_back(
         "MXFP8 parameter all-gather: torchtitan's MX converter has no MXFP8 FSDP all-gather; FSDP2 "
@@ -226,8 +233,12 @@ std::vector<EmittedFile> emit_torchtitan(const Job& j) {
 
   const DpMesh dp = dp_mesh(j, notes);
   const bool async_tp = j.tp_comm_overlap && j.tp > 1 && !mx(j);
-  // torch.compile of the model: async TP needs it, and the MXFP8 casts are fast under it (not with TP).
-  const bool compile = j.torch_compile || async_tp || (mx(j) && j.tp == 1);
+  // torch.compile of the model as the plan has it; async TP needs it (only a plan of another stack
+  // has async TP without it: noted), and MXFP8 refuses it with TP.
+  const bool compile = (j.torch_compile && !(mx(j) && j.tp > 1)) || async_tp;
+  if (async_tp && !j.torch_compile)
+    notes.push_back(
+        "Async TP needs torch.compile in torchtitan: [compile] is on, which the plan (priced eager) is not.");
   const detail::LaunchShape shape = detail::launch_shape(j);
 
   std::string out = detail::comment(detail::header(j, "torchtitan", "torchtitan job config (TOML)."), "# ");

@@ -127,6 +127,12 @@ StackExclusions restrict_to_stack(SearchSpace& s, const JobSpec& spec, const Jso
       s.moe_dispatchers.push_back(static_cast<uint8_t>(
           static_cast<uint8_t>(models::workload::read_option<models::llm::MoeDispatcher>(Json(d), "moe_dispatcher")) +
           1));
+  // A stack that compiles no MXFP8 model with TP (torchtitan): a compiled MXFP8 job searches tp 1.
+  if (!pinned("tp") && f.mxfp8_tp_refuses_compile && spec.torch_compile &&
+      spec.precision == models::compute::Precision::kMxfp8 && s.tp.size() > 1) {
+    s.tp = {1};
+    excluded["tp"].push_back("> 1 (torch_compile with mxfp8)");
+  }
   // Pinned options that only some candidates could run on this stack: filtered per candidate.
   if (!f.hybrid_shard && spec.dp_shard) s.dp_shard = *spec.dp_shard;
   if (!f.recompute_layers && spec.recompute_layers) s.recompute_layers = *spec.recompute_layers;

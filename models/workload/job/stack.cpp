@@ -21,6 +21,7 @@ struct FeatureCheck {
   const char* field;  // the job key at fault
   bool (*allowed)(const stack::StackFeatures&, const Job&);
   std::string (*what)(const Job&);  // the feature as the message names it
+  const char* fix = nullptr;        // what to change, when not the field or the stack
 };
 
 std::string quoted(const std::string& s) { return "\"" + s + "\""; }
@@ -96,6 +97,22 @@ const FeatureCheck kChecks[] = {
     {"tp_comm_overlap",
      [](const stack::StackFeatures& f, const Job& j) { return !j.tp_comm_overlap || f.tp_comm_overlap; },
      [](const Job&) { return std::string("TP communication overlap"); }},
+    // torchtitan v0.2.1 distributed/tensor_parallel.py maybe_enable_async_tp: "Async TP requires
+    // 'model' in --compile.components and --compile.enable" (RuntimeError).
+    {"tp_comm_overlap",
+     [](const stack::StackFeatures& f, const Job& j) {
+       return !j.tp_comm_overlap || !f.async_tp_needs_compile || j.torch_compile;
+     },
+     [](const Job&) { return std::string("TP communication overlap (async TP) without torch_compile"); },
+     "set --torch-compile, or drop --tp-comm-overlap"},
+    // torchtitan v0.2.1 components/quantization/mx.py: "TP not yet supported with torch.compile for
+    // mxfp8" (assert when the model is compiled and tensor_parallel_degree > 1).
+    {"torch_compile",
+     [](const stack::StackFeatures& f, const Job& j) {
+       return !f.mxfp8_tp_refuses_compile || !j.torch_compile || j.tp == 1 || j.precision != compute::Precision::kMxfp8;
+     },
+     [](const Job& j) { return "torch_compile of an MXFP8 model with tp " + std::to_string(j.tp); },
+     "drop --torch-compile (and --tp-comm-overlap, which needs it), or use tp 1 or --precision fp8"},
     {"overlap_param_gather",
      [](const stack::StackFeatures& f, const Job& j) { return !j.overlap_param_gather || f.overlap_param_gather; },
      [](const Job&) { return std::string("overlapped parameter all-gather"); }},
@@ -245,10 +262,12 @@ std::string stacks_with(bool (*has)(const stack::StackFeatures&, const Job&), co
 namespace {
 void check(const FeatureCheck& c, const Job& j) {
   if (c.allowed(j.stack.features, j)) return;
-  const std::string others = stacks_with(c.allowed, j);
-  throw ConfigError(
-      c.field, "stack " + quoted(j.stack.name) + " (" + j.stack.framework + ") cannot run " + c.what(j),
-      others.empty() ? "change " + flag(c.field) : "change " + flag(c.field) + ", or use --stack " + others);
+  // A check with its own fix is a rule inside one stack: other stacks are no fix for it alone.
+  const std::string others = c.fix != nullptr ? std::string() : stacks_with(c.allowed, j);
+  std::string fix = c.fix != nullptr ? c.fix : "change " + flag(c.field);
+  if (!others.empty()) fix += ", or use --stack " + others;
+  throw ConfigError(c.field, "stack " + quoted(j.stack.name) + " (" + j.stack.framework + ") cannot run " + c.what(j),
+                    fix);
 }
 }  // namespace
 

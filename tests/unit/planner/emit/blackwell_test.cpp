@@ -147,8 +147,15 @@ TEST(BlackwellTorchtitan, Mxfp8ConvertersAndCompile) {
   EXPECT_TRUE(contains(t, "[quantize.linear.mx]"));
   EXPECT_TRUE(contains(t, "recipe_name = \"mxfp8_cublas\"\n"));
   EXPECT_TRUE(contains(t, "filter_fqns = [\"output\"]"));
-  EXPECT_TRUE(contains(t, "[compile]\nenable = true\n"));  // the casts want torch.compile
   EXPECT_FALSE(contains(t, "quantize.linear.float8"));
+  // Compiled as the plan is priced: not behind its back (the casts want it: a note says so).
+  EXPECT_FALSE(contains(t, "[compile]\nenable")) << t;
+  EXPECT_TRUE(says(t, "MXFP8 without torch.compile (as the plan is priced)")) << t;
+  const std::string compiled =
+      toml(with(testing::llama70b_b200("mxfp8"),
+                Json{{"tp", 1}, {"pp", 8}, {"vp", 1}, {"stack", "torchtitan"}, {"zero", 3}, {"torch_compile", true}}));
+  EXPECT_TRUE(contains(compiled, "[compile]\nenable = true\n")) << compiled;
+  EXPECT_FALSE(says(compiled, "MXFP8 without torch.compile"));
   // With TP torchtitan v0.2.1 refuses to compile an MXFP8 model: no compile, no async TP, a note.
   const std::string tp = toml(with(testing::llama70b_b200("mxfp8"), Json{{"tp_comm_overlap", true}}));
   EXPECT_FALSE(contains(tp, "[compile]\nenable"));

@@ -167,6 +167,25 @@ TEST(StackSpace, WhatTheStackCannotRunIsRefusedUpFront) {
   EXPECT_EQ(error(on(with_key(kLong, "tp_comm_overlap", true), "deepspeed")).rfind("tp_comm_overlap: stack", 0), 0u);
   EXPECT_EQ(error(on(with_key(kLong, "zero", 2), "nemo-24.07")).rfind("zero: stack \"nemo-24.07\"", 0), 0u);
   EXPECT_EQ(error(on(with_key(kLong, "attention", "flash"), "megatron-lm-2021")).rfind("attention: stack", 0), 0u);
+  // torchtitan's async TP runs only compiled: refused before the search whatever tp it would pick.
+  EXPECT_EQ(error(on(with_key(kLong, "tp_comm_overlap", true), "torchtitan")).rfind("tp_comm_overlap: stack", 0), 0u);
+  EXPECT_EQ(error(on(with_key(with_key(kLong, "tp_comm_overlap", true), "torch_compile", true), "torchtitan")),
+            "no error");
+}
+
+// torchtitan compiles no MXFP8 model with TP: a compiled MXFP8 plan searches tp 1 only, an eager
+// one every tp; a pinned tp > 1 is refused up front.
+TEST(StackSpace, CompiledMxfp8OnTorchtitanSearchesTp1) {
+  const Json b200{{"model", "llama3-8b"}, {"cluster", "dgx-b200"}, {"gpus", 64},
+                  {"global_batch", 64},   {"precision", "mxfp8"},  {"stack", "torchtitan"}};
+  const Fixture compiled = fixture(with_key(b200, "torch_compile", true));
+  ASSERT_FALSE(compiled.e.candidates.empty());
+  for (const Candidate& c : compiled.e.candidates) EXPECT_EQ(c.tp, 1) << describe(c);
+  EXPECT_EQ(compiled.space.stack_excluded.at("tp"), (std::vector<std::string>{"> 1 (torch_compile with mxfp8)"}));
+  const Fixture eager = fixture(b200);
+  EXPECT_TRUE(
+      std::any_of(eager.e.candidates.begin(), eager.e.candidates.end(), [](const Candidate& c) { return c.tp > 1; }));
+  EXPECT_THROW(fixture(with_key(with_key(b200, "torch_compile", true), "tp", 2)), ConfigError);
 }
 
 // A pinned shard group on a stack without HSDP: only candidates whose dp*cp equals it shard.
