@@ -172,6 +172,10 @@ StageMemory stage_memory(const StageMemoryInput& in) {
                              ? in.transformer_params / static_cast<double>(in.layers)
                              : m.layer_parameters() / t;
     buffers += footprint_bytes(gathered * layer * elem);
+    // The LM head is unsharded while the loss runs (FSDP2 keeps torchtitan's [norm, output] group
+    // gathered from its forward through its backward; Megatron FSDP and ZeRO-3 gather it for both):
+    // the logits' peak holds it, 16-bit (no stack quantizes the output layer's all-gather).
+    if (in.last) buffers += footprint_bytes(static_cast<double>(m.vocab) * static_cast<double>(m.hidden) / t * 2.0);
   }
   s.buffers = buffers;
   if (in.fp8) {

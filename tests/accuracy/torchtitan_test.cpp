@@ -127,6 +127,8 @@ TEST(Torchtitan, TokensPerGpuAndPeakMemory) {
   // docs/validator.md): the Dec 2024 compile rows set compile_loss false (peaks median 3.1%, max
   // 9.7%: target met), the eager loss moves 48 bytes a logit and FSDP2 copies each gather out:
   // tokens/s median 13.9%, max 18.4%. The tokens/s target is NOT met; the bounds guard the state.
+  // 2026-11-29: the LM head's gathered weights at the logits' peak (footprint.cpp): peaks median
+  // 3.4%, max 8.2%, signed -0.1% (was -1.6%).
   EXPECT_EQ(s.not_fitting, 0u);
   EXPECT_LE(s.median_abs, 0.14);
   EXPECT_LE(mem.max_abs, 0.10);
@@ -142,10 +144,11 @@ TEST(Torchtitan, TokensPerGpuAndPeakMemory) {
     if (on.size() >= 8) {
       EXPECT_LE(c.cv, 0.05);
     }
-    // The allocator's reserve fitted to the logged peaks (H100: 2.3% -> 1.1% leave-one-out, H200
-    // 5.0% -> 1.6%, 2026-11-29).
+    // The allocator's reserve fitted to the logged peaks, kept where leaving one out does not beat
+    // the presets (H100: 0.7% before, kept since the gathered LM head is counted; H200 7.1% -> 2.4%
+    // leave-one-out, 2026-11-29): calibrating never leaves the peaks worse than the presets.
     if (c.peak_runs >= 2) {
-      EXPECT_LT(c.peak_cv, c.peak_before);
+      EXPECT_LE(c.peak_after, c.peak_before + 1e-9);
       EXPECT_LE(c.peak_cv, 0.03);
     }
   }
