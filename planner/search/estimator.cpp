@@ -136,9 +136,26 @@ const Estimator::LayerTimes& Estimator::layer_times() {
   auto redo = [&](const models::llm::BlockCosts& c) {
     return (core ? t(c.selective_recompute) : 0.0) + t(c.module_recompute);
   };
+  // A MoE model's attention is graphed as its layer's MLP allows (BuildContext::graphed): the
+  // dense layers' as a dense model's, the MoE layers' by the MoE scopes. L.fwd & co. price the
+  // dense layers' and the MoE MLP block carries the difference (`mix` blends by the MoE share).
+  double attn_moe_f = 0, attn_moe_d = 0, attn_moe_w = 0;
+  if (m.moe && !graphs.iteration && graphs.moe_attention != graphs.attention) {
+    const models::llm::BlockCosts& c = lc.attn;
+    const auto part = [&](bool g, const models::llm::Cost& k) {
+      return (g ? k.time : k.with_dispatch(j.kernel_dispatch)).seconds();
+    };
+    for (const bool g : {graphs.moe_attention, graphs.attention}) {
+      const double sign = g == graphs.moe_attention ? 1.0 : -1.0;
+      attn_moe_f += sign * (part(g, c.pre_fwd) + part(g, c.main_fwd));
+      attn_moe_d += sign * (part(g, c.main_dgrad) + part(g, c.pre_bwd) + (core ? part(g, c.selective_recompute) : 0.0) +
+                            part(g, c.module_recompute));
+      attn_moe_w += sign * part(g, c.main_wgrad);
+    }
+  }
   for (int b = 0; b < 2; ++b) {
     const models::llm::BlockCosts& c = b == 0 ? lc.attn : lc.mlp;
-    graphed = graphs.iteration || (b == 0 ? (m.moe ? graphs.moe_attention : graphs.attention) : graphs.mlp);
+    graphed = graphs.iteration || (b == 0 ? graphs.attention : graphs.mlp);
     double fwd = t(c.pre_fwd) + t(c.main_fwd);
     double dgrad = t(c.main_dgrad) + t(c.pre_bwd) + redo(c);
     const double wgrad = t(c.main_wgrad);
@@ -250,6 +267,9 @@ const Estimator::LayerTimes& Estimator::layer_times() {
     // Selective recompute of the whole block redoes its forward (moe_block.cpp), else its parts.
     L.moe_dgrad += (j.recompute_modules & models::llm::kRecomputeMoe) ? L.moe_fwd : t(mc.recompute);
     L.moe_wgrad = t(mc.wgrad);
+    L.moe_fwd += attn_moe_f;
+    L.moe_dgrad += attn_moe_d;
+    L.moe_wgrad += attn_moe_w;
     L.moe_comm = comm_f + comm_b;
     L.ep = comm_f + comm_b;
   }
