@@ -130,8 +130,9 @@ StageMemory stage_memory(const StageMemoryInput& in) {
   // Only stacks that cache FP8 weights (Transformer Engine's modules) do this: FSDP2's float8
   // all-gather keeps 16-bit shards and casts what it gathers.
   const bool fp8_primary = in.fp8 && in.fp8_params && in.fp8_weight_cache > 0.0;
-  s.weights = footprint_bytes(sharded(in.zero >= 3) * 2.0 -
-                              (fp8_primary ? held_transformer * (2.0 - in.quantized_bytes) : 0.0));
+  const double held_quantized = held_transformer * in.quantized_share;
+  s.weights =
+      footprint_bytes(sharded(in.zero >= 3) * 2.0 - (fp8_primary ? held_quantized * (2.0 - in.quantized_bytes) : 0.0));
   // The gradient buffer holds the stack's reduction dtype (fp32 main grads, or bf16); ZeRO-Offload
   // keeps 16-bit gradients on the device and the fp32 states on the host.
   const double grad_bytes = in.offload_optimizer ? 2.0 : static_cast<double>(in.main_grad_bytes);
@@ -144,11 +145,14 @@ StageMemory stage_memory(const StageMemoryInput& in) {
   const int64_t recomputed = in.recompute == "full" ? std::min(in.recompute_layers, in.layers_per_chunk) : int64_t{0};
   const std::string kept = in.recompute == "full" ? "none" : in.recompute;
   const double fp8_inputs = in.fp8 && in.fp8_saved_inputs ? in.quantized_bytes : 0.0;
+  const auto modules = in.recompute_modules != 0 ? std::optional<uint32_t>(in.recompute_modules) : std::nullopt;
+  const int64_t stored = in.layers_per_chunk - recomputed;
+  const int64_t stored16 = fp8_inputs > 0.0 ? std::min(in.bf16_layers_per_chunk, stored) : int64_t{0};
   s.activation_per_chunk =
       layer_activation_bytes(m, in.micro_batch, seq_local, in.tp, in.sp, "full", in.flash) * recomputed +
-      layer_activation_bytes(m, in.micro_batch, seq_local, in.tp, in.sp, kept, in.flash, fp8_inputs,
-                             in.recompute_modules != 0 ? std::optional<uint32_t>(in.recompute_modules) : std::nullopt) *
-          (in.layers_per_chunk - recomputed);
+      layer_activation_bytes(m, in.micro_batch, seq_local, in.tp, in.sp, kept, in.flash, fp8_inputs, modules) *
+          (stored - stored16) +
+      layer_activation_bytes(m, in.micro_batch, seq_local, in.tp, in.sp, kept, in.flash, 0.0, modules) * stored16;
   s.activation_per_chunk += sim::Bytes(in.moe_extra_activation);
   const double T = static_cast<double>(in.micro_batch) * static_cast<double>(seq_local);
   // The embedding's output is the first layer's input (counted there); only its dropout mask
@@ -163,7 +167,8 @@ StageMemory stage_memory(const StageMemoryInput& in) {
   if (in.last) buffers += footprint_bytes(T * static_cast<double>(m.vocab) / t * in.logits_bytes);
   buffers += in.bucket_size;
   if (in.zero >= 3) {
-    const double elem = in.fp8_params ? 1.0 : 2.0;
+    // A stage holding BF16 first/last layers gathers them 16-bit: its working set is sized by them.
+    const double elem = in.fp8_params && in.bf16_layers_per_chunk == 0 ? 1.0 : 2.0;
     const double gathered = in.keeps_gathered_chunk ? static_cast<double>(std::max(in.layers_per_chunk, int64_t{1}))
                                                     : static_cast<double>(in.gathered_layers);
     // A gathered layer is what one rank holds unsharded: the whole layer over TP, or for MoE models
@@ -188,7 +193,7 @@ StageMemory stage_memory(const StageMemoryInput& in) {
     // their scale factors beside the values (MXFP8 1 + 1/32, NVFP4 0.5 + 1/16 bytes per value).
     // FP8 weights are their own value copy: the transpose remains.
     const double cache = fp8_primary ? std::max(0.0, in.fp8_weight_cache - 1.0) : in.fp8_weight_cache;
-    s.fp8_state = footprint_bytes(held_transformer * cache * in.quantized_bytes + amax);
+    s.fp8_state = footprint_bytes(held_quantized * cache * in.quantized_bytes + amax);
   }
   s.framework = in.framework;
   s.fragmentation = in.allocator_fragmentation;

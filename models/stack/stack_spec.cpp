@@ -87,6 +87,9 @@ const Schema<StackFeatures>& features_schema() {
                  "torch_compile.")
         .boolean("mxfp8_tp_refuses_compile", &StackFeatures::mxfp8_tp_refuses_compile, false,
                  "An MXFP8 model with tp > 1 is not compiled: mxfp8 with tp > 1 refuses torch_compile.")
+        .boolean("bf16_edge_layers", &StackFeatures::bf16_edge_layers, false,
+                 "BF16 first and last layers of a quantized job (the job's bf16_first_layers / "
+                 "bf16_last_layers).")
         .custom("cuda_graph_scopes", "list of full|attn|mlp|moe|moe_router|moe_preprocess|full_iteration",
                 std::string("[]"), "What its CUDA graphs can capture (the job's cuda_graph_scope); [] = none.",
                 names(&StackFeatures::cuda_graph_scopes,

@@ -41,6 +41,7 @@ struct StackFeatures {
   bool torch_compile = false;                  // torch_compile fuses the eager element-wise ops
   bool async_tp_needs_compile = false;         // tp_comm_overlap (async TP) only under torch_compile
   bool mxfp8_tp_refuses_compile = false;       // no torch_compile of an MXFP8 model with tp > 1
+  bool bf16_edge_layers = false;               // BF16 first/last layers of a quantized job
   std::vector<std::string> cuda_graph_scopes;  // what CUDA graphs can capture (the job's cuda_graph_scope)
 };
 

@@ -123,6 +123,7 @@ const std::string& job_flags_usage() {
       "               [--overlap-p2p [true|false]] [--scatter-gather [true|false]] [--bucket-size 160MB]\n"
       "               [--dp-comm-weight W]\n"
       "  kernels      [--precision bf16|fp16|fp8|mxfp8|nvfp4] [--fp8-param-gather] [--attention flash|unfused]\n"
+      "               [--bf16-first-layers N] [--bf16-last-layers N]\n"
       "               [--torch-compile] [--compile-loss [true|false]] [--kernel-dispatch 10us]\n"
       "               [--cuda-graph-scope full,attn,mlp,moe,moe_router,moe_preprocess,full_iteration]\n"
       "               [--network flow|analytic]\n";

@@ -313,6 +313,11 @@ void set_precision(Py& p, const Job& j, const NemoPrecision& prec) {
   p.set("recipe.trainer.plugins", prec.plugin + "()");
   if (models::compute::quantized(j.precision)) p.set("recipe.trainer.plugins.fp8_param_gather", py(j.fp8_param_gather));
   if (reuse_grad_buf(j)) p.set("recipe.optim.config.reuse_grad_buf_for_mxfp8_param_ag", "True");
+  if (j.bf16_first_layers > 0 || j.bf16_last_layers > 0) {
+    p.set("recipe.trainer.plugins.first_last_layers_bf16", "True");
+    p.set("recipe.trainer.plugins.num_layers_at_start_in_bf16", str(j.bf16_first_layers));
+    p.set("recipe.trainer.plugins.num_layers_at_end_in_bf16", str(j.bf16_last_layers));
+  }
   p.set("recipe.optim.config.bf16", py(prec.bf16));
   p.set("recipe.optim.config.fp16", py(!prec.bf16));
   p.set("recipe.model.config.attention_backend",

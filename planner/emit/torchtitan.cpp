@@ -5,6 +5,7 @@
 #include <map>
 
 #include "models/llm/recompute_modules.hpp"
+#include "models/workload/job/bf16_layers.hpp"
 #include "planner/emit/detail/format.hpp"
 #include "planner/emit/emitter.hpp"
 
@@ -126,6 +127,10 @@ void quantize_notes(const Job& j, std::vector<std::string>& notes) {
     notes.push_back(
         "MXFP8 without torch.compile (as the plan is priced): torchtitan warns that its MXFP8 casts need "
         "[compile] for their best speed; plan with torch_compile to price and write it.");
+  if (j.model.moe && mx(j) && (j.bf16_first_layers > 0 || j.bf16_last_layers > 0))
+    notes.push_back(
+        "BF16 first/last layers of a MoE model: filter_fqns keeps their attention and dense GEMMs BF16, but "
+        "quantize.grouped_mm.mx converts every \"experts\" module, theirs too.");
   if (mx(j) && j.fp8_param_gather)
     notes.push_back(
         "MXFP8 parameter all-gather: torchtitan's MX converter has no MXFP8 FSDP all-gather; FSDP2 "
@@ -140,6 +145,15 @@ std::string converters(const Job& j) {
   return "converters = [\"quantize.linear.mx\"]\n";
 }
 
+// The modules the linear converters skip: the LM head, and the BF16 first / last blocks
+// (torchao matches each entry as a substring of the module's name: "layers.1." is block 1 only).
+std::string filter_fqns(const Job& j) {
+  std::string out = "[\"output\"";
+  for (int64_t l = 0; l < j.model.layers; ++l)
+    if (models::workload::bf16_layer(j, l)) out += ", \"layers." + str(l) + ".\"";
+  return out + "]";
+}
+
 // The [quantize.*] sections of the converters.
 std::string quantize_sections(const Job& j) {
   std::string out;
@@ -147,13 +161,15 @@ std::string quantize_sections(const Job& j) {
     out += "\n[quantize.linear.float8]\nrecipe_name = \"tensorwise\"\n";
     out += "enable_fsdp_float8_all_gather = " + toml(j.fp8_param_gather) + "\n";
     out += "precompute_float8_dynamic_scale_for_fsdp = " + toml(j.fp8_param_gather) + "\n";
-    out += "filter_fqns = [\"output\"]\n";
+    out += "filter_fqns = " + filter_fqns(j) + "\n";
   }
   if (mx(j)) {
     out += "\n[quantize.linear.mx]  # torchao MXLinear: 32-element blocks, E8M0 scales (SM100)\n";
     out += "recipe_name = \"mxfp8_cublas\"\n";
     out += "mxfp8_dim1_cast_kernel_choice = \"cuda\"  # torchtitan's recommendation for speed\n";
-    out += "filter_fqns = [\"output\"]  # the LM head stays BF16\n";
+    out += "filter_fqns = " + filter_fqns(j) +
+           (j.bf16_first_layers + j.bf16_last_layers > 0 ? "  # BF16: the LM head and the BF16 first/last blocks\n"
+                                                         : "  # the LM head stays BF16\n");
   }
   if (mx(j) && j.model.moe)
     out +=

@@ -68,11 +68,8 @@ Estimator::Estimator(const Job& hardware, const JobSpec& base, double headroom)
       comm_(hardware.cluster),
       capacity_(usable_memory_bytes(hardware, headroom)) {}
 
-const Estimator::LayerTimes& Estimator::layer_times() {
+Estimator::LayerTimes Estimator::price_layers(const models::compute::ComputeModel& cm) {
   const Job& j = job_;
-  const auto key = std::make_tuple(j.tp, j.cp, j.micro_batch, j.sp, j.ep, j.etp, j.recompute_modules,
-                                   static_cast<int>(j.moe_dispatcher));
-  if (const auto it = layers_.find(key); it != layers_.end()) return it->second;
   LayerTimes L;
   const auto& m = j.model;
   const int64_t gpn = j.cluster.domain_gpus();
@@ -88,9 +85,9 @@ const Estimator::LayerTimes& Estimator::layer_times() {
   shape.eager_elementwise = j.stack.kernels.eager_elementwise && !j.torch_compile;
   shape.eager_loss = j.eager_loss();
   shape.eager_final_norm = j.stack.kernels.eager_elementwise;
-  models::llm::LayerCosts lc = models::llm::layer_costs(m, shape, cm_);
-  blend_local_attention(j, shape, cm_, lc.attn);
-  const models::llm::EdgeCosts ec = models::llm::edge_costs(m, shape, cm_);
+  models::llm::LayerCosts lc = models::llm::layer_costs(m, shape, cm);
+  blend_local_attention(j, shape, cm, lc.attn);
+  const models::llm::EdgeCosts ec = models::llm::edge_costs(m, shape, cm);
   // Kernels in CUDA graphs (cuda_graphs.hpp) cost the host nothing to issue (the region's one
   // launch is left out here): `graphed` says whether the part priced next is captured.
   const models::workload::GraphedParts graphs = models::workload::graphed_parts(j);
@@ -118,9 +115,9 @@ const Estimator::LayerTimes& Estimator::layer_times() {
   auto chunked = [&](const models::llm::Kernels& whole, const models::llm::Kernels& chunk) {
     double other = 0, gemm = 0;
     for (const auto& k : whole)
-      if (k.kind != models::llm::KernelOp::Kind::kGemm) other += models::llm::kernel_cost(k, cm_).time.seconds();
+      if (k.kind != models::llm::KernelOp::Kind::kGemm) other += models::llm::kernel_cost(k, cm).time.seconds();
     for (const auto& k : chunk)
-      if (k.kind == models::llm::KernelOp::Kind::kGemm) gemm += nc * models::llm::kernel_cost(k, cm_).time.seconds();
+      if (k.kind == models::llm::KernelOp::Kind::kGemm) gemm += nc * models::llm::kernel_cost(k, cm).time.seconds();
     return std::make_pair(other + gemm, gemm);
   };
   // A collective split into n chunks of `chunk` seconds each (each pays its own launch and
@@ -189,7 +186,7 @@ const Estimator::LayerTimes& Estimator::layer_times() {
       size_t last = mf.size();
       for (size_t i = 0; i < mf.size(); ++i)
         if (mf[i].kind == models::llm::KernelOp::Kind::kGemm) last = i;
-      for (size_t i = last; i < mf.size(); ++i) L.early_stop += models::llm::kernel_cost(mf[i], cm_).time.seconds();
+      for (size_t i = last; i < mf.size(); ++i) L.early_stop += models::llm::kernel_cost(mf[i], cm).time.seconds();
       if (j.tp > 1) L.early_stop += j.sp ? rs : ar;
     }
     if (b == 1) {
@@ -210,10 +207,10 @@ const Estimator::LayerTimes& Estimator::layer_times() {
     double core_f = 0, core_b = 0;
     for (const auto& k : models::llm::layer_kernels(m, shape).attn.main_fwd)
       if (k.kind == models::llm::KernelOp::Kind::kAttentionFwd)
-        core_f += models::llm::kernel_cost(k, cm_).time.seconds();
+        core_f += models::llm::kernel_cost(k, cm).time.seconds();
     for (const auto& k : models::llm::layer_kernels(m, shape).attn.main_dgrad)
       if (k.kind == models::llm::KernelOp::Kind::kAttentionBwd)
-        core_b += models::llm::kernel_cost(k, cm_).time.seconds();
+        core_b += models::llm::kernel_cost(k, cm).time.seconds();
     const int64_t u = j.cp_ulysses, ring = j.cp / u;
     double cp = 0;
     if (ring > 1) {
@@ -237,7 +234,7 @@ const Estimator::LayerTimes& Estimator::layer_times() {
   if (m.moe) {
     const int64_t tokens = j.micro_batch * seq_local / (j.sp ? j.tp : 1);
     const models::llm::MoeBlockCosts mc =
-        models::llm::moe_block_costs(m, shape, j.ep, j.etp, tokens, cm_, models::workload::moe_run(j));
+        models::llm::moe_block_costs(m, shape, j.ep, j.etp, tokens, cm, models::workload::moe_run(j));
     const models::workload::ExpertLayout folding = models::workload::expert_layout(j);
     const GroupPlacement epg = folding.ep_group(), etg = folding.etp_group();
     auto coll = [&](CollectiveOp op, sim::Bytes b, const GroupPlacement& g) {
@@ -294,6 +291,32 @@ const Estimator::LayerTimes& Estimator::layer_times() {
   L.embed_bwd = t(ec.embed_bwd);
   L.edge_head = L.head_fwd + L.head_bwd;
   L.edge_embed = L.embed_fwd + L.embed_bwd;
+  return L;
+}
+
+// A layer's times on the job's precision; with BF16 first/last layers (bf16_layers.hpp) the
+// per-layer figures blend the two precisions by the share of BF16 layers in the model (exact with
+// one stage; with pp > 1 those layers sit on the first and last stages, which the blend spreads
+// over all: the simulator's rerank prices them where they are). The LM head and embedding are
+// the job's whatever the share.
+const Estimator::LayerTimes& Estimator::layer_times() {
+  const Job& j = job_;
+  const auto key = std::make_tuple(j.tp, j.cp, j.micro_batch, j.sp, j.ep, j.etp, j.recompute_modules,
+                                   static_cast<int>(j.moe_dispatcher));
+  if (const auto it = layers_.find(key); it != layers_.end()) return it->second;
+  LayerTimes L = price_layers(cm_);
+  const int64_t bf16 = std::min(j.model.layers, j.bf16_first_layers + j.bf16_last_layers);
+  if (bf16 > 0) {
+    const models::compute::ComputeModel cm16(j.gpu, models::compute::Precision::kBf16);
+    const LayerTimes B = price_layers(cm16);
+    const double w = static_cast<double>(bf16) / static_cast<double>(j.model.layers);
+    for (double LayerTimes::*f :
+         {&LayerTimes::fwd, &LayerTimes::fwd_comm, &LayerTimes::dgrad, &LayerTimes::wgrad, &LayerTimes::bwd_comm_hidden,
+          &LayerTimes::bwd_comm_exposed, &LayerTimes::tp, &LayerTimes::cp, &LayerTimes::ep, &LayerTimes::moe_fwd,
+          &LayerTimes::moe_dgrad, &LayerTimes::moe_wgrad, &LayerTimes::moe_comm, &LayerTimes::dense_mlp_fwd,
+          &LayerTimes::dense_mlp_dgrad, &LayerTimes::dense_mlp_wgrad, &LayerTimes::early_stop})
+      L.*f = (1.0 - w) * L.*f + w * B.*f;
+  }
   return layers_.emplace(key, L).first->second;
 }
 

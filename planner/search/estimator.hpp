@@ -73,6 +73,7 @@ class Estimator {
     double early_stop = 0;  // what full recompute leaves out under the stack's recompute_early_stop
   };
   const LayerTimes& layer_times();
+  LayerTimes price_layers(const models::compute::ComputeModel& cm);  // layer_times on `cm`, uncached
   double memory();
   // estimate()'s phases, in order, over its working state (estimator.cpp).
   struct Pass;

@@ -5,6 +5,7 @@
 #include <string>
 
 #include "models/llm/layer_kernels.hpp"
+#include "models/workload/job/bf16_layers.hpp"
 
 namespace trainsim::models::workload::dag {
 
@@ -105,6 +106,26 @@ BlockTasks block_tasks(const llm::BlockCosts& whole, const llm::BlockKernels& k,
   return t;
 }
 
+// The attention and MLP blocks (and a sliding-window layer's attention, when the model has any)
+// priced on `cm`, with the GEMMs of one TP-overlap chunk: the same layer on 1/n of the tokens (TE
+// splits along M); the window spans the whole sequence, so a chunk of the tokens keeps it.
+void price_blocks(const Job& j, const llm::LayerShape& shape, const compute::ComputeModel& cm, int64_t chunks,
+                  BlockTasks (&blocks)[2], BlockTasks& local_attn) {
+  const llm::LayerCosts lc = llm::layer_costs(j.model, shape, cm);
+  const llm::LayerKernels lk = llm::layer_kernels(j.model, shape);
+  llm::LayerShape chunk = shape;
+  const bool even = shape.seq_len % chunks == 0;
+  if (even) chunk.seq_len = shape.seq_len / chunks;
+  const llm::LayerKernels ck = llm::layer_kernels(j.model, chunk);
+  blocks[0] = block_tasks(lc.attn, lk.attn, ck.attn, even, chunks, cm);
+  blocks[1] = block_tasks(lc.mlp, lk.mlp, ck.mlp, even, chunks, cm);
+  if (!j.model.attention_window) return;
+  llm::LayerShape ls = shape, lcs = chunk;
+  ls.window = lcs.window = j.model.attention_window->size;
+  const llm::LayerKernels lkl = llm::layer_kernels(j.model, ls), ckl = llm::layer_kernels(j.model, lcs);
+  local_attn = block_tasks(llm::layer_costs(j.model, ls, cm).attn, lkl.attn, ckl.attn, even, chunks, cm);
+}
+
 }  // namespace
 
 Cost scaled(const Cost& c, int64_t n) {
@@ -123,26 +144,19 @@ BuildContext::BuildContext(const Job& j, const compute::ComputeModel& c, const c
   shape.eager_final_norm = j.stack.kernels.eager_elementwise;
   lc = llm::layer_costs(j.model, shape, cm);
   ec = llm::edge_costs(j.model, shape, cm);
-  const llm::LayerKernels lk = llm::layer_kernels(j.model, shape);
   overlap_chunks = j.tp_comm_overlap && j.tp > 1 ? j.tp : 1;
-  // The GEMMs of one overlap chunk: the same layer on 1/n of the tokens (TE splits along M).
-  llm::LayerShape chunk = shape;
-  const bool even = seq_local % overlap_chunks == 0;
-  if (even) chunk.seq_len = seq_local / overlap_chunks;
-  const llm::LayerKernels ck = llm::layer_kernels(j.model, chunk);
-  blocks[0] = block_tasks(lc.attn, lk.attn, ck.attn, even, overlap_chunks, cm);
-  blocks[1] = block_tasks(lc.mlp, lk.mlp, ck.mlp, even, overlap_chunks, cm);
+  price_blocks(j, shape, cm, overlap_chunks, blocks, local_attn);
   if (j.model.attention_window) {
-    // Local layers: the same layer with the window on (the window spans the whole sequence, so a
-    // TP-overlap chunk of the tokens keeps it).
     const int64_t total = j.model.layers + j.model.mtp_layers;
     local_layers.resize(static_cast<size_t>(total));
     for (int64_t l = 0; l < total; ++l) local_layers[static_cast<size_t>(l)] = j.model.is_local_layer(l) ? 1 : 0;
-    llm::LayerShape ls = shape, lcs = chunk;
-    ls.window = lcs.window = j.model.attention_window->size;
-    const llm::LayerKernels lkl = llm::layer_kernels(j.model, ls), ckl = llm::layer_kernels(j.model, lcs);
-    const llm::BlockCosts local_whole = llm::layer_costs(j.model, ls, cm).attn;
-    local_attn = block_tasks(local_whole, lkl.attn, ckl.attn, even, overlap_chunks, cm);
+  }
+  if (j.bf16_first_layers > 0 || j.bf16_last_layers > 0) {
+    cm16.emplace(cm.gpu(), compute::Precision::kBf16);
+    price_blocks(j, shape, *cm16, overlap_chunks, blocks16, local_attn16);
+    const int64_t total = j.model.layers + j.model.mtp_layers;
+    bf16_layers.resize(static_cast<size_t>(total));
+    for (int64_t l = 0; l < total; ++l) bf16_layers[static_cast<size_t>(l)] = bf16_layer(j, l) ? 1 : 0;
   }
   p = j.pp;
   v = j.vp;
@@ -156,6 +170,7 @@ BuildContext::BuildContext(const Job& j, const compute::ComputeModel& c, const c
   layer_params = j.model.moe ? j.model.layer_parameters() / static_cast<double>(j.tp) : j.rank_layer_params(0);
   reuses_gathered = schedules::ScheduleRegistry::instance().get(j.schedule, "schedule").reuses_gathered_weights;
   if (j.model.moe) moe = MoeBlock(j, shape, cm, comm, lc, graph);
+  if (j.model.moe && cm16) moe16 = MoeBlock(j, shape, *cm16, comm, llm::layer_costs(j.model, shape, *cm16), graph);
   if (j.recompute_modules & ~uint32_t{llm::kRecomputeCoreAttn}) lb.re_modules = graph.intern("recompute_modules");
   if (j.zero >= 3 && j.stack.kernels.fsdp_copy_out) lb.zero3_copy_out = graph.intern("fsdp_copy_out");
   if (j.model.mtp_layers > 0) {
@@ -173,8 +188,10 @@ double BuildContext::embedding_params() const {
   return static_cast<double>(job.model.vocab) * static_cast<double>(job.model.hidden) / static_cast<double>(job.tp);
 }
 
-Bytes BuildContext::param_bytes(double params) const {
-  return Bytes::checked(params * (job.fp8_param_gather ? 1.0 : 2.0), "parameter gather", "a smaller model");
+Bytes BuildContext::param_bytes(double params, int layer) const {
+  // A BF16 first/last layer's weights are 16-bit whatever the gather's precision.
+  const bool quantized = job.fp8_param_gather && (layer < 0 || !bf16(layer));
+  return Bytes::checked(params * (quantized ? 1.0 : 2.0), "parameter gather", "a smaller model");
 }
 
 Time BuildContext::transfer(int64_t bytes) const { return Bytes(bytes) / job.cluster.host_link_bandwidth; }

@@ -4,6 +4,7 @@
 // the MoE block. Const while the phases of build_workload run.
 
 #include <cstdint>
+#include <optional>
 #include <vector>
 
 #include "models/collectives/comm_model.hpp"
@@ -79,13 +80,23 @@ struct BuildContext {
   bool reuses_gathered = false;  // breadth-first: consecutive ops of a chunk keep its gathered weights
   MoeBlock moe;                  // MoE layers' MLP block (every MoE layer has the same shape)
   GraphedParts graphs;           // what CUDA graphs capture (job/cuda_graphs.hpp)
+  // BF16 first/last layers of a quantized job (job/bf16_layers.hpp): their blocks priced in BF16.
+  std::optional<compute::ComputeModel> cm16;
+  BlockTasks blocks16[2], local_attn16;
+  MoeBlock moe16;
+  std::vector<char> bf16_layers;  // per layer (MTP layers included): runs in BF16
 
   int64_t stage_of(int64_t vs) const;
   // The costs of block `blk` (0 attention, 1 MLP) of layer `layer`: local and global layers differ
   // in their attention core only, and each kind is priced once.
   const BlockTasks& block(int blk, int layer) const {
-    return blk == 0 && !local_layers.empty() && local_layers[static_cast<size_t>(layer)] ? local_attn : blocks[blk];
+    const bool local = blk == 0 && !local_layers.empty() && local_layers[static_cast<size_t>(layer)];
+    if (bf16(layer)) return local ? local_attn16 : blocks16[blk];
+    return local ? local_attn : blocks[blk];
   }
+  bool bf16(int layer) const { return !bf16_layers.empty() && bf16_layers[static_cast<size_t>(layer)]; }
+  // The MoE block of layer `layer` (BF16 or the job's precision).
+  const MoeBlock& moe_of(int layer) const { return bf16(layer) ? moe16 : moe; }
   bool moe_layer(int layer) const { return job.model.moe && job.model.is_moe_layer(layer); }
   // Whether block `blk` (0 attention, 1 dense MLP) of layer `layer` runs in a CUDA graph (a MoE
   // layer's MoE block graphs its own parts).
@@ -101,8 +112,9 @@ struct BuildContext {
   double expert_params(int layer) const { return job.expert_layer_params(layer); }
   // The embedding (or LM head) parameters on one TP rank.
   double embedding_params() const;
-  // Bytes of `params` parameters as gathered (bf16, or fp8 with fp8_param_gather).
-  sim::Bytes param_bytes(double params) const;
+  // Bytes of `params` parameters (of layer `layer`, or -1) as gathered (bf16, or fp8 with
+  // fp8_param_gather unless the layer runs in BF16).
+  sim::Bytes param_bytes(double params, int layer = -1) const;
   // Time of a host <-> device copy of `bytes` over the GPU's host link.
   sim::Time transfer(int64_t bytes) const;
 };

@@ -27,7 +27,7 @@ Handle LayerTasks::forward(StageEmitter& e, int mb, int layer, const Handle& in,
   for (int blk = 0; blk < 2; ++blk) {
     const Handle& wdep = blk == 0 ? weights : Handle{};
     if (blk == 1 && c_.moe_layer(layer)) {
-      h = c_.moe.forward(e, cat, mb, layer, h, wdep, pre_m);
+      h = c_.moe_of(layer).forward(e, cat, mb, layer, h, wdep, pre_m);
     } else {
       if (c_.graphed(blk, layer)) e.begin_graph();
       h = block_forward(e, blk, recompute, mb, layer, h, wdep);
@@ -119,7 +119,7 @@ Handle LayerTasks::backward(StageEmitter& e, int mb, int layer, const Handle& in
     Handle wg;
     PendingWgrad pend;
     if (blk == 1 && c_.moe_layer(layer)) {
-      h = c_.moe.backward(e, mb, layer, h, wdep, pl, pend);
+      h = c_.moe_of(layer).backward(e, mb, layer, h, wdep, pl, pend);
       if (!deferred) {
         // The experts' weight gradients are part of the MoE part's backward graph when it has one.
         if (c_.graphs.moe_rest) e.begin_graph();

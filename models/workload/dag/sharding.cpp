@@ -38,12 +38,12 @@ Handle zero3_gather(const BuildContext& c, StageEmitter& e, const ShardState& st
   const Handle gate = st.recent.size() > k ? st.recent[st.recent.size() - 1 - k] : Handle{};
   const double experts = c.job.model.moe ? c.expert_params(layer) : 0.0;
   const double dense = c.job.model.moe ? c.rank_params(layer) - experts : c.layer_params;
-  Handle h = e.collective(c.lb.zero3_ag, GroupKind::kShard, CollectiveOp::kAllGather, c.param_bytes(dense), mb, layer,
-                          {&gate});
+  Handle h = e.collective(c.lb.zero3_ag, GroupKind::kShard, CollectiveOp::kAllGather, c.param_bytes(dense, layer), mb,
+                          layer, {&gate});
   if (experts > 0.0 && c.job.expert_dp() > 1)
-    h = e.collective(c.lb.zero3_ag, GroupKind::kExpertGrad, CollectiveOp::kAllGather, c.param_bytes(experts), mb, layer,
-                     {&h});
-  return copy_out(c, e, h, c.param_bytes(dense + experts), mb, layer);
+    h = e.collective(c.lb.zero3_ag, GroupKind::kExpertGrad, CollectiveOp::kAllGather, c.param_bytes(experts, layer), mb,
+                     layer, {&h});
+  return copy_out(c, e, h, c.param_bytes(dense + experts, layer), mb, layer);
 }
 
 Handle edge_gather(const BuildContext& c, StageEmitter& e, int mb) {
@@ -135,13 +135,15 @@ void emit_param_gathers(const BuildContext& c, StageEmitter& e, int64_t s, Shard
   while (i < layers.size()) {
     size_t jend = i;
     double params = 0;
+    Bytes bytes(0);
     // Dense parameters; routed experts are gathered over their own group after the step.
     while (jend < layers.size() && (jend == i || params + c.layer_params <= per_bucket)) {
-      params += c.rank_params(layers[jend]) - c.expert_params(layers[jend]);
+      const double p = c.rank_params(layers[jend]) - c.expert_params(layers[jend]);
+      params += p;
+      bytes += c.param_bytes(p, layers[jend]);
       ++jend;
     }
-    Handle ag =
-        e.collective(c.lb.dp_param_ag, GroupKind::kShard, CollectiveOp::kAllGather, c.param_bytes(params), -1, -1, {});
+    Handle ag = e.collective(c.lb.dp_param_ag, GroupKind::kShard, CollectiveOp::kAllGather, bytes, -1, -1, {});
     for (size_t k = i; k < jend; ++k) st.param_ready[static_cast<size_t>(layers[k])] = ag;
     i = jend;
   }

@@ -9,6 +9,7 @@
 #include "models/llm/recompute_modules.hpp"
 #include "models/presets/catalog.hpp"
 #include "models/schedules/schedule.hpp"
+#include "models/workload/job/bf16_layers.hpp"
 #include "models/workload/job/cuda_graphs.hpp"
 #include "models/workload/job/layout.hpp"
 #include "models/workload/job/moe_options.hpp"
@@ -261,6 +262,7 @@ const sim::config::Schema<JobSpec>& job_schema() {
     communication_fields(s);
     batch_fields(s);
     runtime_fields(s);
+    bf16_layer_fields(s);
     return s;
   }();
   return schema;
@@ -590,6 +592,7 @@ void resolve_parallel(const JobSpec& s, Job& j) {
   resolve_sharding(s, j);
   check_stack_features(j);
   check_cuda_graphs(j);
+  check_bf16_layers(j);
 }
 
 }  // namespace trainsim::models::workload

@@ -37,7 +37,8 @@ struct JobOptions {
   int64_t prefetch_layers = 1;
   Recompute recompute = Recompute::kNone;
   bool offload_optimizer = false, offload_activations = false;
-  int64_t offload_activation_layers = 0;  // layers per chunk whose activations wait in host memory
+  int64_t offload_activation_layers = 0;                // layers per chunk whose activations wait in host memory
+  int64_t bf16_first_layers = 0, bf16_last_layers = 0;  // of a quantized job, in BF16 (bf16_layers.hpp)
   bool tp_comm_overlap = false, overlap_param_gather = false, fp8_param_gather = false;
   bool torch_compile = false;   // element-wise ops fused (stacks whose kernels are eager PyTorch ops)
   bool compile_loss = true;     // with torch_compile: the loss is compiled too (else eager, as in 2024 torchtitan)

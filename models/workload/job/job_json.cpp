@@ -68,6 +68,8 @@ Json Job::to_json() const {
   if (model.moe) add_moe_json(*this, out);
   if (cluster.nvlink_domain > 0) out["nvlink_segment"] = cluster.nvlink_domain;  // rack-scale domains only
   if (offload_activation_layers > 0) out["offload_activation_layers"] = offload_activation_layers;
+  if (bf16_first_layers > 0) out["bf16_first_layers"] = bf16_first_layers;
+  if (bf16_last_layers > 0) out["bf16_last_layers"] = bf16_last_layers;
   if (cuda_graphs != 0) out["cuda_graph_scope"] = sim::config::name_set_items(cuda_graphs, cuda_graph_scope_names());
   out["stack"] = stack.name;
   return out;

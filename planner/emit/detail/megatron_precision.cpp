@@ -83,6 +83,9 @@ void megatron_precision_notes(const Job& j, int minor, std::vector<std::string>&
     n.push_back(
         "NVFP4 parameter all-gather: --fp4-param-gather creates the weights as NVFP4 tensors; Megatron-Bridge's "
         "bf16_with_nvfp4_mixed leaves it off (BF16 all-gather). Check that your version gathers them in NVFP4.");
+  if ((j.bf16_first_layers > 0 || j.bf16_last_layers > 0) && minor < 14)
+    n.push_back("BF16 first/last layers: " + core(minor) +
+                " has no --first-last-layers-bf16 (0.14): every layer runs quantized, faster than the plan.");
   if (j.fp8_param_gather && j.zero == 0)
     n.push_back(std::string(run == Precision::kNvfp4 ? "--fp4-param-gather" : "--fp8-param-gather") +
                 " needs the distributed optimizer or FSDP in Megatron-LM (the plan has ZeRO 0).");
@@ -99,6 +102,11 @@ void megatron_precision_args(const Job& j, int minor, MegatronCommand& c) {
   b.flag(j.precision == Precision::kFp16 ? "--fp16" : "--bf16");
   const Precision run = megatron_runnable_precision(j.precision, minor);
   recipe_args(j, minor, run, b);
+  if ((j.bf16_first_layers > 0 || j.bf16_last_layers > 0) && minor >= 14) {
+    b.flag("--first-last-layers-bf16", "these transformer layers out of the quantized GEMMs");
+    b.arg("--num-layers-at-start-in-bf16", std::to_string(j.bf16_first_layers));
+    b.arg("--num-layers-at-end-in-bf16", std::to_string(j.bf16_last_layers));
+  }
   if (!legacy(minor)) {
     b.arg("--attention-backend", j.attention == Attention::kFlash ? "flash" : "unfused");
   } else if (j.attention == Attention::kFlash) {

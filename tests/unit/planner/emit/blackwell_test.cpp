@@ -50,6 +50,23 @@ TEST(BlackwellMegatron, Mxfp8IsTheMxfp8RecipeWithItsParameterGather) {
   EXPECT_TRUE(says(plain, "MXFP8 without --fp8-param-gather")) << plain;
 }
 
+// BF16 first/last layers: Megatron-Core 0.14+'s flags, NeMo's plugin fields, torchtitan's filter.
+TEST(BlackwellEmitters, Bf16FirstAndLastLayers) {
+  const Json edges = with(testing::llama70b_b200("nvfp4"), Json{{"bf16_first_layers", 2}, {"bf16_last_layers", 1}});
+  const std::string m = args(edges);
+  EXPECT_TRUE(has_flag(m, "--first-last-layers-bf16")) << m;
+  EXPECT_EQ(flag_value(m, "--num-layers-at-start-in-bf16"), "2");
+  EXPECT_EQ(flag_value(m, "--num-layers-at-end-in-bf16"), "1");
+  EXPECT_FALSE(has_flag(args(testing::llama70b_b200("nvfp4")), "--first-last-layers-bf16"));
+  const std::string r = recipe(edges);
+  EXPECT_TRUE(contains(r, "    recipe.trainer.plugins.first_last_layers_bf16 = True\n")) << r;
+  EXPECT_TRUE(contains(r, "    recipe.trainer.plugins.num_layers_at_start_in_bf16 = 2\n"));
+  EXPECT_TRUE(contains(r, "    recipe.trainer.plugins.num_layers_at_end_in_bf16 = 1\n"));
+  const std::string t =
+      toml(with(testing::llama70b_b200("mxfp8"), Json{{"bf16_first_layers", 2}, {"bf16_last_layers", 1}}));
+  EXPECT_TRUE(contains(t, "filter_fqns = [\"output\", \"layers.0.\", \"layers.1.\", \"layers.79.\"]")) << t;
+}
+
 TEST(BlackwellMegatron, Nvfp4IsTheFp4FormatAndRecipe) {
   const std::string n = args(with(testing::llama70b_b200("nvfp4"), Json{{"fp8_param_gather", true}}));
   EXPECT_TRUE(has_flag(n, "--bf16"));

@@ -8,6 +8,8 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <tuple>
+#include <utility>
 
 #include "models/presets/catalog.hpp"
 #include "models/workload/run/simulate.hpp"
@@ -371,6 +373,15 @@ TEST(Estimator, IterationTimeIsCloseToTheDiscreteEventSimulation) {
   EXPECT_LT(worst, 0.08);
 }
 
+// The fast estimate and the discrete-event simulation of one job (seconds per iteration).
+std::pair<double, double> estimate_and_simulate(const Json& j) {
+  const Resolved r = resolve(j);
+  Estimator e(r.hardware, r.spec, 1.0);
+  Estimate out;
+  EXPECT_EQ(e.estimate(candidate_of(r.job), out), Verdict::kOk) << j.dump();
+  return {out.iteration_s, models::workload::simulate(r.job).iteration.seconds()};
+}
+
 // Under `full` CUDA graphs a MoE model's dense layers are captured and its dropless MoE layers,
 // attention included, run eager (BuildContext::graphed): Qwen3 30B-A3B with its first half dense,
 // host-bound (100 us a kernel). The estimator prices each layer's attention as the simulator does:
@@ -391,12 +402,7 @@ TEST(Estimator, CudaGraphsOfAMoeModelFollowEachLayer) {
   for (const bool graphs : {false, true}) {
     Json j = base;
     if (graphs) j["cuda_graph_scope"] = "full";
-    const Resolved r = resolve(j);
-    Estimator e(r.hardware, r.spec, 1.0);
-    Estimate out;
-    ASSERT_EQ(e.estimate(candidate_of(r.job), out), Verdict::kOk);
-    est[graphs] = out.iteration_s;
-    des[graphs] = models::workload::simulate(r.job).iteration.seconds();
+    std::tie(est[graphs], des[graphs]) = estimate_and_simulate(j);
     std::printf("graphs %-5s est %.4f s  des %.4f s  %+.1f%%\n", graphs ? "full" : "none", est[graphs], des[graphs],
                 100 * (est[graphs] / des[graphs] - 1));
     EXPECT_NEAR(est[graphs] / des[graphs], 1.0, 0.03);
@@ -406,6 +412,31 @@ TEST(Estimator, CudaGraphsOfAMoeModelFollowEachLayer) {
   // graphed estimate was +5.7%).
   EXPECT_GT(des[0], des[1]);
   EXPECT_NEAR((est[0] - est[1]) / (des[0] - des[1]), 1.0, 0.15);
+}
+
+// BF16 first/last layers: the estimate blends the two precisions' layers by their share, which on
+// one stage is what the simulation adds for them (with pp > 1 they sit on the end stages: the
+// simulator's rerank prices that).
+TEST(Estimator, Bf16EdgeLayersCostWhatTheSimulationAdds) {
+  double est[3], des[3];
+  const int64_t edges[3] = {0, 2, 8};
+  for (int i = 0; i < 3; ++i) {
+    const Json j{{"model", "llama3-8b"},
+                 {"cluster", "dgx-b200"},
+                 {"stack", "megatron-core-2025"},
+                 {"gpus", 8},
+                 {"global_batch", 16},
+                 {"seq_len", 4096},
+                 {"precision", "nvfp4"},
+                 {"network", "analytic"},
+                 {"bf16_first_layers", edges[i]},
+                 {"bf16_last_layers", edges[i]}};
+    std::tie(est[i], des[i]) = estimate_and_simulate(j);
+  }
+  for (int i = 1; i < 3; ++i) {
+    EXPECT_GT(est[i], est[i - 1]);
+    EXPECT_NEAR((est[i] - est[0]) / (des[i] - des[0]), 1.0, 0.10) << edges[i] << " BF16 layers at each end";
+  }
 }
 
 }  // namespace
