@@ -33,6 +33,9 @@ std::string cat(const Args&... args) {
   return os.str();
 }
 
+// Whether `s` begins with `p` (record ids, GPU names).
+inline bool starts_with(const std::string& s, const char* p) { return s.rfind(p, 0) == 0; }
+
 // Simulates; nullopt when the configuration does not fit in memory.
 std::optional<models::workload::SimulationResult> run(const Json& job);
 

@@ -41,8 +41,6 @@
 namespace trainsim::accuracy {
 namespace {
 
-bool starts_with(const std::string& s, const char* p) { return s.rfind(p, 0) == 0; }
-
 std::string cluster_of(const std::string& gpu) {
   if (starts_with(gpu, "GB300")) return "gb300-nvl72";
   if (starts_with(gpu, "GB200")) return "gb200-nvl72";

@@ -30,8 +30,6 @@
 namespace trainsim::accuracy {
 namespace {
 
-bool starts_with(const std::string& s, const char* p) { return s.rfind(p, 0) == 0; }
-
 Json torchtitan_job(const Json& rec) {
   const Json& p = rec.at("parallel");
   const std::string gpu = rec.at("cluster").at("gpu").get<std::string>();
