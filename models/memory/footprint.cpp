@@ -130,7 +130,9 @@ StageMemory stage_memory(const StageMemoryInput& in) {
   // Only stacks that cache FP8 weights (Transformer Engine's modules) do this: FSDP2's float8
   // all-gather keeps 16-bit shards and casts what it gathers.
   const bool fp8_primary = in.fp8 && in.fp8_params && in.fp8_weight_cache > 0.0;
-  const double held_quantized = held_transformer * in.quantized_share;
+  const double held_bf16 =
+      in.zero >= 3 ? in.bf16_params / dp + in.bf16_expert_params / edp : in.bf16_params + in.bf16_expert_params;
+  const double held_quantized = std::max(0.0, held_transformer - held_bf16);
   s.weights =
       footprint_bytes(sharded(in.zero >= 3) * 2.0 - (fp8_primary ? held_quantized * (2.0 - in.quantized_bytes) : 0.0));
   // The gradient buffer holds the stack's reduction dtype (fp32 main grads, or bf16); ZeRO-Offload

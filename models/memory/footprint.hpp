@@ -50,10 +50,11 @@ struct StageMemoryInput {
   // gradient buffer's element size, the loss's logits, and the memory outside PyTorch's tensors.
   bool fp8 = false;
   bool fp8_saved_inputs = false;
-  // BF16 first/last layers of a quantized job (workload/job/bf16_layers.hpp): the share of the held
-  // transformer parameters in quantized layers (cached quantized weights, FP8 primary weights), and
-  // how many of a chunk's layers keep 16-bit saved inputs.
-  double quantized_share = 1.0;
+  // BF16 first/last layers of a quantized job (workload/job/bf16_layers.hpp): their parameters on
+  // one rank before sharding, dense and routed experts (no cached quantized weights, no FP8
+  // primary weights for them), and how many of a chunk's stored (not recomputed) layers keep
+  // 16-bit saved inputs.
+  double bf16_params = 0.0, bf16_expert_params = 0.0;
   int64_t bf16_layers_per_chunk = 0;
   double quantized_bytes = 1.0;   // bytes per quantized value with its scales (fp8 1, mxfp8 1.03, nvfp4 0.56)
   double fp8_weight_cache = 0.0;  // bytes per held transformer parameter

@@ -90,6 +90,9 @@ const Schema<StackFeatures>& features_schema() {
         .boolean("bf16_edge_layers", &StackFeatures::bf16_edge_layers, false,
                  "BF16 first and last layers of a quantized job (the job's bf16_first_layers / "
                  "bf16_last_layers).")
+        .boolean("bf16_edge_experts", &StackFeatures::bf16_edge_experts, false,
+                 "The routed experts of BF16 first/last MoE layers run in BF16 too; without it a job whose BF16 "
+                 "layers include MoE layers is refused.")
         .custom("cuda_graph_scopes", "list of full|attn|mlp|moe|moe_router|moe_preprocess|full_iteration",
                 std::string("[]"), "What its CUDA graphs can capture (the job's cuda_graph_scope); [] = none.",
                 names(&StackFeatures::cuda_graph_scopes,

@@ -42,6 +42,7 @@ struct StackFeatures {
   bool async_tp_needs_compile = false;         // tp_comm_overlap (async TP) only under torch_compile
   bool mxfp8_tp_refuses_compile = false;       // no torch_compile of an MXFP8 model with tp > 1
   bool bf16_edge_layers = false;               // BF16 first/last layers of a quantized job
+  bool bf16_edge_experts = false;              // their routed experts too (else they stay quantized)
   std::vector<std::string> cuda_graph_scopes;  // what CUDA graphs can capture (the job's cuda_graph_scope)
 };
 

@@ -168,12 +168,15 @@ struct NemoPrecision {
   std::string plugin;  // nemo.collections.llm.recipes.precision.mixed_precision factory
 };
 // NeMo v2.4.0's factories (nemo/collections/llm/recipes/precision/mixed_precision.py): FP8 delayed
-// scaling, MXFP8 (fp8 "hybrid", fp8_recipe "mxfp8"); no NVFP4, which gets MXFP8 and a note.
+// scaling, FP8 current scaling (fp8_recipe "tensorwise", with one BF16 layer at each end by
+// default), MXFP8 (fp8 "hybrid", fp8_recipe "mxfp8"); no NVFP4, which gets MXFP8 and a note.
 NemoPrecision nemo_precision(const Job& j) {
   const bool bf16 = j.precision != Precision::kFp16;
   const std::string dtype = bf16 ? "torch.bfloat16" : "torch.float16";
   std::string plugin = bf16 ? "bf16_mixed" : "fp16_mixed";
-  if (j.precision == Precision::kFp8) plugin = "bf16_with_fp8_mixed";
+  // Per-tensor FP8 as the plan's stack scales it: delayed, or current (tensorwise).
+  if (j.precision == Precision::kFp8)
+    plugin = j.stack.kernels.fp8_recipe == "current" ? "bf16_with_fp8_current_scaling_mixed" : "bf16_with_fp8_mixed";
   if (j.precision == Precision::kMxfp8 || j.precision == Precision::kNvfp4) plugin = "bf16_with_mxfp8_mixed";
   return {bf16, dtype, plugin};
 }
@@ -313,8 +316,12 @@ void set_precision(Py& p, const Job& j, const NemoPrecision& prec) {
   p.set("recipe.trainer.plugins", prec.plugin + "()");
   if (models::compute::quantized(j.precision)) p.set("recipe.trainer.plugins.fp8_param_gather", py(j.fp8_param_gather));
   if (reuse_grad_buf(j)) p.set("recipe.optim.config.reuse_grad_buf_for_mxfp8_param_ag", "True");
-  if (j.bf16_first_layers > 0 || j.bf16_last_layers > 0) {
-    p.set("recipe.trainer.plugins.first_last_layers_bf16", "True");
+  // BF16 first/last layers as the plan has them (the current-scaling plugin keeps one at each end
+  // unless told otherwise).
+  const bool edges = j.bf16_first_layers > 0 || j.bf16_last_layers > 0;
+  if (edges || prec.plugin == "bf16_with_fp8_current_scaling_mixed")
+    p.set("recipe.trainer.plugins.first_last_layers_bf16", py(edges));
+  if (edges) {
     p.set("recipe.trainer.plugins.num_layers_at_start_in_bf16", str(j.bf16_first_layers));
     p.set("recipe.trainer.plugins.num_layers_at_end_in_bf16", str(j.bf16_last_layers));
   }

@@ -9,6 +9,7 @@
 #include "models/memory/footprint.hpp"
 #include "models/workload/dag/moe_block.hpp"
 #include "models/workload/dag/stage_memory.hpp"
+#include "models/workload/job/bf16_layers.hpp"
 #include "models/workload/job/cuda_graphs.hpp"
 #include "models/workload/job/expert_layout.hpp"
 #include "models/workload/job/moe_options.hpp"
@@ -430,12 +431,12 @@ void Estimator::zero3_ops(Pass& s) {
     // again under reshard_after_forward, its backward (sharding.cpp). Full recompute reuses the
     // backward's gather.
     const double copy =
-        models::llm::fsdp_copy_out_cost(layer_params * (j.fp8_param_gather ? 1.0 : 2.0), cm_).time.seconds() *
+        models::llm::fsdp_copy_out_cost(layer_params * models::workload::gathered_param_bytes(j), cm_).time.seconds() *
         (s.sched.reuses_gathered_weights ? 1.0 / s.mbs : 1.0);
     s.copy_f = copy;
     s.copy_b = j.reshard_after_forward ? copy : 0.0;
     const double edge = static_cast<double>(j.model.vocab * j.model.hidden) / static_cast<double>(j.tp);
-    s.copy_edge = models::llm::fsdp_copy_out_cost(edge * (j.fp8_param_gather ? 1.0 : 2.0), cm_).time.seconds();
+    s.copy_edge = models::llm::fsdp_copy_out_cost(edge * 2.0, cm_).time.seconds();  // 16-bit (sharding.cpp)
   }
   if (j.zero >= 3 && j.dp_shard > 1) {
     // MoE layers: the routed experts over the expert data-parallel group, the rest over the shard
@@ -443,7 +444,7 @@ void Estimator::zero3_ops(Pass& s) {
     const int64_t probe = j.layers.size() > 1 ? 1 : 0;
     const double experts = j.model.moe ? j.expert_layer_params(probe) : 0.0;
     const double dense = layer_params - experts;
-    const double elem = j.fp8_param_gather ? 1.0 : 2.0;
+    const double elem = models::workload::gathered_param_bytes(j);
     const GroupPlacement edp{j.expert_dp(), clamp_per_node(gpn, j.ep * j.etp, j.expert_dp())};
     const bool expert_group = experts > 0.0 && j.expert_dp() > 1;
     double g =

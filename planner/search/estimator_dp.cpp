@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "models/workload/job/bf16_layers.hpp"
 #include "models/workload/job/expert_layout.hpp"
 #include "planner/search/estimator_pass.hpp"
 
@@ -115,13 +116,14 @@ void Estimator::optimizer_step(Pass& s) {
   if (j.zero >= 1 && j.zero < 3 && j.dp_shard > 1 && !j.overlap_param_gather)
     opt += comm_
                .collective(CollectiveOp::kAllGather,
-                           sim::Bytes(static_cast<int64_t>(dense_params * (j.fp8_param_gather ? 1.0 : 2.0))), s.shard)
+                           sim::Bytes(static_cast<int64_t>(dense_params * models::workload::gathered_param_bytes(j))),
+                           s.shard)
                .seconds();
   // Routed experts' updated parameters, gathered over the ranks holding the same experts.
   if (j.zero >= 1 && j.zero < 3 && expert_params > 0 && j.expert_dp() > 1) {
     opt += comm_
                .collective(CollectiveOp::kAllGather,
-                           sim::Bytes(static_cast<int64_t>(expert_params * (j.fp8_param_gather ? 1.0 : 2.0))),
+                           sim::Bytes(static_cast<int64_t>(expert_params * models::workload::gathered_param_bytes(j))),
                            models::workload::expert_layout(j).edp_group())
                .seconds();
   }

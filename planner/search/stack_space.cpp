@@ -133,6 +133,12 @@ StackExclusions restrict_to_stack(SearchSpace& s, const JobSpec& spec, const Jso
     s.tp = {1};
     excluded["tp"].push_back("> 1 (torch_compile with mxfp8)");
   }
+  // A stack whose async TP runs only compiled (torchtitan): an eager job with tp_comm_overlap
+  // searches tp 1 (where the overlap is a no-op).
+  if (!pinned("tp") && f.async_tp_needs_compile && spec.tp_comm_overlap && !spec.torch_compile && s.tp.size() > 1) {
+    s.tp = {1};
+    excluded["tp"].push_back("> 1 (tp_comm_overlap without torch_compile)");
+  }
   // Pinned options that only some candidates could run on this stack: filtered per candidate.
   if (!f.hybrid_shard && spec.dp_shard) s.dp_shard = *spec.dp_shard;
   if (!f.recompute_layers && spec.recompute_layers) s.recompute_layers = *spec.recompute_layers;

@@ -178,6 +178,27 @@ double stage_expert_parameters(const BuildContext& c, int64_t s) {
   return experts;
 }
 
+// Parameters of stage `s` (one rank) that an FP8 parameter all-gather still moves in 16 bits: the
+// embedding and LM head (no stack quantizes them) and the BF16 first/last layers (bf16_layers.hpp);
+// their routed experts with `experts`.
+double stage_wide_parameters(const BuildContext& c, int64_t s, bool experts) {
+  const Job& job = c.job;
+  double wide = 0;
+  for (int64_t ch = 0; ch < c.v; ++ch) {
+    const int64_t vs = job.virtual_stage(s, ch);
+    for (int64_t l = job.first_layer(vs); l < job.first_layer(vs) + job.layers[su(vs)]; ++l)
+      if (c.bf16(static_cast<int>(l))) {
+        const double e = c.expert_params(static_cast<int>(l));
+        wide += experts ? e : c.rank_params(static_cast<int>(l)) - e;
+      }
+  }
+  if (experts) return wide;
+  const int64_t first = embedding_stage(job), last = head_stage(job);
+  if (s == first) wide += c.embedding_params();
+  if (s == last && (!job.model.tied_embeddings || first != last)) wide += c.embedding_params();
+  return wide;
+}
+
 // Optimizer step once a stage's gradients are reduced; the distributed optimizer (ZeRO 1/2)
 // then all-gathers the updated parameters inside the shard group (or, overlapped, at the start
 // of the next iteration: emitted by make_pipeline_state).
@@ -225,11 +246,16 @@ void optimizer_steps(const BuildContext& c, PipelineState& ps) {
       opt = e.compute(lb.optimizer, step, Category::kOptimizer, -1, -1, {});
       for (const Handle& t : st.tail) e.link(t, opt);
     }
+    // Under an FP8 parameter gather the 16-bit ones move their second byte too.
+    const auto gathered = [&](double p, bool expert_part) {
+      return c.param_bytes(p) +
+             Bytes(job.fp8_param_gather ? static_cast<int64_t>(stage_wide_parameters(c, s, expert_part)) : 0);
+    };
     if (job.zero >= 1 && job.zero < 3 && job.dp_shard > 1 && !job.overlap_param_gather)
-      e.collective(lb.dp_param_ag, GroupKind::kShard, CollectiveOp::kAllGather, c.param_bytes(params - experts), -1, -1,
-                   {&opt});
+      e.collective(lb.dp_param_ag, GroupKind::kShard, CollectiveOp::kAllGather, gathered(params - experts, false), -1,
+                   -1, {&opt});
     if (job.zero >= 1 && job.zero < 3 && experts > 0 && expert_dp > 1)
-      e.collective(lb.dp_param_ag, GroupKind::kExpertGrad, CollectiveOp::kAllGather, c.param_bytes(experts), -1, -1,
+      e.collective(lb.dp_param_ag, GroupKind::kExpertGrad, CollectiveOp::kAllGather, gathered(experts, true), -1, -1,
                    {&opt});
   }
 }

@@ -48,9 +48,10 @@ Handle zero3_gather(const BuildContext& c, StageEmitter& e, const ShardState& st
 
 Handle edge_gather(const BuildContext& c, StageEmitter& e, int mb) {
   if (c.job.zero < 3) return {};
-  const Handle h = e.collective(c.lb.zero3_edge_ag, GroupKind::kShard, CollectiveOp::kAllGather,
-                                c.param_bytes(c.embedding_params()), mb, -1, {});
-  return copy_out(c, e, h, c.param_bytes(c.embedding_params()), mb, -1);
+  // 16-bit whatever the gather's precision: no stack quantizes the embedding or the LM head.
+  const Bytes bytes = Bytes::checked(c.embedding_params() * 2.0, "parameter gather", "a smaller model");
+  const Handle h = e.collective(c.lb.zero3_edge_ag, GroupKind::kShard, CollectiveOp::kAllGather, bytes, mb, -1, {});
+  return copy_out(c, e, h, bytes, mb, -1);
 }
 
 void layer_done(ShardState& st, const Handle& h) {

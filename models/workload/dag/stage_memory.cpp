@@ -9,6 +9,14 @@
 namespace trainsim::models::workload {
 
 namespace {
+
+// BF16 first/last layers among the layers of chunk `vs` whose activations are stored: full
+// recompute with recompute_layers redoes the chunk's first ones, which keep only their input.
+int64_t stored_bf16_layers(const Job& job, int64_t vs) {
+  const int64_t n = job.layers[static_cast<size_t>(vs)];
+  const int64_t redone = job.recompute == Recompute::kFull ? std::min(job.recompute_layers, n) : int64_t{0};
+  return bf16_layers_in(job, job.first_layer(vs) + redone, n - redone);
+}
 // Extra activation bytes of one MoE block over the dense MLP the footprint formula counts: the
 // dense fc1/activation outputs are replaced by the permuted rows the rank's experts compute
 // (input, fc1 output(s), activation output per row, on the most loaded EP rank), the router's
@@ -159,18 +167,16 @@ memory::StageMemoryInput stage_memory_input(const Job& job, int64_t stage) {
   // The MTP modules' activations belong to the last chunk, which is on the last stage.
   if (in.last) in.moe_extra_activation += mtp_activation(job);
   if (job.bf16_first_layers > 0 || job.bf16_last_layers > 0) {
-    double all = 0, bf16 = 0;
     for (int64_t c = 0; c < job.vp; ++c) {
-      const int64_t vs = job.virtual_stage(stage, c), first = job.first_layer(vs),
-                    n = job.layers[static_cast<size_t>(vs)];
-      for (int64_t l = first; l < first + n; ++l) {
-        const double p = job.rank_layer_params(l);
-        all += p;
-        if (bf16_layer(job, l)) bf16 += p;
-      }
-      in.bf16_layers_per_chunk = std::max(in.bf16_layers_per_chunk, bf16_layers_in(job, first, n));
+      const int64_t vs = job.virtual_stage(stage, c), first = job.first_layer(vs);
+      for (int64_t l = first; l < first + job.layers[static_cast<size_t>(vs)]; ++l)
+        if (bf16_layer(job, l)) {
+          const double experts = job.expert_layer_params(l);
+          in.bf16_params += job.rank_layer_params(l) - experts;
+          in.bf16_expert_params += experts;
+        }
+      in.bf16_layers_per_chunk = std::max(in.bf16_layers_per_chunk, stored_bf16_layers(job, vs));
     }
-    in.quantized_share = all > 0.0 ? 1.0 - bf16 / all : 1.0;
   }
   return in;
 }
@@ -179,7 +185,7 @@ int64_t chunk_activation_bytes(const Job& job, int64_t vs) {
   const int64_t stage = schedules::stage_of(job.placement, static_cast<int>(job.pp), static_cast<int>(vs));
   memory::StageMemoryInput in = stage_memory_input(job, stage);
   in.layers_per_chunk = job.layers[static_cast<size_t>(vs)];
-  in.bf16_layers_per_chunk = bf16_layers_in(job, job.first_layer(vs), in.layers_per_chunk);
+  in.bf16_layers_per_chunk = stored_bf16_layers(job, vs);
   in.embedding_chunk = vs == 0;
   in.moe_extra_activation = job.model.moe ? moe_block_extra(job) * moe_layers_in(job, vs) : 0;
   if (vs == job.pp * job.vp - 1) in.moe_extra_activation += mtp_activation(job);

@@ -30,6 +30,16 @@ void check_bf16_layers(const Job& j) {
   if (both > j.model.layers)
     throw ConfigError(field, std::to_string(both) + " BF16 layers exceed the model's " + std::to_string(j.model.layers),
                       "keep at most " + std::to_string(j.model.layers) + " in all (or use --precision bf16)");
+  // Megatron-Core's TransformerConfig (under fp8, so FP8 and MXFP8): at most a pipeline stage's
+  // layers at each end.
+  const int64_t per_stage = j.model.layers / j.pp;
+  if (j.stack.emitter != "torchtitan" &&
+      (j.precision == compute::Precision::kFp8 || j.precision == compute::Precision::kMxfp8) &&
+      std::max(j.bf16_first_layers, j.bf16_last_layers) > per_stage)
+    throw ConfigError(field,
+                      "more BF16 layers at one end than a pipeline stage's " + std::to_string(per_stage) +
+                          " (Megatron-Core's TransformerConfig refuses it under FP8)",
+                      "use at most " + std::to_string(per_stage) + " at each end, or fewer pipeline stages");
   if (j.precision == compute::Precision::kFp8 && j.stack.kernels.fp8_recipe == "delayed")
     throw ConfigError(field,
                       "BF16 first/last layers with FP8 delayed scaling (stack \"" + j.stack.name +
@@ -41,6 +51,12 @@ void check_bf16_layers(const Job& j) {
 bool bf16_layer(const Job& j, int64_t layer) {
   return layer >= 0 && layer < j.model.layers &&
          (layer < j.bf16_first_layers || layer >= j.model.layers - j.bf16_last_layers);
+}
+
+double gathered_param_bytes(const Job& j) {
+  if (!j.fp8_param_gather) return 2.0;
+  const int64_t bf16 = std::min(j.model.layers, j.bf16_first_layers + j.bf16_last_layers);
+  return 1.0 + static_cast<double>(bf16) / static_cast<double>(std::max<int64_t>(j.model.layers, 1));
 }
 
 int64_t bf16_layers_in(const Job& j, int64_t first, int64_t count) {

@@ -31,5 +31,9 @@ void check_bf16_layers(const Job& j);
 bool bf16_layer(const Job& j, int64_t layer);
 // How many of the layers [first, first + count) run in BF16.
 int64_t bf16_layers_in(const Job& j, int64_t first, int64_t count);
+// Bytes per transformer parameter in a parameter all-gather, averaged over the model's layers: 2,
+// or under fp8_param_gather 1 but for the BF16 layers' 2 (the planner's estimate; the simulator
+// gathers each layer at its own width).
+double gathered_param_bytes(const Job& j);
 
 }  // namespace trainsim::models::workload

@@ -4,6 +4,7 @@
 
 #include "models/llm/recompute_modules.hpp"
 #include "models/presets/catalog.hpp"
+#include "models/workload/job/bf16_layers.hpp"
 #include "models/workload/job/cuda_graphs.hpp"
 #include "models/workload/job/job.hpp"
 
@@ -101,7 +102,7 @@ const FeatureCheck kChecks[] = {
     // 'model' in --compile.components and --compile.enable" (RuntimeError).
     {"tp_comm_overlap",
      [](const stack::StackFeatures& f, const Job& j) {
-       return !j.tp_comm_overlap || !f.async_tp_needs_compile || j.torch_compile;
+       return !j.tp_comm_overlap || j.tp == 1 || !f.async_tp_needs_compile || j.torch_compile;
      },
      [](const Job&) { return std::string("TP communication overlap (async TP) without torch_compile"); },
      "set --torch-compile, or drop --tp-comm-overlap"},
@@ -119,6 +120,15 @@ const FeatureCheck kChecks[] = {
     {"bf16_last_layers",
      [](const stack::StackFeatures& f, const Job& j) { return j.bf16_last_layers == 0 || f.bf16_edge_layers; },
      [](const Job&) { return std::string("BF16 last layers of a quantized job"); }},
+    {"bf16_first_layers",
+     [](const stack::StackFeatures& f, const Job& j) {
+       if (f.bf16_edge_experts || !j.model.moe) return true;
+       for (int64_t l = 0; l < j.model.layers; ++l)
+         if (bf16_layer(j, l) && j.model.is_moe_layer(l)) return false;
+       return true;
+     },
+     [](const Job&) { return std::string("the routed experts of BF16 first/last MoE layers in BF16"); },
+     "keep the BF16 layers to dense ones, or drop --bf16-first-layers / --bf16-last-layers"},
     {"overlap_param_gather",
      [](const stack::StackFeatures& f, const Job& j) { return !j.overlap_param_gather || f.overlap_param_gather; },
      [](const Job&) { return std::string("overlapped parameter all-gather"); }},

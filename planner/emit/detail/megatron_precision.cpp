@@ -22,6 +22,9 @@ void recipe_args(const Job& j, int minor, Precision run, ShellArgGroup& b) {
   switch (run) {
     case Precision::kFp8:
       b.arg("--fp8-format", "hybrid", "E4M3 forward, E5M2 backward (Transformer Engine)");
+      // The stack's scaling: Megatron-LM's --fp8-recipe defaults to delayed (0.12+).
+      if (j.stack.kernels.fp8_recipe == "current" && minor >= 12)
+        b.arg("--fp8-recipe", "tensorwise", "per-tensor current scaling, as the plan's stack");
       if (gather) b.flag("--fp8-param-gather");
       break;
     case Precision::kMxfp8:

@@ -69,6 +69,17 @@ TEST(Bf16Layers, PipelineStagesHoldTheirOwn) {
   EXPECT_EQ(r.stages[1].memory.fp8_state, q.stages[1].memory.fp8_state);
 }
 
+TEST(Bf16Layers, RecomputedLayersStoreOnlyTheirInput) {
+  // Full recompute of each chunk's first 2 layers: the 2 BF16 first layers are those, so the stored
+  // layers are all quantized and the activations are the all-quantized job's.
+  const Json full{{"recompute", "full"}, {"recompute_layers", 2}};
+  const SimulationResult q = simulate(testing::job(nvfp4_llama(full)));
+  const SimulationResult first = simulate(testing::job(nvfp4_llama(with(full, {{"bf16_first_layers", 2}}))));
+  const SimulationResult last = simulate(testing::job(nvfp4_llama(with(full, {{"bf16_last_layers", 2}}))));
+  EXPECT_EQ(first.stages[0].memory.activation_per_chunk, q.stages[0].memory.activation_per_chunk);
+  EXPECT_GT(last.stages[0].memory.activation_per_chunk, q.stages[0].memory.activation_per_chunk);
+}
+
 TEST(Bf16Layers, WhatMegatronRefusesIsRefused) {
   auto refused = [](const Json& j) { return testing::config_error([&] { (void)testing::job(j); }); };
   EXPECT_NE(refused(nvfp4_llama({{"precision", "bf16"}, {"bf16_first_layers", 1}})).find("bf16_first_layers"),
@@ -85,6 +96,16 @@ TEST(Bf16Layers, WhatMegatronRefusesIsRefused) {
       refused(nvfp4_llama({{"precision", "fp8"}, {"stack", delayed}, {"bf16_last_layers", 1}})).find("Delayed scaling"),
       std::string::npos);
   EXPECT_EQ(refused(nvfp4_llama({{"bf16_first_layers", 1}, {"bf16_last_layers", 1}})), "");
+  // FP8 / MXFP8: at most a pipeline stage's layers at each end (NVFP4 is not checked by Megatron).
+  EXPECT_NE(refused(nvfp4_llama({{"precision", "fp8"}, {"pp", 8}, {"bf16_first_layers", 5}})).find("pipeline stage"),
+            std::string::npos);
+  EXPECT_EQ(refused(nvfp4_llama({{"pp", 8}, {"bf16_first_layers", 5}})), "");
+  // torchtitan cannot keep a MoE layer's experts in BF16.
+  const Json moe{{"model", "qwen3-30b-a3b"}, {"cluster", "dgx-b200"}, {"gpus", 8}, {"ep", 8},
+                 {"global_batch", 16},       {"seq_len", 2048},       {"zero", 3}, {"precision", "mxfp8"},
+                 {"bf16_first_layers", 1}};
+  EXPECT_NE(refused(with(moe, {{"stack", "torchtitan"}})).find("routed experts"), std::string::npos);
+  EXPECT_EQ(refused(with(moe, {{"stack", "megatron-core-2025"}, {"zero", 1}})), "");
 }
 
 }  // namespace

@@ -5,6 +5,7 @@
 #include <regex>
 
 #include "emit_test_support.hpp"
+#include "models/presets/catalog.hpp"
 #include "planner/emit/detail/megatron_args.hpp"
 #include "planner/emit/detail/megatron_precision.hpp"
 
@@ -62,6 +63,10 @@ TEST(BlackwellEmitters, Bf16FirstAndLastLayers) {
   EXPECT_TRUE(contains(r, "    recipe.trainer.plugins.first_last_layers_bf16 = True\n")) << r;
   EXPECT_TRUE(contains(r, "    recipe.trainer.plugins.num_layers_at_start_in_bf16 = 2\n"));
   EXPECT_TRUE(contains(r, "    recipe.trainer.plugins.num_layers_at_end_in_bf16 = 1\n"));
+  // FP8 with BF16 layers: Megatron-Core refuses them under delayed scaling, so current scaling.
+  const std::string f = args(with(testing::llama70b_b200("fp8"), Json{{"bf16_first_layers", 1}}));
+  EXPECT_TRUE(has_flag(f, "--first-last-layers-bf16"));
+  EXPECT_EQ(flag_value(f, "--fp8-recipe"), "tensorwise");
   const std::string t =
       toml(with(testing::llama70b_b200("mxfp8"), Json{{"bf16_first_layers", 2}, {"bf16_last_layers", 1}}));
   EXPECT_TRUE(contains(t, "filter_fqns = [\"output\", \"layers.0.\", \"layers.1.\", \"layers.79.\"]")) << t;
@@ -82,11 +87,16 @@ TEST(BlackwellMegatron, Nvfp4IsTheFp4FormatAndRecipe) {
   EXPECT_TRUE(says(ov, "NVFP4 with --tp-comm-overlap")) << ov;
 }
 
-// Per-tensor FP8 is unchanged on Blackwell (delayed scaling, hybrid format).
+// Per-tensor FP8 stays per-tensor on Blackwell (hybrid format), scaled as the plan's stack scales
+// it: current scaling (tensorwise) on the 2025 stacks, Megatron-LM's default (delayed) otherwise.
 TEST(BlackwellMegatron, Fp8StaysPerTensorOnBlackwell) {
   const std::string f = args(testing::llama70b_b200("fp8"));
   EXPECT_EQ(flag_value(f, "--fp8-format"), "hybrid");
-  EXPECT_FALSE(has_flag(f, "--fp8-recipe"));
+  EXPECT_EQ(flag_value(f, "--fp8-recipe"), "tensorwise") << f;
+  Json delayed = models::presets::find("stacks", "megatron-core-2025", "stack");
+  delayed["name"] = "delayed-scaling";
+  delayed["kernels"]["fp8_recipe"] = "delayed";
+  EXPECT_FALSE(has_flag(args(with(testing::llama70b_b200("fp8"), Json{{"stack", delayed}})), "--fp8-recipe"));
 }
 
 // An older release gets the nearest recipe it has, and a note naming what it lacks.

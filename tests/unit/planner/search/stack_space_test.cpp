@@ -167,10 +167,19 @@ TEST(StackSpace, WhatTheStackCannotRunIsRefusedUpFront) {
   EXPECT_EQ(error(on(with_key(kLong, "tp_comm_overlap", true), "deepspeed")).rfind("tp_comm_overlap: stack", 0), 0u);
   EXPECT_EQ(error(on(with_key(kLong, "zero", 2), "nemo-24.07")).rfind("zero: stack \"nemo-24.07\"", 0), 0u);
   EXPECT_EQ(error(on(with_key(kLong, "attention", "flash"), "megatron-lm-2021")).rfind("attention: stack", 0), 0u);
-  // torchtitan's async TP runs only compiled: refused before the search whatever tp it would pick.
-  EXPECT_EQ(error(on(with_key(kLong, "tp_comm_overlap", true), "torchtitan")).rfind("tp_comm_overlap: stack", 0), 0u);
-  EXPECT_EQ(error(on(with_key(with_key(kLong, "tp_comm_overlap", true), "torch_compile", true), "torchtitan")),
-            "no error");
+  // torchtitan's async TP runs only compiled: with tp pinned above 1 refused before the search,
+  // else only tp 1 is searched (the overlap a no-op there); compiled, every tp.
+  EXPECT_EQ(error(on(with_key(with_key(kLong, "tp_comm_overlap", true), "tp", 2), "torchtitan"))
+                .rfind("tp_comm_overlap: stack", 0),
+            0u);
+  const Fixture eager = fixture(on(with_key(kLong, "tp_comm_overlap", true), "torchtitan"));
+  for (const Candidate& c : eager.e.candidates) EXPECT_EQ(c.tp, 1) << describe(c);
+  EXPECT_EQ(eager.space.stack_excluded.at("tp"),
+            (std::vector<std::string>{"> 1 (tp_comm_overlap without torch_compile)"}));
+  const Fixture compiled =
+      fixture(on(with_key(with_key(kLong, "tp_comm_overlap", true), "torch_compile", true), "torchtitan"));
+  EXPECT_TRUE(std::any_of(compiled.e.candidates.begin(), compiled.e.candidates.end(),
+                          [](const Candidate& c) { return c.tp > 1; }));
 }
 
 // torchtitan compiles no MXFP8 model with TP: a compiled MXFP8 plan searches tp 1 only, an eager

@@ -63,6 +63,7 @@ BATCH_ARGS=(
 PRECISION_ARGS=(
   --bf16
   --fp8-format hybrid  # E4M3 forward, E5M2 backward (Transformer Engine)
+  --fp8-recipe tensorwise  # per-tensor current scaling, as the plan's stack
   --fp8-param-gather
   --attention-backend flash
 )

@@ -18,7 +18,7 @@ from megatron.core.distributed import DistributedDataParallelConfig
 from megatron.core.transformer.enums import AttnBackend
 
 from nemo.collections import llm
-from nemo.collections.llm.recipes.precision.mixed_precision import bf16_with_fp8_mixed
+from nemo.collections.llm.recipes.precision.mixed_precision import bf16_with_fp8_current_scaling_mixed
 
 NUM_NODES = 16
 GPUS_PER_NODE = 8
@@ -57,8 +57,9 @@ def trainsim_recipe(name: str = "trainsim_plan", log_dir: str = "/checkpoints/tr
     recipe.data.global_batch_size = 64
 
     # Precision
-    recipe.trainer.plugins = bf16_with_fp8_mixed()
+    recipe.trainer.plugins = bf16_with_fp8_current_scaling_mixed()
     recipe.trainer.plugins.fp8_param_gather = True
+    recipe.trainer.plugins.first_last_layers_bf16 = False
     recipe.optim.config.bf16 = True
     recipe.optim.config.fp16 = False
     recipe.model.config.attention_backend = AttnBackend.flash
