@@ -95,7 +95,7 @@ void print_report(std::ostream& out, const models::workload::SimulationResult& r
     out << "  layout     " << layout_text(j.layers) << " layers per virtual stage (--pp-layout to change)\n";
   // Only what a job uses, so that plain dense runs print as before.
   if (j.cp > 1 || j.ep > 1 || j.dp_shard < j.dp_cp() || j.offload_optimizer || j.offload_activations ||
-      j.tp_comm_overlap || j.cuda_graphs != 0) {
+      j.tp_comm_overlap || j.cuda_graphs != 0 || j.bf16_first_layers > 0 || j.bf16_last_layers > 0) {
     out << "  also      ";
     if (j.cp > 1) out << " cp " << j.cp << " (" << to_string(j.cp_algo) << ", ulysses " << j.cp_ulysses << ")";
     if (j.ep > 1)
@@ -106,6 +106,8 @@ void print_report(std::ostream& out, const models::workload::SimulationResult& r
     if (j.offload_activations) out << " offload_activations";
     if (j.tp_comm_overlap) out << " tp_comm_overlap";
     if (j.cuda_graphs != 0) out << " cuda_graphs " << models::workload::cuda_graph_scope_string(j.cuda_graphs);
+    if (j.bf16_first_layers > 0 || j.bf16_last_layers > 0)
+      out << " bf16_layers first " << j.bf16_first_layers << " last " << j.bf16_last_layers;
     out << "\n";
   }
   out << "  batch      micro " << j.micro_batch << "  global " << j.global_batch << "  (" << j.microbatches
