@@ -93,6 +93,9 @@ const Schema<StackFeatures>& features_schema() {
         .boolean("bf16_edge_experts", &StackFeatures::bf16_edge_experts, false,
                  "The routed experts of BF16 first/last MoE layers run in BF16 too; without it a job whose BF16 "
                  "layers include MoE layers is refused.")
+        .boolean("bf16_edge_layers_per_stage", &StackFeatures::bf16_edge_layers_per_stage, false,
+                 "Under fp8 and mxfp8 at most a pipeline stage's layers (layers / pp) in BF16 at each end; more "
+                 "is refused.")
         .custom("cuda_graph_scopes", "list of full|attn|mlp|moe|moe_router|moe_preprocess|full_iteration",
                 std::string("[]"), "What its CUDA graphs can capture (the job's cuda_graph_scope); [] = none.",
                 names(&StackFeatures::cuda_graph_scopes,

@@ -43,6 +43,7 @@ struct StackFeatures {
   bool mxfp8_tp_refuses_compile = false;       // no torch_compile of an MXFP8 model with tp > 1
   bool bf16_edge_layers = false;               // BF16 first/last layers of a quantized job
   bool bf16_edge_experts = false;              // their routed experts too (else they stay quantized)
+  bool bf16_edge_layers_per_stage = false;     // under fp8/mxfp8 at most a pipeline stage's at each end
   std::vector<std::string> cuda_graph_scopes;  // what CUDA graphs can capture (the job's cuda_graph_scope)
 };
 

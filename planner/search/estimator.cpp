@@ -1,6 +1,7 @@
 #include "planner/search/estimator.hpp"
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 
 #include "models/collectives/comm_model.hpp"
@@ -137,19 +138,20 @@ Estimator::LayerTimes Estimator::price_layers(const models::compute::ComputeMode
   // A MoE model's attention is graphed as its layer's MLP allows (BuildContext::graphed): the
   // dense layers' as a dense model's, the MoE layers' by the MoE scopes. L.fwd & co. price the
   // dense layers' and the MoE MLP block carries the difference (`mix` blends by the MoE share).
-  double attn_moe_f = 0, attn_moe_d = 0, attn_moe_w = 0;
+  std::array<double, 3> attn_moe{};  // forward, input gradient, weight gradient
   if (m.moe && !graphs.iteration && graphs.moe_attention != graphs.attention) {
     const models::llm::BlockCosts& c = lc.attn;
-    const auto part = [&](bool g, const models::llm::Cost& k) {
-      return (g ? k.time : k.with_dispatch(j.kernel_dispatch)).seconds();
+    const auto attn = [&](bool g) {
+      const auto part = [&](const models::llm::Cost& k) {
+        return (g ? k.time : k.with_dispatch(j.kernel_dispatch)).seconds();
+      };
+      return std::array<double, 3>{
+          part(c.pre_fwd) + part(c.main_fwd),
+          part(c.main_dgrad) + part(c.pre_bwd) + (core ? part(c.selective_recompute) : 0.0) + part(c.module_recompute),
+          part(c.main_wgrad)};
     };
-    for (const bool g : {graphs.moe_attention, graphs.attention}) {
-      const double sign = g == graphs.moe_attention ? 1.0 : -1.0;
-      attn_moe_f += sign * (part(g, c.pre_fwd) + part(g, c.main_fwd));
-      attn_moe_d += sign * (part(g, c.main_dgrad) + part(g, c.pre_bwd) + (core ? part(g, c.selective_recompute) : 0.0) +
-                            part(g, c.module_recompute));
-      attn_moe_w += sign * part(g, c.main_wgrad);
-    }
+    const auto moe_layers = attn(graphs.moe_attention), dense_layers = attn(graphs.attention);
+    for (size_t i = 0; i < 3; ++i) attn_moe[i] = moe_layers[i] - dense_layers[i];
   }
   for (int b = 0; b < 2; ++b) {
     const models::llm::BlockCosts& c = b == 0 ? lc.attn : lc.mlp;
@@ -265,9 +267,9 @@ Estimator::LayerTimes Estimator::price_layers(const models::compute::ComputeMode
     // Selective recompute of the whole block redoes its forward (moe_block.cpp), else its parts.
     L.moe_dgrad += (j.recompute_modules & models::llm::kRecomputeMoe) ? L.moe_fwd : t(mc.recompute);
     L.moe_wgrad = t(mc.wgrad);
-    L.moe_fwd += attn_moe_f;
-    L.moe_dgrad += attn_moe_d;
-    L.moe_wgrad += attn_moe_w;
+    L.moe_fwd += attn_moe[0];
+    L.moe_dgrad += attn_moe[1];
+    L.moe_wgrad += attn_moe[2];
     L.moe_comm = comm_f + comm_b;
     L.ep = comm_f + comm_b;
   }
@@ -306,11 +308,9 @@ const Estimator::LayerTimes& Estimator::layer_times() {
                                    static_cast<int>(j.moe_dispatcher));
   if (const auto it = layers_.find(key); it != layers_.end()) return it->second;
   LayerTimes L = price_layers(cm_);
-  const int64_t bf16 = std::min(j.model.layers, j.bf16_first_layers + j.bf16_last_layers);
-  if (bf16 > 0) {
+  if (const double w = models::workload::bf16_layer_share(j); w > 0.0) {
     const models::compute::ComputeModel cm16(j.gpu, models::compute::Precision::kBf16);
     const LayerTimes B = price_layers(cm16);
-    const double w = static_cast<double>(bf16) / static_cast<double>(j.model.layers);
     for (double LayerTimes::*f :
          {&LayerTimes::fwd, &LayerTimes::fwd_comm, &LayerTimes::dgrad, &LayerTimes::wgrad, &LayerTimes::bwd_comm_hidden,
           &LayerTimes::bwd_comm_exposed, &LayerTimes::tp, &LayerTimes::cp, &LayerTimes::ep, &LayerTimes::moe_fwd,

@@ -107,11 +107,11 @@ BlockTasks block_tasks(const llm::BlockCosts& whole, const llm::BlockKernels& k,
 }
 
 // The attention and MLP blocks (and a sliding-window layer's attention, when the model has any)
-// priced on `cm`, with the GEMMs of one TP-overlap chunk: the same layer on 1/n of the tokens (TE
-// splits along M); the window spans the whole sequence, so a chunk of the tokens keeps it.
-void price_blocks(const Job& j, const llm::LayerShape& shape, const compute::ComputeModel& cm, int64_t chunks,
-                  BlockTasks (&blocks)[2], BlockTasks& local_attn) {
-  const llm::LayerCosts lc = llm::layer_costs(j.model, shape, cm);
+// priced on `cm` (`lc`: the layer's costs on it), with the GEMMs of one TP-overlap chunk: the same
+// layer on 1/n of the tokens (TE splits along M); the window spans the whole sequence, so a chunk
+// of the tokens keeps it.
+void price_blocks(const Job& j, const llm::LayerShape& shape, const compute::ComputeModel& cm,
+                  const llm::LayerCosts& lc, int64_t chunks, BlockTasks (&blocks)[2], BlockTasks& local_attn) {
   const llm::LayerKernels lk = llm::layer_kernels(j.model, shape);
   llm::LayerShape chunk = shape;
   const bool even = shape.seq_len % chunks == 0;
@@ -145,7 +145,7 @@ BuildContext::BuildContext(const Job& j, const compute::ComputeModel& c, const c
   lc = llm::layer_costs(j.model, shape, cm);
   ec = llm::edge_costs(j.model, shape, cm);
   overlap_chunks = j.tp_comm_overlap && j.tp > 1 ? j.tp : 1;
-  price_blocks(j, shape, cm, overlap_chunks, blocks, local_attn);
+  price_blocks(j, shape, cm, lc, overlap_chunks, blocks, local_attn);
   if (j.model.attention_window) {
     const int64_t total = j.model.layers + j.model.mtp_layers;
     local_layers.resize(static_cast<size_t>(total));
@@ -153,7 +153,8 @@ BuildContext::BuildContext(const Job& j, const compute::ComputeModel& c, const c
   }
   if (j.bf16_first_layers > 0 || j.bf16_last_layers > 0) {
     cm16.emplace(cm.gpu(), compute::Precision::kBf16);
-    price_blocks(j, shape, *cm16, overlap_chunks, blocks16, local_attn16);
+    lc16 = llm::layer_costs(j.model, shape, *cm16);
+    price_blocks(j, shape, *cm16, lc16, overlap_chunks, blocks16, local_attn16);
     const int64_t total = j.model.layers + j.model.mtp_layers;
     bf16_layers.resize(static_cast<size_t>(total));
     for (int64_t l = 0; l < total; ++l) bf16_layers[static_cast<size_t>(l)] = bf16_layer(j, l) ? 1 : 0;
@@ -170,7 +171,7 @@ BuildContext::BuildContext(const Job& j, const compute::ComputeModel& c, const c
   layer_params = j.model.moe ? j.model.layer_parameters() / static_cast<double>(j.tp) : j.rank_layer_params(0);
   reuses_gathered = schedules::ScheduleRegistry::instance().get(j.schedule, "schedule").reuses_gathered_weights;
   if (j.model.moe) moe = MoeBlock(j, shape, cm, comm, lc, graph);
-  if (j.model.moe && cm16) moe16 = MoeBlock(j, shape, *cm16, comm, llm::layer_costs(j.model, shape, *cm16), graph);
+  if (j.model.moe && cm16) moe16 = MoeBlock(j, shape, *cm16, comm, lc16, graph);
   if (j.recompute_modules & ~uint32_t{llm::kRecomputeCoreAttn}) lb.re_modules = graph.intern("recompute_modules");
   if (j.zero >= 3 && j.stack.kernels.fsdp_copy_out) lb.zero3_copy_out = graph.intern("fsdp_copy_out");
   if (j.model.mtp_layers > 0) {

@@ -82,6 +82,7 @@ struct BuildContext {
   GraphedParts graphs;           // what CUDA graphs capture (job/cuda_graphs.hpp)
   // BF16 first/last layers of a quantized job (job/bf16_layers.hpp): their blocks priced in BF16.
   std::optional<compute::ComputeModel> cm16;
+  llm::LayerCosts lc16;
   BlockTasks blocks16[2], local_attn16;
   MoeBlock moe16;
   std::vector<char> bf16_layers;  // per layer (MTP layers included): runs in BF16

@@ -141,6 +141,18 @@ void sync_tied_embeddings(const BuildContext& c, Communicators& comms, Workload&
   ps.stages[su(last_stage)].tail.push_back(hl);
 }
 
+// The embedding and LM head parameters pipeline stage `s` holds on one rank: the last stage
+// holds the LM head, or with tied embeddings its own copy of the embedding (Megatron's embedding
+// group) unless it is also the first stage.
+double stage_edge_parameters(const BuildContext& c, int64_t s) {
+  const Job& job = c.job;
+  const int64_t first = embedding_stage(job), last = head_stage(job);
+  double params = 0;
+  if (s == first) params += c.embedding_params();
+  if (s == last && (!job.model.tied_embeddings || first != last)) params += c.embedding_params();
+  return params;
+}
+
 // Parameters pipeline stage `s` holds on one rank.
 double stage_parameters(const BuildContext& c, int64_t s) {
   const Job& job = c.job;
@@ -154,13 +166,8 @@ double stage_parameters(const BuildContext& c, int64_t s) {
         params += c.rank_params(static_cast<int>(job.first_layer(vs) + l));
     }
   }
-  const double emb = c.embedding_params();
-  const int64_t first = embedding_stage(job), last = head_stage(job);
-  if (s == first) params += emb;
-  // The last stage holds the LM head, or with tied embeddings its own copy of the embedding
-  // (Megatron's embedding group) unless it is also the first stage.
-  if (s == last && (!job.model.tied_embeddings || first != last)) params += emb;
-  if (s == last) params += job.rank_mtp_params();  // MTP modules sit on the last stage
+  params += stage_edge_parameters(c, s);
+  if (s == head_stage(job)) params += job.rank_mtp_params();  // MTP modules sit on the last stage
   return params;
 }
 
@@ -192,11 +199,7 @@ double stage_wide_parameters(const BuildContext& c, int64_t s, bool experts) {
         wide += experts ? e : c.rank_params(static_cast<int>(l)) - e;
       }
   }
-  if (experts) return wide;
-  const int64_t first = embedding_stage(job), last = head_stage(job);
-  if (s == first) wide += c.embedding_params();
-  if (s == last && (!job.model.tied_embeddings || first != last)) wide += c.embedding_params();
-  return wide;
+  return experts ? wide : wide + stage_edge_parameters(c, s);
 }
 
 // Optimizer step once a stage's gradients are reduced; the distributed optimizer (ZeRO 1/2)

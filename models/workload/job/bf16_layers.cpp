@@ -31,9 +31,9 @@ void check_bf16_layers(const Job& j) {
     throw ConfigError(field, std::to_string(both) + " BF16 layers exceed the model's " + std::to_string(j.model.layers),
                       "keep at most " + std::to_string(j.model.layers) + " in all (or use --precision bf16)");
   // Megatron-Core's TransformerConfig (under fp8, so FP8 and MXFP8): at most a pipeline stage's
-  // layers at each end.
+  // layers at each end (stack feature bf16_edge_layers_per_stage).
   const int64_t per_stage = j.model.layers / j.pp;
-  if (j.stack.emitter != "torchtitan" &&
+  if (j.stack.features.bf16_edge_layers_per_stage &&
       (j.precision == compute::Precision::kFp8 || j.precision == compute::Precision::kMxfp8) &&
       std::max(j.bf16_first_layers, j.bf16_last_layers) > per_stage)
     throw ConfigError(field,
@@ -53,11 +53,12 @@ bool bf16_layer(const Job& j, int64_t layer) {
          (layer < j.bf16_first_layers || layer >= j.model.layers - j.bf16_last_layers);
 }
 
-double gathered_param_bytes(const Job& j) {
-  if (!j.fp8_param_gather) return 2.0;
+double bf16_layer_share(const Job& j) {
   const int64_t bf16 = std::min(j.model.layers, j.bf16_first_layers + j.bf16_last_layers);
-  return 1.0 + static_cast<double>(bf16) / static_cast<double>(std::max<int64_t>(j.model.layers, 1));
+  return static_cast<double>(bf16) / static_cast<double>(std::max<int64_t>(j.model.layers, 1));
 }
+
+double gathered_param_bytes(const Job& j) { return j.fp8_param_gather ? 1.0 + bf16_layer_share(j) : 2.0; }
 
 int64_t bf16_layers_in(const Job& j, int64_t first, int64_t count) {
   int64_t n = 0;

@@ -10,9 +10,12 @@
 // all-gather. The embedding and LM head are 16-bit whatever this says (docs/precision.md); MTP
 // layers follow the model's last layer index, so they stay quantized.
 //
-// Refused (exit 2): on a precision that is not quantized; more BF16 layers than the model has; FP8
-// delayed scaling (Megatron-Core's TransformerConfig: "Delayed scaling does not support first /
-// last layer in BF16"); a stack without the feature (stack feature bf16_edge_layers).
+// Refused (exit 2): on a precision that is not quantized; more BF16 layers than the model has;
+// under fp8 / mxfp8 more at one end than a pipeline stage's layers on a stack with
+// features.bf16_edge_layers_per_stage (Megatron-Core's TransformerConfig); FP8 delayed scaling
+// (Megatron-Core's TransformerConfig: "Delayed scaling does not support first / last layer in
+// BF16"); a stack without features.bf16_edge_layers, or without features.bf16_edge_experts when a
+// BF16 layer is a MoE layer (models/workload/job/stack.cpp).
 
 #include <cstdint>
 
@@ -31,6 +34,8 @@ void check_bf16_layers(const Job& j);
 bool bf16_layer(const Job& j, int64_t layer);
 // How many of the layers [first, first + count) run in BF16.
 int64_t bf16_layers_in(const Job& j, int64_t first, int64_t count);
+// The share of the model's transformer layers that run in BF16.
+double bf16_layer_share(const Job& j);
 // Bytes per transformer parameter in a parameter all-gather, averaged over the model's layers: 2,
 // or under fp8_param_gather 1 but for the BF16 layers' 2 (the planner's estimate; the simulator
 // gathers each layer at its own width).
