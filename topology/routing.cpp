@@ -1,6 +1,8 @@
 #include "topology/routing.hpp"
 
 #include <algorithm>
+#include <atomic>
+#include <thread>
 #include <unordered_map>
 
 #include "sim/error.hpp"
@@ -80,9 +82,10 @@ RoutingParams parse_routing(const Json& j, const Topology& t, const std::string&
 
 struct Router::Impl {
   explicit Impl(const Topology& t) : adj(t), finder(adj) {}
+  static uint64_t key(Vertex s, Vertex d) { return (static_cast<uint64_t>(s) << 32) | d; }
   const detail::PathDag& dag(Vertex s, Vertex d) {
-    const uint64_t key = (static_cast<uint64_t>(s) << 32) | d;
-    if (const auto it = cache.find(key); it != cache.end()) return it->second;
+    const uint64_t k = key(s, d);
+    if (const auto it = cache.find(k); it != cache.end()) return it->second;
     detail::PathDag g = finder.find(s, d);
     const size_t entries = g.vertex_count() + g.link_count() + 1;
     if (cached_entries + entries > kMaxCachedEntries) {
@@ -90,7 +93,15 @@ struct Router::Impl {
       cached_entries = 0;
     }
     cached_entries += entries;
-    return cache.emplace(key, std::move(g)).first->second;
+    return cache.emplace(k, std::move(g)).first->second;
+  }
+  // Caches a DAG found ahead of its use, unless the cache is full (false then).
+  bool keep(uint64_t k, detail::PathDag g) {
+    const size_t entries = g.vertex_count() + g.link_count() + 1;
+    if (cached_entries + entries > kMaxCachedEntries) return false;
+    cached_entries += entries;
+    cache.emplace(k, std::move(g));
+    return true;
   }
   // Per DAG vertex (by index): paths to the destination, and fewest links on one.
   void count_paths(const detail::PathDag& g, Vertex v, Vertex dst) {
@@ -149,6 +160,57 @@ double Router::path_count(uint32_t src, uint32_t dst) const {
   if (!g.reachable()) return 0.0;
   impl_->prepare_counts(g, s, d);
   return impl_->paths[g.index(s)];
+}
+
+int64_t Router::pxn_mid(uint32_t src, uint32_t dst) const {
+  const int32_t ss = t_.server_of(src), ds = t_.server_of(dst);
+  const int32_t ls = t_.node(t_.gpu_node(src)).local, ld = t_.node(t_.gpu_node(dst)).local;
+  const int64_t mid = static_cast<int64_t>(src) - ls + ld;  // GPUs are numbered server-major
+  if (ss != ds && ss >= 0 && ls != ld && ls >= 0 && ld >= 0 && mid >= 0 && static_cast<size_t>(mid) < t_.gpu_count() &&
+      t_.server_of(static_cast<size_t>(mid)) == ss && t_.node(t_.gpu_node(static_cast<size_t>(mid))).local == ld)
+    return mid;
+  return -1;
+}
+
+void Router::prefetch(std::span<const std::pair<uint32_t, uint32_t>> pairs, int threads) const {
+  if (params_.mode == RoutingParams::Mode::kDimensionOrder) return;  // its routes need no search
+  // The (source, destination) vertices routes() will search between, once each, not yet cached.
+  std::vector<uint64_t> keys;
+  const auto add = [&](size_t a, size_t b) {
+    if (a != b) keys.push_back(Impl::key(t_.gpu_node(a), t_.gpu_node(b)));
+  };
+  for (const auto& [src, dst] : pairs) {
+    add(src, dst);
+    if (const int64_t mid = params_.pxn ? pxn_mid(src, dst) : -1; mid >= 0) {
+      add(src, static_cast<size_t>(mid));
+      add(static_cast<size_t>(mid), dst);
+    }
+  }
+  std::sort(keys.begin(), keys.end());
+  keys.erase(std::unique(keys.begin(), keys.end()), keys.end());
+  std::erase_if(keys, [&](uint64_t k) { return impl_->cache.contains(k); });
+  // Each worker its own search scratch space; the adjacency is only read.
+  std::vector<detail::PathDag> found(keys.size());
+  std::atomic<size_t> next{0};
+  constexpr size_t kBatch = 64;
+  const auto work = [&](detail::DagFinder& finder) {
+    for (size_t b = next.fetch_add(kBatch); b < keys.size(); b = next.fetch_add(kBatch))
+      for (size_t i = b; i < std::min(keys.size(), b + kBatch); ++i)
+        found[i] = finder.find(static_cast<Vertex>(keys[i] >> 32), static_cast<Vertex>(keys[i] & 0xffffffffU));
+  };
+  const auto helpers = static_cast<size_t>(
+      std::clamp<int64_t>(std::min<int64_t>(threads, static_cast<int64_t>(keys.size() / (4 * kBatch))) - 1, 0, 63));
+  std::vector<std::thread> pool;
+  pool.reserve(helpers);
+  for (size_t h = 0; h < helpers; ++h)
+    pool.emplace_back([&] {
+      detail::DagFinder finder(impl_->adj);
+      work(finder);
+    });
+  work(impl_->finder);
+  for (auto& th : pool) th.join();
+  for (size_t i = 0; i < keys.size() && impl_->keep(keys[i], std::move(found[i])); ++i) {
+  }
 }
 
 std::vector<Route> Router::routes(uint32_t src, uint32_t dst, uint64_t flow_id) const {
@@ -222,12 +284,7 @@ void Router::routes(uint32_t src, uint32_t dst, uint64_t flow_id, std::vector<Ro
     }
   }
   if (params_.pxn && params_.mode != Mode::kDimensionOrder) {
-    const int32_t ss = t_.server_of(src), ds = t_.server_of(dst);
-    const int32_t ls = t_.node(s).local, ld = t_.node(d).local;
-    const int64_t mid = static_cast<int64_t>(src) - ls + ld;  // GPUs are numbered server-major
-    if (ss != ds && ss >= 0 && ls != ld && ls >= 0 && ld >= 0 && mid >= 0 &&
-        static_cast<size_t>(mid) < t_.gpu_count() && t_.server_of(static_cast<size_t>(mid)) == ss &&
-        t_.node(t_.gpu_node(static_cast<size_t>(mid))).local == ld) {
+    if (const int64_t mid = pxn_mid(src, dst); mid >= 0) {
       const Vertex m = t_.gpu_node(static_cast<size_t>(mid));
       // One DAG reference at a time: a lookup may evict the cache.
       const int32_t direct = impl_->dag(s, d).cost(), rail = impl_->dag(m, d).cost();

@@ -14,7 +14,9 @@
 
 #include <cstdint>
 #include <memory>
+#include <span>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "sim/config/schema.hpp"
@@ -60,6 +62,10 @@ class Router {
   // fractions sum to 1. Appends nothing when src == dst.
   void routes(uint32_t src, uint32_t dst, uint64_t flow_id, std::vector<Route>& out) const;
   std::vector<Route> routes(uint32_t src, uint32_t dst, uint64_t flow_id) const;
+  // Finds now, on up to `threads` threads, the equal-cost paths routes() will take between these
+  // GPU pairs (PXN's two legs included) and caches them, as far as the cache holds. Routes do
+  // not depend on it: each pair's paths are a function of its two ends.
+  void prefetch(std::span<const std::pair<uint32_t, uint32_t>> pairs, int threads) const;
   // Links on the shortest minimum-cost path (-1 when unreachable, 0 when src == dst).
   int32_t hops(uint32_t src, uint32_t dst) const;
   // Number of equal-cost paths (a double: it can exceed 2^64 on large tori).
@@ -69,6 +75,9 @@ class Router {
 
  private:
   struct Impl;
+  // The GPU of src's server on dst's rail, through which NCCL's PXN takes a connection to another
+  // server (-1: none, the two on the same server or rail).
+  int64_t pxn_mid(uint32_t src, uint32_t dst) const;
   const Topology& t_;
   RoutingParams params_;
   std::unique_ptr<Impl> impl_;

@@ -418,6 +418,26 @@ void FlowExecutor::links_of(const CollectivePlan& plan, const std::vector<int32_
   }
 }
 
+void FlowExecutor::route_pairs(const CollectivePlan& plan, const std::vector<int32_t>& gpus,
+                               const std::vector<int32_t>& offsets, std::vector<std::pair<uint32_t, uint32_t>>& out,
+                               RankRotation rotation) {
+  const Compiled& c = compile(plan);
+  const Copies& cp = *copies_of_id_[copies_id(offsets, rotation, gpus)];
+  const topology::Topology& t = router_->topology();
+  std::vector<std::pair<int32_t, int32_t>> own;  // the plan's pairs, once each (a ring's recur every step)
+  for (const Compiled::Item& it : c.items) {
+    if (is_switch(it.src) || is_switch(it.dst)) continue;
+    const int32_t src = gpus[static_cast<size_t>(it.src)], dst = gpus[static_cast<size_t>(it.dst)];
+    // A pair inside one server is found in no time when it is needed.
+    if (t.server_of(static_cast<size_t>(src)) != t.server_of(static_cast<size_t>(dst))) own.emplace_back(src, dst);
+  }
+  std::sort(own.begin(), own.end());
+  own.erase(std::unique(own.begin(), own.end()), own.end());
+  for (const auto& [src, dst] : own)
+    for (size_t j = 0; j < cp.count(); ++j)
+      out.emplace_back(static_cast<uint32_t>(cp.image(j, src)), static_cast<uint32_t>(cp.image(j, dst)));
+}
+
 void FlowExecutor::start_slice(uint32_t run, uint32_t index) {
   Run& r = runs_[run];
   const auto slices = static_cast<uint32_t>(r.slices);

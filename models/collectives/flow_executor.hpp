@@ -159,6 +159,10 @@ class FlowExecutor {
   // routes run() uses, computed and cached now); links may repeat.
   void links_of(const CollectivePlan& plan, const std::vector<int32_t>& gpus, const std::vector<int32_t>& offsets,
                 std::vector<sim::flow::LinkId>& out, RankRotation rotation = {});
+  // Appends the pairs of GPUs on different servers whose routes a run of `plan` over `gpus` with
+  // `offsets` and `rotation` takes (every copy's and image's), for Router::prefetch.
+  void route_pairs(const CollectivePlan& plan, const std::vector<int32_t>& gpus, const std::vector<int32_t>& offsets,
+                   std::vector<std::pair<uint32_t, uint32_t>>& out, RankRotation rotation = {});
   // The topology's links changed (a fault): from now on routes come from `router` (built over
   // the working links, or the old one when only capacities changed). Runs in flight continue on
   // the new routes, and their flows move their remaining bytes onto them (FlowNetwork::reroute;

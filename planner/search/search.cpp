@@ -144,6 +144,7 @@ std::vector<Simulated> simulate_all(const Job& hw, const JobSpec& base, const st
       models::workload::SimulateOptions opts;
       opts.event_limit = event_limit;
       opts.solver_limit = solver_limit;
+      opts.route_threads = 1;  // the plans already run on every thread
       const double t0 = now_s();
       const models::workload::SimulationResult r = models::workload::simulate(job, opts);
       TRAINSIM_LOG_DEBUG(kPlanner, "simulated ", describe(plans[k]), " (",

@@ -14,9 +14,15 @@ namespace trainsim::models::workload {
 namespace col = collectives;
 
 NetworkCommRunner::NetworkCommRunner(const Job& job, const Workload& w, Fidelity fidelity, sim::Engine& engine,
-                                     const std::vector<Fault>& static_faults, bool symmetric_all_to_all)
-    : job_(job), w_(w), fidelity_(fidelity), engine_(engine), net_(engine), symmetric_a2a_(symmetric_all_to_all) {
+                                     const std::vector<Fault>& static_faults, bool symmetric_rotations,
+                                     int route_threads)
+    : job_(job), w_(w), fidelity_(fidelity), engine_(engine), net_(engine), symmetric_(symmetric_rotations) {
   const sim::config::Json spec = hardware::network_spec(job.cluster);
+  // Ring channels stand for each other only where the fabric between the servers is alike for
+  // every rail and blocks nowhere (see plan()).
+  const std::string builder = spec.value("builder", "");
+  symmetric_channels_ = symmetric_ && (builder == "rail_optimized" || builder == "fat_tree") &&
+                        spec.value("oversubscription", 1.0) <= 1.0;
   topo_ = std::make_unique<topology::Topology>(
       topology::build_topology(spec, hardware::network_gpus(job.cluster, job.gpus), "cluster.network"));
   for (const Fault& f : static_faults)
@@ -44,13 +50,19 @@ NetworkCommRunner::NetworkCommRunner(const Job& job, const Workload& w, Fidelity
   // A static fault that cuts the job in two: it stops before it starts (simulate.cpp), so no
   // routes are computed.
   if (!disconnected().empty()) return;
+  // Every communication's routes between servers, found at once (on several threads).
+  std::vector<std::pair<uint32_t, uint32_t>> pairs;
+  for (uint32_t c = 0; c < w.comms.size(); ++c) {
+    plan(c);
+    for (const auto& order : orders_[c]) exec_->route_pairs(*plans_[c], order, offsets(c), pairs, rotations_[c]);
+  }
+  router_->prefetch(pairs, route_threads);
   // Which groups' routes touch each link, then each communicator's conflicts: the other groups
   // on its links.
   std::vector<std::vector<uint32_t>> on_link(net_.link_count());
   for (uint32_t c = 0; c < w.comms.size(); ++c) {
     const uint32_t g = w.comms[c].group;
     auto& links = memo_[c].links;
-    plan(c);
     for (const auto& order : orders_[c]) exec_->links_of(*plans_[c], order, offsets(c), links, rotations_[c]);
     std::sort(links.begin(), links.end());
     links.erase(std::unique(links.begin(), links.end()), links.end());
@@ -80,7 +92,19 @@ const col::CollectivePlan& NetworkCommRunner::plan(uint32_t comm) {
   bases_[comm] = cp.base;
   algorithms_[comm] = std::move(cp.algorithm);
   orders_[comm] = std::move(cp.orders);
-  if (symmetric_a2a_ && fidelity_ == Fidelity::kRepresentative && algorithms_[comm] == "all_to_all_direct" &&
+  if (symmetric_channels_ && fidelity_ == Fidelity::kRepresentative && algorithms_[comm] == "ring" &&
+      orders_[comm].size() > 1) {
+    // NCCL's ring channels (channel c: each server's ranks rotated by c, ring_channel_orders) run
+    // at once, each on its own images of channel 0's links: channel 0 stands for all of them
+    // under orbit constraints (FlowExecutor, rank rotations), exact on a non-blocking fabric.
+    const col::Group g = col::group_on(*topo_, gpus);
+    col::RankRotation rot{g.node_count(), col::detail::fewest_per_node(g), true,
+                          static_cast<int32_t>(orders_[comm].size())};
+    rot.orbits = true;
+    rotations_[comm] = rot;
+    orders_[comm].resize(1);
+  }
+  if (symmetric_ && fidelity_ == Fidelity::kRepresentative && algorithms_[comm] == "all_to_all_direct" &&
       orders_[comm].size() == 1) {
     const col::RankRotation rot = all_to_all_rotation(orders_[comm][0]);
     if (!rot.none()) {

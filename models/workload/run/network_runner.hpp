@@ -14,7 +14,13 @@
 //
 // All-to-alls in representative fidelity run as rank 0's transfers standing for every rank's
 // (FlowExecutor, rank rotations) when the group spreads evenly over its servers: n - 1 flows
-// instead of n (n - 1) (the constructor's symmetric_all_to_all; tests check it against every flow run).
+// instead of n (n - 1). A ring that NCCL runs on several channels (each server's ranks rotated by
+// the channel, as on an NVL72 rack's 8 data-parallel ranks) runs channel 0 standing for the
+// others under orbit constraints, where the fabric between the servers is a non-blocking
+// rail-optimized or fat tree (on an oversubscribed one ECMP collisions differ between channels):
+// on LLaMA-3-405B over 16,384 GB200 GPUs 8x fewer data-parallel flows, the iteration 0.3% from
+// every channel run (docs/network.md). The constructor's symmetric_rotations turns both off (the
+// reference; tests check both against every flow run).
 //
 // Reused durations. A collective whose links no other collective is using can only share
 // bandwidth with itself, so its duration is a pure function of its plan: the first one that runs
@@ -56,10 +62,12 @@ class NetworkCommRunner final : public sim::task::TaskRunner {
   // Builds the cluster's topology for job.gpus GPUs (ConfigError at "cluster.network" when it
   // cannot be built) and a flow network on `engine`. `static_faults` are link faults present from
   // the start (fault.hpp; others are ignored): routes avoid their dead links from the outset.
-  // `symmetric_all_to_all` off: all-to-alls run every rank's transfers (the reference for the
-  // rank-rotation fast mode above).
+  // `symmetric_rotations` off: all-to-alls run every rank's transfers and rings every channel (the
+  // reference for the rank-rotation fast modes above). The routes between servers of every
+  // communication are found up front on `route_threads` threads (topology::Router::prefetch).
   NetworkCommRunner(const Job& job, const Workload& w, Fidelity fidelity, sim::Engine& engine,
-                    const std::vector<Fault>& static_faults = {}, bool symmetric_all_to_all = true);
+                    const std::vector<Fault>& static_faults = {}, bool symmetric_rotations = true,
+                    int route_threads = 1);
   // Off: every collective runs as flows, so recorders (traces, link CSV) see all traffic.
   void set_reuse_durations(bool on) { reuse_durations_ = on; }
   ~NetworkCommRunner() override;
@@ -146,7 +154,8 @@ class NetworkCommRunner final : public sim::task::TaskRunner {
   std::vector<Reused> reused_;                                             // per group
   std::vector<uint64_t> group_starts_;                                     // per group: collectives started
   bool reuse_durations_ = true;
-  bool symmetric_a2a_;
+  bool symmetric_;                   // rank rotations allowed (the constructor's symmetric_rotations)
+  bool symmetric_channels_ = false;  // and ring channels stand for each other (a non-blocking fabric)
 
  public:
   uint64_t memoized = 0, memo_overlaps = 0;  // collectives that reused a duration; overlaps (see above)

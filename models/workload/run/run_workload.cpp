@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <memory>
+#include <thread>
 
 #include "models/workload/run/network_runner.hpp"
 #include "models/workload/run/slow_compute.hpp"
@@ -46,9 +47,11 @@ void run_workload(const Workload& w, const Job& job, const RunOptions& options,
     std::vector<Fault> from_start;
     for (const Fault& f : options.faults)
       if (f.is_link() && f.at == sim::Time::zero()) from_start.push_back(f);
-    network = std::make_unique<NetworkCommRunner>(job, w, options.fidelity, engine, from_start,
-                                                  // Faults break the symmetry rank rotations rely on.
-                                                  options.symmetric_all_to_all && options.faults.empty());
+    network = std::make_unique<NetworkCommRunner>(
+        job, w, options.fidelity, engine, from_start,
+        // Faults break the symmetry rank rotations rely on.
+        options.symmetric_rotations && options.faults.empty(),
+        options.route_threads > 0 ? options.route_threads : static_cast<int>(std::thread::hardware_concurrency()));
     // A link that fails during the run may be one a memoized collective is using: every
     // collective then runs as flows (as fast, within 0.01%, when nothing fails; docs/faults.md).
     const bool link_events = std::any_of(options.faults.begin(), options.faults.end(),

@@ -50,8 +50,13 @@ struct RunOptions : RunHooks {
   // Collectives alone on their links reuse a measured duration instead of running as flows
   // (network_runner.hpp); recorders that must see every flow turn this off.
   bool reuse_durations = true;
-  // All-to-alls stand rank 0's transfers for every rank's (network_runner.hpp); off runs them all.
-  bool symmetric_all_to_all = true;
+  // All-to-alls stand rank 0's transfers for every rank's, rings channel 0 for every channel
+  // (network_runner.hpp); off runs them all.
+  bool symmetric_rotations = true;
+  // Threads that find the flow network's routes before the run (0: the machine's hardware
+  // threads); the planner, which simulates plans on its own threads, uses 1. Results do not
+  // depend on it.
+  int route_threads = 0;
   // Work budget in engine events (0: none): a run that needs more stops there, over_budget set.
   uint64_t event_limit = 0;
   // Work budget of the flow network's max-min solver, in flows solved over all re-solves (0:

@@ -94,6 +94,32 @@ TEST(Routing, EcmpIsDeterministicAndSpreadsSubFlows) {
   for (const Route& route : c) EXPECT_EQ(route.links.size(), 4u);
 }
 
+// Paths found ahead of use, on several threads, are the ones found on demand: every mode's
+// routes between every pair of a 256-GPU fabric are the same with and without prefetch (PXN's
+// legs included: pairs on other servers and rails).
+TEST(Routing, PrefetchedPathsAreThePathsFoundOnDemand) {
+  const Topology t = build(rail(4, 8), 256);
+  std::vector<std::pair<uint32_t, uint32_t>> pairs;
+  for (uint32_t s = 0; s < 256; s += 3)
+    for (uint32_t d = 0; d < 256; d += 5) pairs.emplace_back(s, d);
+  for (const auto mode : {RoutingParams::Mode::kEcmp, RoutingParams::Mode::kSpray, RoutingParams::Mode::kShortest}) {
+    const Router lazy(t, params(mode, 4, 7)), early(t, params(mode, 4, 7)), alone(t, params(mode, 4, 7));
+    early.prefetch(pairs, 4);
+    alone.prefetch(pairs, 1);
+    for (const auto& [s, d] : pairs) {
+      const auto want = lazy.routes(s, d, s * 256 + d);
+      for (const Router* r : {&early, &alone}) {
+        const auto got = r->routes(s, d, s * 256 + d);
+        ASSERT_EQ(got.size(), want.size());
+        for (size_t i = 0; i < got.size(); ++i) {
+          EXPECT_EQ(got[i].links, want[i].links);
+          EXPECT_DOUBLE_EQ(got[i].fraction, want[i].fraction);
+        }
+      }
+    }
+  }
+}
+
 TEST(Routing, SinglePathModesRepeatTheirRoute) {
   const Topology t = build(rail(4, 8), 64);
   const Router r(t, params(RoutingParams::Mode::kShortest, 4));

@@ -75,14 +75,17 @@ TEST(Search, SimulatedPlansComeFirstInSimulatedOrderAndAllFit) {
 }
 
 // The flow re-ranking tries the best 4 first: when all four run past the flow network's work
-// budget it stops there (GPT-3 175B with TP 16 pinned across two DGX A100 nodes: each plan needs
-// 9-31 M events); when any of them fits, the round goes on as before.
+// budget it stops there (GPT-3 175B with TP 16 pinned across two DGX A100 nodes, PP 2 and 32
+// micro-batches of 1: each plan needs over 2 M events); when any of them fits, the round goes on
+// as before.
 TEST(Search, FlowReRankingStopsWhenItsBestFourAllRunPastTheBudget) {
   const Input in = input(Json{{"model", "gpt3-175b"},
                               {"cluster", "dgx-a100"},
                               {"gpus", 64},
-                              {"global_batch", 8},
+                              {"global_batch", 32},
+                              {"micro_batch", 1},
                               {"tp", 16},
+                              {"pp", 2},
                               {"schedule", "1f1b"}});
   SearchOptions o;
   o.rerank = 12;
