@@ -95,10 +95,11 @@ struct Router::Impl {
     cached_entries += entries;
     return cache.emplace(k, std::move(g)).first->second;
   }
-  // Caches a DAG found ahead of its use, unless the cache is full (false then).
-  bool keep(uint64_t k, detail::PathDag g) {
+  // Caches a DAG found ahead of its use, unless the cache would hold more than `limit` entries
+  // (false then).
+  bool keep(uint64_t k, detail::PathDag g, size_t limit) {
     const size_t entries = g.vertex_count() + g.link_count() + 1;
-    if (cached_entries + entries > kMaxCachedEntries) return false;
+    if (cached_entries + entries > limit) return false;
     cached_entries += entries;
     cache.emplace(k, std::move(g));
     return true;
@@ -189,27 +190,35 @@ void Router::prefetch(std::span<const std::pair<uint32_t, uint32_t>> pairs, int 
   std::sort(keys.begin(), keys.end());
   keys.erase(std::unique(keys.begin(), keys.end()), keys.end());
   std::erase_if(keys, [&](uint64_t k) { return impl_->cache.contains(k); });
-  // Each worker its own search scratch space; the adjacency is only read.
-  std::vector<detail::PathDag> found(keys.size());
-  std::atomic<size_t> next{0};
-  constexpr size_t kBatch = 64;
-  const auto work = [&](detail::DagFinder& finder) {
-    for (size_t b = next.fetch_add(kBatch); b < keys.size(); b = next.fetch_add(kBatch))
-      for (size_t i = b; i < std::min(keys.size(), b + kBatch); ++i)
-        found[i] = finder.find(static_cast<Vertex>(keys[i] >> 32), static_cast<Vertex>(keys[i] & 0xffffffffU));
-  };
-  const auto helpers = static_cast<size_t>(
-      std::clamp<int64_t>(std::min<int64_t>(threads, static_cast<int64_t>(keys.size() / (4 * kBatch))) - 1, 0, 63));
-  std::vector<std::thread> pool;
-  pool.reserve(helpers);
-  for (size_t h = 0; h < helpers; ++h)
-    pool.emplace_back([&] {
-      detail::DagFinder finder(impl_->adj);
-      work(finder);
-    });
-  work(impl_->finder);
-  for (auto& th : pool) th.join();
-  for (size_t i = 0; i < keys.size() && impl_->keep(keys[i], std::move(found[i])); ++i) {
+  // In chunks, so that only a chunk's paths wait outside the cache, until the cache is three
+  // quarters full (the rest for what routes() finds on demand: a full cache starts over). Each
+  // worker has its own search scratch space; the adjacency is only read.
+  constexpr size_t kChunk = size_t{1} << 14, kBatch = 64;
+  std::vector<detail::PathDag> found;
+  for (size_t from = 0; from < keys.size(); from += kChunk) {
+    const size_t count = std::min(kChunk, keys.size() - from);
+    found.assign(count, detail::PathDag());
+    std::atomic<size_t> next{0};
+    const auto work = [&](detail::DagFinder& finder) {
+      for (size_t b = next.fetch_add(kBatch); b < count; b = next.fetch_add(kBatch))
+        for (size_t i = b; i < std::min(count, b + kBatch); ++i) {
+          const uint64_t k = keys[from + i];
+          found[i] = finder.find(static_cast<Vertex>(k >> 32), static_cast<Vertex>(k & 0xffffffffU));
+        }
+    };
+    const auto helpers = static_cast<size_t>(
+        std::clamp<int64_t>(std::min<int64_t>(threads, static_cast<int64_t>(count / (4 * kBatch))) - 1, 0, 63));
+    std::vector<std::thread> pool;
+    pool.reserve(helpers);
+    for (size_t h = 0; h < helpers; ++h)
+      pool.emplace_back([&] {
+        detail::DagFinder finder(impl_->adj);
+        work(finder);
+      });
+    work(impl_->finder);
+    for (auto& th : pool) th.join();
+    for (size_t i = 0; i < count; ++i)
+      if (!impl_->keep(keys[from + i], std::move(found[i]), kMaxCachedEntries / 4 * 3)) return;
   }
 }
 

@@ -36,7 +36,9 @@ Eval evaluate(const RunRecord& r, const Json& cal) {
   if (!cal.is_null()) j["calibration"] = cal;
   try {
     const workload::Job job = workload::resolve_job(workload::parse_job(j));
-    const workload::SimulationResult res = workload::simulate(job);
+    workload::SimulateOptions once;
+    once.route_threads = 1;  // the runs are already simulated on every thread (parallel_for)
+    const workload::SimulationResult res = workload::simulate(job, once);
     Eval e;
     e.fits = res.fits;
     e.peak_gib = res.peak_memory().gib();

@@ -17,9 +17,10 @@
 // instead of n (n - 1). A ring that NCCL runs on several channels (each server's ranks rotated by
 // the channel, as on an NVL72 rack's 8 data-parallel ranks) runs channel 0 standing for the
 // others under orbit constraints, where the fabric between the servers is a non-blocking
-// rail-optimized or fat tree (on an oversubscribed one ECMP collisions differ between channels):
-// on LLaMA-3-405B over 16,384 GB200 GPUs 8x fewer data-parallel flows, the iteration 0.3% from
-// every channel run (docs/network.md). The constructor's symmetric_rotations turns both off (the
+// rail-optimized one (each channel leaves its servers on its own rail; on a plain fat tree or an
+// oversubscribed one the channels' ECMP collisions on shared uplinks set the pace, and every
+// channel runs): on LLaMA-3-405B over 16,384 GB200 GPUs 8x fewer data-parallel flows, the
+// iteration 0.3% from every channel run (docs/network.md). The constructor's symmetric_rotations turns both off (the
 // reference; tests check both against every flow run).
 //
 // Reused durations. A collective whose links no other collective is using can only share
