@@ -58,6 +58,7 @@ std::vector<RunParameter> run_parameters(const std::vector<workload::Job>& jobs)
   }
   out.push_back(make("attention_efficiency", "gpu", g.attention_efficiency, 0.2, 0.05, 0.95));
   out.push_back(make("kernel_launch", "gpu", g.kernel_launch.seconds(), 0.7, 0.5e-6, 500e-6));
+  out.push_back(make("hbm_efficiency", "gpu", g.hbm_efficiency, 0.15, 0.3, 0.98));
   out.push_back(make("nvlink_efficiency", "cluster", c.nvlink_efficiency, 0.15, 0.2, 1.0));
   out.push_back(make("nic_efficiency", "cluster", c.nic_efficiency, 0.2, 0.2, 1.0));
   std::set<std::string> stacks;

@@ -8,6 +8,8 @@
 //   gpu      fp8/mxfp8/nvfp4_gemm_efficiency log       0.15         GEMMs of that precision (runs using it)
 //   gpu      attention_efficiency          log         0.20         fused attention, forward and backward
 //   gpu      kernel_launch                 log         0.70         per-kernel overhead (every micro-batch)
+//   gpu      hbm_efficiency                log         0.15         memory-bound kernels (norms, activations,
+//                                                                   optimizer, casts: the HBM bandwidth they reach)
 //   cluster  nvlink_efficiency             log         0.15         collectives inside the NVLink domain
 //   cluster  nic_efficiency                log         0.20         collectives across nodes (runs past one domain)
 //   stack    step_overhead                 linear      max(10 ms, prior)  host time per iteration
