@@ -203,11 +203,17 @@ StageMemory stage_memory(const StageMemoryInput& in) {
 }
 
 sim::config::Json StageMemory::to_json() const {
-  return sim::config::Json{{"weights_bytes", weights.count()},         {"gradients_bytes", gradients.count()},
-                           {"optimizer_bytes", optimizer.count()},     {"fp8_state_bytes", fp8_state.count()},
-                           {"activations_bytes", activations.count()}, {"buffers_bytes", buffers.count()},
-                           {"allocated_bytes", allocated().count()},   {"reserved_bytes", reserved().count()},
-                           {"framework_bytes", framework.count()},     {"total_bytes", total().count()}};
+  return sim::config::Json{{"weights_bytes", weights.count()},
+                           {"gradients_bytes", gradients.count()},
+                           {"optimizer_bytes", optimizer.count()},
+                           {"fp8_state_bytes", fp8_state.count()},
+                           {"activations_bytes", activations.count()},
+                           {"buffers_bytes", buffers.count()},
+                           {"allocated_bytes", allocated().count()},
+                           {"reserved_bytes", reserved().count()},
+                           {"framework_bytes", framework.count()},
+                           {"total_bytes", total().count()},
+                           {"host_bytes", host.count()}};
 }
 
 }  // namespace trainsim::models::memory

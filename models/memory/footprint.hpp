@@ -74,6 +74,10 @@ struct StageMemory {
   sim::Bytes framework;                      // outside PyTorch's allocator: CUDA context, workspaces, NCCL
   double fragmentation = 0;                  // the caching allocator's reserve on activations and buffers
   double parameters = 0;                     // parameters held (unsharded by ZeRO)
+  // Host memory the offloads use per GPU (not device memory; filled in from the schedule): the
+  // optimizer's states under optimizer offload, the activations waiting on the host under
+  // activation offload.
+  sim::Bytes host;
   // Tensors alive at the peak (PyTorch's max_memory_allocated).
   sim::Bytes allocated() const { return weights + gradients + optimizer + fp8_state + activations + buffers; }
   // What the caching allocator holds for them (max_memory_reserved).

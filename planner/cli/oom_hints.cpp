@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <utility>
 #include <vector>
 
 #include "models/workload/job/job.hpp"
@@ -37,10 +38,14 @@ std::vector<Change> candidates(const models::workload::Job& j) {
   return out;
 }
 
-sim::Bytes peak_of(const models::workload::Job& j) {
-  sim::Bytes peak;
-  for (const auto& s : models::workload::stage_memory_reports(j)) peak = std::max(peak, s.memory.total());
-  return peak;
+// The most device memory and the most host memory (offloads) a stage of `j` uses per GPU.
+std::pair<sim::Bytes, sim::Bytes> peak_of(const models::workload::Job& j) {
+  sim::Bytes peak, host;
+  for (const auto& s : models::workload::stage_memory_reports(j)) {
+    peak = std::max(peak, s.memory.total());
+    host = std::max(host, s.memory.host);
+  }
+  return {peak, host};
 }
 
 }  // namespace
@@ -63,9 +68,11 @@ std::string oom_hint(const Json& job, const models::workload::SimulationResult& 
     }
     try {
       const models::workload::Job changed = models::workload::resolve_job(models::workload::parse_job(patched));
-      const sim::Bytes peak = peak_of(changed);
+      const auto [peak, host] = peak_of(changed);
       if (peak >= now) continue;
-      priced.push_back({c.text, (now - peak).gib(), peak <= r.capacity});
+      // Fits: on the device, and what it offloads in the host's memory (when the cluster says).
+      const bool host_fits = changed.cluster.host_memory.count() <= 0 || host <= changed.cluster.host_memory;
+      priced.push_back({c.text, (now - peak).gib(), peak <= r.capacity && host_fits});
     } catch (const std::exception&) {
       // Not a valid job (TP past the heads, PP past the layers, a stack without the feature):
       // not a suggestion.

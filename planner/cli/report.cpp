@@ -186,6 +186,15 @@ void print_report(std::ostream& out, const models::workload::SimulationResult& r
                   gib(m.framework).c_str(), gib(m.total()).c_str(), m.total() <= r.capacity ? "yes" : "NO");
     out << line;
   }
+  if (r.peak_host_memory().count() > 0) {
+    // Offload: what waits in host memory per GPU, against what the host has.
+    out << "  host memory (offload) " << gib(r.peak_host_memory()) << " GiB per GPU, most loaded stage; ";
+    if (r.host_capacity.count() > 0)
+      out << "the host has " << gib(r.host_capacity)
+          << " (cluster host_memory): " << (r.host_fits() ? "fits" : "DOES NOT FIT") << "\n";
+    else
+      out << "not checked (the cluster gives no host_memory)\n";
+  }
   if (r.simulated)
     out << "\nSimulated " << r.simulated_ranks << (r.simulated_ranks == 1 ? " rank (" : " ranks (") << r.tasks
         << " tasks, " << r.events << " events)\n";

@@ -198,6 +198,22 @@ int64_t chunk_activation_bytes(const Job& job, int64_t vs) {
   return static_cast<int64_t>(static_cast<double>(bytes) * static_cast<double>(kept) / static_cast<double>(L));
 }
 
+int64_t host_offload_bytes(const Job& job, int64_t stage, const std::vector<schedules::Op>& order) {
+  int64_t bytes = 0;
+  if (job.offload_optimizer) {
+    Job on_device = job;
+    on_device.offload_optimizer = false;
+    bytes += memory::stage_memory(stage_memory_input(on_device, stage)).optimizer.count();
+  }
+  if (job.offload_activations || job.offload_activation_layers > 0) {
+    Job kept = job;
+    kept.offload_activations = false;
+    kept.offload_activation_layers = 0;
+    bytes += std::max<int64_t>(0, activation_peak(kept, stage, order).bytes - activation_peak(job, stage, order).bytes);
+  }
+  return bytes;
+}
+
 ActivationPeak activation_peak(const Job& job, int64_t stage, const std::vector<schedules::Op>& order) {
   std::vector<int64_t> bytes(static_cast<size_t>(job.vp));
   for (int64_t c = 0; c < job.vp; ++c)

@@ -36,4 +36,11 @@ struct ActivationPeak {
 };
 ActivationPeak activation_peak(const Job& job, int64_t stage, const std::vector<schedules::Op>& order);
 
+// Host memory the job's offloads use per GPU of pipeline stage `stage` running `order`: the
+// optimizer's states (fp32 master weights and moments, sharded as the device would hold them)
+// under offload_optimizer, and under activation offload the activations the schedule's peak keeps
+// off the device (the peak as kept on the device minus the peak with the offload). 0 without
+// offload.
+int64_t host_offload_bytes(const Job& job, int64_t stage, const std::vector<schedules::Op>& order);
+
 }  // namespace trainsim::models::workload

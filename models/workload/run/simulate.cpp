@@ -33,6 +33,7 @@ std::vector<StageReport> stage_memory_reports(const Job& job) {
     r.peak_in_flight = peak.chunks;
     r.memory = memory::stage_memory(stage_memory_input(job, s));
     r.memory.activations = sim::Bytes(peak.bytes);
+    r.memory.host = sim::Bytes(host_offload_bytes(job, s, orders[static_cast<size_t>(s)]));
     out.push_back(r);
   }
   return out;
@@ -57,7 +58,7 @@ void summarize(SimulationResult& res, const Workload& w, const sim::task::TaskEx
   for (const auto& st : res.stages)
     if (st.time.compute > res.stages[static_cast<size_t>(res.critical_stage)].time.compute)
       res.critical_stage = st.stage;
-  res.fits = res.peak_memory() <= res.capacity;
+  res.fits = res.peak_memory() <= res.capacity && res.host_fits();
 
   const double iter_s = res.iteration.seconds();
   const double gpus = static_cast<double>(job.gpus);
@@ -80,12 +81,13 @@ SimulationResult simulate(const Job& job, const SimulateOptions& options) {
   res.job = job;
   res.band = prediction_band(job);
   res.capacity = job.gpu.memory - job.gpu.reserved_memory;
+  res.host_capacity = job.cluster.host_memory;
   res.stages = stage_memory_reports(job);
   for (const auto& st : res.stages) {
     if (st.memory.total() > res.stages[static_cast<size_t>(res.worst_memory_stage)].memory.total())
       res.worst_memory_stage = st.stage;
   }
-  res.fits = res.peak_memory() <= res.capacity;
+  res.fits = res.peak_memory() <= res.capacity && res.host_fits();
   if (!res.fits) return res;
 
   const compute::ComputeModel cm(job.gpu, job.precision);
@@ -114,6 +116,20 @@ SimulationResult simulate(const Job& job, const SimulateOptions& options) {
 }
 
 PlanError does_not_fit_error(const SimulationResult& r, const std::string& hint) {
+  if (r.peak_memory() <= r.capacity && !r.host_fits()) {
+    // The device fits; the offloads do not fit the host.
+    const auto worst =
+        std::max_element(r.stages.begin(), r.stages.end(),
+                         [](const StageReport& a, const StageReport& b) { return a.memory.host < b.memory.host; });
+    char over[64];
+    std::snprintf(over, sizeof over, "%.2f GiB", (worst->memory.host - r.host_capacity).gib());
+    return PlanError("stage " + std::to_string(worst->stage) + " host memory",
+                     "its offloads keep " + sim::to_string(worst->memory.host) +
+                         " per GPU in host memory but the host has " + sim::to_string(r.host_capacity) +
+                         " per GPU (cluster host_memory), " + over + " over",
+                     "offload fewer activation layers (--offload-activation-layers), shard the optimizer over more "
+                     "data-parallel ranks (--zero 1 or more), or keep the optimizer on the GPU");
+  }
   const auto& st = r.stages[static_cast<size_t>(r.worst_memory_stage)];
   char over[64];
   std::snprintf(over, sizeof over, "%.2f GiB", (st.memory.total() - r.capacity).gib());
@@ -121,6 +137,12 @@ PlanError does_not_fit_error(const SimulationResult& r, const std::string& hint)
                    "needs " + sim::to_string(st.memory.total()) + " per GPU but only " + sim::to_string(r.capacity) +
                        " is usable, " + over + " over",
                    hint);
+}
+
+sim::Bytes SimulationResult::peak_host_memory() const {
+  sim::Bytes peak;
+  for (const auto& st : stages) peak = std::max(peak, st.memory.host);
+  return peak;
 }
 
 sim::Bytes SimulationResult::peak_memory() const {
@@ -136,7 +158,8 @@ Json SimulationResult::to_json() const {
     m["stage"] = st.stage;
     m["peak_in_flight_microbatches"] = st.peak_in_flight;
     m["capacity_bytes"] = capacity.count();
-    m["fits"] = st.memory.total() <= capacity;
+    m["host_capacity_bytes"] = host_capacity.count();
+    m["fits"] = st.memory.total() <= capacity && (host_capacity.count() <= 0 || st.memory.host <= host_capacity);
     stages_json.push_back(m);
   }
   Json out{{"schema_version", 1},

@@ -36,6 +36,8 @@ struct SimulationResult {
   bool over_budget =
       false;            // SimulateOptions::event_limit or solver_limit ran out first: not simulated, no iteration time
   sim::Bytes capacity;  // usable device memory (capacity - reserved)
+  // Host memory per GPU the offloads may use (the cluster's host_memory; 0: not checked).
+  sim::Bytes host_capacity;
   std::vector<StageReport> stages;
   int32_t worst_memory_stage = 0;
   int32_t critical_stage = 0;  // stage with the most compute: its breakdown is the headline
@@ -50,6 +52,10 @@ struct SimulationResult {
   std::optional<FaultReport> faults;
   bool completed() const { return !faults || faults->completed; }
   sim::Bytes peak_memory() const;
+  // The most host memory a stage's offloads use per GPU (StageMemory::host), and whether every
+  // stage's fits the host (always when host_capacity is 0).
+  sim::Bytes peak_host_memory() const;
+  bool host_fits() const { return host_capacity.count() <= 0 || peak_host_memory() <= host_capacity; }
   sim::config::Json to_json() const;
 };
 

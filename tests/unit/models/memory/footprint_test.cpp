@@ -223,7 +223,8 @@ TEST(Footprint, TotalAndJson) {
   EXPECT_EQ(j.at("allocated_bytes").get<int64_t>(), sm.allocated().count());
   EXPECT_EQ(j.at("reserved_bytes").get<int64_t>(), sm.reserved().count());
   EXPECT_EQ(j.at("activations_bytes").get<int64_t>(), sm.activations.count());
-  EXPECT_EQ(j.size(), 10u);
+  EXPECT_EQ(j.at("host_bytes").get<int64_t>(), sm.host.count());
+  EXPECT_EQ(j.size(), 11u);
 }
 
 }  // namespace

@@ -252,6 +252,42 @@ TEST(Simulate, RingChannelsStandForEachOtherOnANonBlockingRailFabric) {
   }
 }
 
+// Offloads use host memory (StageMemory::host): the optimizer's states as the device would have
+// held them, and the activations the schedule's peak keeps off the device; a cluster with
+// host_memory refuses a job whose offloads do not fit it (exit 3, "stage N host memory").
+TEST(Simulate, OffloadsAreCheckedAgainstTheHostMemory) {
+  const std::vector<StageReport> kept = stage_memory_reports(testing::job(small()));
+  const std::vector<StageReport> optimizer = stage_memory_reports(testing::job(small({{"offload_optimizer", true}})));
+  const std::vector<StageReport> activations =
+      stage_memory_reports(testing::job(small({{"offload_activation_layers", 8}})));
+  for (size_t s = 0; s < kept.size(); ++s) {
+    EXPECT_EQ(kept[s].memory.host, sim::Bytes(0));
+    EXPECT_GT(kept[s].memory.optimizer, sim::Bytes(0));
+    EXPECT_EQ(optimizer[s].memory.host, kept[s].memory.optimizer) << "stage " << s;
+    EXPECT_EQ(optimizer[s].memory.optimizer, sim::Bytes(0));
+    EXPECT_EQ(activations[s].memory.host, kept[s].memory.activations - activations[s].memory.activations);
+  }
+  EXPECT_GT(activations[0].memory.host, sim::Bytes(0));  // 8 of each chunk's 16 layers wait on the host
+
+  Job job = testing::job(small({{"offload_optimizer", true}}));
+  job.cluster.host_memory = sim::Bytes(0);  // not checked
+  EXPECT_TRUE(simulate(job).fits);
+  sim::Bytes need;
+  for (const auto& st : optimizer) need = std::max(need, st.memory.host);
+  job.cluster.host_memory = need;
+  const SimulationResult enough = simulate(job);
+  EXPECT_TRUE(enough.fits && enough.host_fits());
+  EXPECT_EQ(enough.host_capacity, need);
+  job.cluster.host_memory = sim::Bytes(need.count() / 2);
+  const SimulationResult short_of = simulate(job);
+  EXPECT_FALSE(short_of.fits);
+  EXPECT_FALSE(short_of.host_fits());
+  EXPECT_FALSE(short_of.simulated);
+  EXPECT_LE(short_of.peak_memory(), short_of.capacity);  // the device itself fits
+  const PlanError e = does_not_fit_error(short_of, "");
+  EXPECT_NE(std::string(e.what()).find("host memory"), std::string::npos) << e.what();
+}
+
 TEST(Simulate, AnEventBudgetStopsTheRunWithoutAResult) {
   const Job job = testing::job(small());
   const SimulationResult whole = simulate(job);
