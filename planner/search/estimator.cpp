@@ -380,6 +380,16 @@ Verdict Estimator::estimate(const Candidate& c, Estimate& out, std::string* why)
   out.peak_memory_bytes = memory();
   out.worst_memory_stage = return_stage_;
   if (out.peak_memory_bytes > capacity_) return Verdict::kDoesNotFit;
+  if (job_.cluster.host_memory.count() > 0 &&
+      (job_.offload_optimizer || job_.offload_activations || job_.offload_activation_layers > 0)) {
+    // The offloads must fit the host too (the simulator's check, exact: the same stage orders).
+    const PipelineShape& sh = pipes_.shape(schedule_, static_cast<int>(job_.pp), static_cast<int>(job_.microbatches),
+                                           static_cast<int>(job_.vp));
+    for (int64_t st = 0; st < job_.pp; ++st)
+      out.host_memory_bytes = std::max(out.host_memory_bytes, static_cast<double>(models::workload::host_offload_bytes(
+                                                                  job_, st, sh.orders[static_cast<size_t>(st)])));
+    if (out.host_memory_bytes > static_cast<double>(job_.cluster.host_memory.count())) return Verdict::kDoesNotFit;
+  }
 
   const auto& sched = models::schedules::ScheduleRegistry::instance().all()[c.schedule];
   Pass s{job_,

@@ -36,6 +36,9 @@ struct Estimate {
   double compute_s = 0, tp_s = 0, cp_s = 0, ep_s = 0, zero3_s = 0, bubble_s = 0, dp_s = 0, optimizer_s = 0;
   double peak_memory_bytes = 0;
   int32_t worst_memory_stage = 0;
+  // Host memory the offloads keep per GPU on the most loaded stage (computed only when the
+  // cluster gives host_memory and the candidate offloads; a candidate over it does not fit).
+  double host_memory_bytes = 0;
 };
 
 enum class Verdict : uint8_t { kOk, kInvalid, kDoesNotFit };

@@ -327,10 +327,18 @@ void check_found(const Search& s) {
                       hint_for(worst));
   }
   if (all.feasible == 0) {
-    char need[160];
-    std::snprintf(need, sizeof need, "the smallest (%s) needs %.1f GiB per GPU, %.1f GiB usable",
-                  describe(all.smallest.c).c_str(), all.smallest.e.peak_memory_bytes / 1073741824.0,
-                  usable_memory_bytes(s.hw, s.opt.headroom) / 1073741824.0);
+    char need[200];
+    const double usable = usable_memory_bytes(s.hw, s.opt.headroom);
+    if (all.smallest.e.peak_memory_bytes <= usable && all.smallest.e.host_memory_bytes > 0)
+      std::snprintf(need, sizeof need,
+                    "the smallest (%s) fits the GPU but its offloads keep %.1f GiB per GPU on the "
+                    "host, which has %.1f (cluster host_memory)",
+                    describe(all.smallest.c).c_str(), all.smallest.e.host_memory_bytes / 1073741824.0,
+                    s.hw.cluster.host_memory.gib());
+    else
+      std::snprintf(need, sizeof need, "the smallest (%s) needs %.1f GiB per GPU, %.1f GiB usable",
+                    describe(all.smallest.c).c_str(), all.smallest.e.peak_memory_bytes / 1073741824.0,
+                    usable / 1073741824.0);
     throw PlanError("plan",
                     "none of the " + std::to_string(all.valid) + " valid configurations of " +
                         std::to_string(s.base.gpus) + " GPUs fits in memory: " + need,

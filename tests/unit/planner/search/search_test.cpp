@@ -118,6 +118,27 @@ TEST(Search, SaysWhenNothingFits) {
   EXPECT_THROW(run_search(in.hw, in.spec, in.given, SearchOptions{}), PlanError);
 }
 
+// Offloads must fit the host's memory too: LLaMA-3-405B on 16 GB200s fits the GPUs only with
+// the optimizer offloaded, whose states (283 GiB per GPU) overflow the Grace's 240 GB; on 32 they
+// fit, and the plan's offloads stay within the host.
+TEST(Search, OffloadsMustFitTheHostMemory) {
+  Json j{{"model", "llama3-405b"}, {"cluster", "gb200-nvl72"}, {"gpus", 16}, {"global_batch", 16}, {"seq_len", 4096},
+         {"network", "analytic"},  {"offload_optimizer", true}};
+  const Input small = input(j);
+  try {
+    run_search(small.hw, small.spec, small.given, SearchOptions{});
+    ADD_FAILURE() << "16 GPUs must not fit";
+  } catch (const PlanError& e) {
+    EXPECT_NE(std::string(e.what()).find("on the host"), std::string::npos) << e.what();
+  }
+  j["gpus"] = 32;
+  const Input big = input(j);
+  SearchOptions o;
+  o.rerank = 4;
+  const SearchResult r = run_search(big.hw, big.spec, big.given, o);
+  ASSERT_FALSE(r.plans.empty());
+}
+
 TEST(Search, SaysWhenNoFactorizationPassesTheRules) {
   Json j = kSmall;
   j["gpus"] = 97;  // prime: only tp = pp = cp = 1, dp = 97, which does not divide the batch
