@@ -332,7 +332,7 @@ void check_found(const Search& s) {
     if (all.smallest.e.peak_memory_bytes <= usable && all.smallest.e.host_memory_bytes > 0)
       std::snprintf(need, sizeof need,
                     "the smallest (%s) fits the GPU but its offloads keep %.1f GiB per GPU on the "
-                    "host, which has %.1f (cluster host_memory)",
+                    "host, which has %.1f GiB (cluster host_memory)",
                     describe(all.smallest.c).c_str(), all.smallest.e.host_memory_bytes / 1073741824.0,
                     s.hw.cluster.host_memory.gib());
     else

@@ -201,15 +201,35 @@ int64_t chunk_activation_bytes(const Job& job, int64_t vs) {
 int64_t host_offload_bytes(const Job& job, int64_t stage, const std::vector<schedules::Op>& order) {
   int64_t bytes = 0;
   if (job.offload_optimizer) {
-    Job on_device = job;
-    on_device.offload_optimizer = false;
-    bytes += memory::stage_memory(stage_memory_input(on_device, stage)).optimizer.count();
+    // The states as the device would have held them, and the fp32 gradients the CPU step reads
+    // beside them (DeepSpeed ZeRO-Offload's fp32 gradient partitions, Megatron-Core's CPU
+    // optimizer's pinned gradient copies), sharded alike: 4 bytes per parameter of the shard.
+    memory::StageMemoryInput in = stage_memory_input(job, stage);
+    in.offload_optimizer = false;
+    const double states = static_cast<double>(memory::stage_memory(in).optimizer.count());
+    bytes += static_cast<int64_t>(states * (1.0 + 4.0 / in.optimizer_state_bytes));
   }
   if (job.offload_activations || job.offload_activation_layers > 0) {
     Job kept = job;
     kept.offload_activations = false;
     kept.offload_activation_layers = 0;
-    bytes += std::max<int64_t>(0, activation_peak(kept, stage, order).bytes - activation_peak(job, stage, order).bytes);
+    const auto kept_peak = static_cast<double>(activation_peak(kept, stage, order).bytes);
+    int64_t layers = 0, largest = 0;  // the stage's longest chunk, its largest chunk's activations
+    for (int64_t c = 0; c < job.vp; ++c) {
+      const int64_t vs = job.virtual_stage(stage, c);
+      layers = std::max(layers, job.layers[static_cast<size_t>(vs)]);
+      largest = std::max(largest, chunk_activation_bytes(kept, vs));
+    }
+    if (job.offload_activations) {
+      // Every chunk in flight but the one being computed waits on the host (the prefetched one
+      // is on both).
+      bytes += static_cast<int64_t>(std::max(0.0, kept_peak - static_cast<double>(largest)));
+    } else if (layers > 0) {
+      // N of each chunk's L layers wait on the host, for every chunk in flight.
+      const double share =
+          static_cast<double>(std::min(job.offload_activation_layers, layers)) / static_cast<double>(layers);
+      bytes += static_cast<int64_t>(kept_peak * share);
+    }
   }
   return bytes;
 }

@@ -36,11 +36,12 @@ struct ActivationPeak {
 };
 ActivationPeak activation_peak(const Job& job, int64_t stage, const std::vector<schedules::Op>& order);
 
-// Host memory the job's offloads use per GPU of pipeline stage `stage` running `order`: the
-// optimizer's states (fp32 master weights and moments, sharded as the device would hold them)
-// under offload_optimizer, and under activation offload the activations the schedule's peak keeps
-// off the device (the peak as kept on the device minus the peak with the offload). 0 without
-// offload.
+// Host memory the job's offloads use per GPU of pipeline stage `stage` running `order`: under
+// offload_optimizer the optimizer's states (fp32 master weights and moments, sharded as the device
+// would hold them) and the fp32 gradients the CPU step reads (4 bytes per parameter of the shard);
+// under offload_activation_layers N, N / L of every chunk in flight at the schedule's peak (L the
+// stage's longest chunk); under offload_activations, every chunk in flight but the largest (the
+// one being computed). 0 without offload.
 int64_t host_offload_bytes(const Job& job, int64_t stage, const std::vector<schedules::Op>& order);
 
 }  // namespace trainsim::models::workload

@@ -127,8 +127,9 @@ PlanError does_not_fit_error(const SimulationResult& r, const std::string& hint)
                      "its offloads keep " + sim::to_string(worst->memory.host) +
                          " per GPU in host memory but the host has " + sim::to_string(r.host_capacity) +
                          " per GPU (cluster host_memory), " + over + " over",
-                     "offload fewer activation layers (--offload-activation-layers), shard the optimizer over more "
-                     "data-parallel ranks (--zero 1 or more), or keep the optimizer on the GPU");
+                     "use more GPUs (the optimizer states shard over the data-parallel ranks with --zero 1 or more, "
+                     "the offloaded layers over the pipeline stages), offload fewer activation layers "
+                     "(--offload-activation-layers), or keep on the GPU what it has room for");
   }
   const auto& st = r.stages[static_cast<size_t>(r.worst_memory_stage)];
   char over[64];

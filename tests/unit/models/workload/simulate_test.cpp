@@ -253,8 +253,9 @@ TEST(Simulate, RingChannelsStandForEachOtherOnANonBlockingRailFabric) {
 }
 
 // Offloads use host memory (StageMemory::host): the optimizer's states as the device would have
-// held them, and the activations the schedule's peak keeps off the device; a cluster with
-// host_memory refuses a job whose offloads do not fit it (exit 3, "stage N host memory").
+// held them and the fp32 gradients the CPU step reads (4 of every 12 bytes the states take), and
+// N / L of every chunk in flight under layer offload; a cluster with host_memory refuses a job
+// whose offloads do not fit it (exit 3, "stage N host memory").
 TEST(Simulate, OffloadsAreCheckedAgainstTheHostMemory) {
   const std::vector<StageReport> kept = stage_memory_reports(testing::job(small()));
   const std::vector<StageReport> optimizer = stage_memory_reports(testing::job(small({{"offload_optimizer", true}})));
@@ -263,9 +264,12 @@ TEST(Simulate, OffloadsAreCheckedAgainstTheHostMemory) {
   for (size_t s = 0; s < kept.size(); ++s) {
     EXPECT_EQ(kept[s].memory.host, sim::Bytes(0));
     EXPECT_GT(kept[s].memory.optimizer, sim::Bytes(0));
-    EXPECT_EQ(optimizer[s].memory.host, kept[s].memory.optimizer) << "stage " << s;
+    EXPECT_NEAR(static_cast<double>(optimizer[s].memory.host.count()),
+                static_cast<double>(kept[s].memory.optimizer.count()) * 16.0 / 12.0, 1.0)
+        << "stage " << s;
     EXPECT_EQ(optimizer[s].memory.optimizer, sim::Bytes(0));
-    EXPECT_EQ(activations[s].memory.host, kept[s].memory.activations - activations[s].memory.activations);
+    EXPECT_NEAR(static_cast<double>(activations[s].memory.host.count()),
+                static_cast<double>(kept[s].memory.activations.count()) * 8.0 / 16.0, 1.0);
   }
   EXPECT_GT(activations[0].memory.host, sim::Bytes(0));  // 8 of each chunk's 16 layers wait on the host
 

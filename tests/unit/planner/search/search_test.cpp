@@ -119,8 +119,8 @@ TEST(Search, SaysWhenNothingFits) {
 }
 
 // Offloads must fit the host's memory too: LLaMA-3-405B on 16 GB200s fits the GPUs only with
-// the optimizer offloaded, whose states (283 GiB per GPU) overflow the Grace's 240 GB; on 32 they
-// fit, and the plan's offloads stay within the host.
+// the optimizer offloaded, whose states and fp32 gradients (378 GiB per GPU) overflow the Grace's
+// 240 GB; on 32 they fit, and the plan's offloads stay within the host.
 TEST(Search, OffloadsMustFitTheHostMemory) {
   Json j{{"model", "llama3-405b"}, {"cluster", "gb200-nvl72"}, {"gpus", 16}, {"global_batch", 16}, {"seq_len", 4096},
          {"network", "analytic"},  {"offload_optimizer", true}};
