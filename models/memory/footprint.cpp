@@ -135,9 +135,12 @@ StageMemory stage_memory(const StageMemoryInput& in) {
   const double held_quantized = std::max(0.0, held_transformer - held_bf16);
   s.weights =
       footprint_bytes(sharded(in.zero >= 3) * 2.0 - (fp8_primary ? held_quantized * (2.0 - in.quantized_bytes) : 0.0));
-  // The gradient buffer holds the stack's reduction dtype (fp32 main grads, or bf16); ZeRO-Offload
-  // keeps 16-bit gradients on the device and the fp32 states on the host.
-  const double grad_bytes = in.offload_optimizer ? 2.0 : static_cast<double>(in.main_grad_bytes);
+  // The gradient buffer holds the stack's reduction dtype (fp32 main grads, or bf16). Under
+  // optimizer offload the fp32 states go to the host; the device keeps the stack's buffer
+  // (Megatron-Core's CPU optimizer copies its main grads out) or 16-bit gradients (DeepSpeed's
+  // ZeRO-Offload): offload_grad_bytes.
+  const double grad_bytes = static_cast<double>(
+      in.offload_optimizer && in.offload_grad_bytes > 0 ? in.offload_grad_bytes : in.main_grad_bytes);
   s.gradients = footprint_bytes(sharded(in.zero >= 2) * grad_bytes);
   s.optimizer =
       in.offload_optimizer ? sim::Bytes(0) : footprint_bytes(sharded(in.zero >= 1) * in.optimizer_state_bytes);

@@ -60,6 +60,7 @@ struct StageMemoryInput {
   double fp8_weight_cache = 0.0;  // bytes per held transformer parameter
   int64_t fp8_amax_history = 0;
   int64_t main_grad_bytes = 4;
+  int64_t offload_grad_bytes = 0;  // the gradient buffer's bytes under offload_optimizer (0: main_grad_bytes)
   double logits_bytes = 8.0;
   sim::Bytes framework;                // CUDA context + workspaces + NCCL buffers of the rank's communicators
   double allocator_fragmentation = 0;  // reserved / allocated - 1 on activations and buffers

@@ -161,6 +161,10 @@ const Schema<StackMemory>& memory_schema() {
                 "(activations and transient buffers).")
         .integer("main_grad_bytes", &StackMemory::main_grad_bytes, 2, 4, std::nullopt,
                  "Bytes per element of the gradient reduction buffer (4: fp32 main grads, 2: bf16).")
+        .integer("offload_grad_bytes", &StackMemory::offload_grad_bytes, 0, 4, 0,
+                 "Bytes per element of the device's gradient buffer when the optimizer is offloaded to the "
+                 "host (0: main_grad_bytes, the framework keeps its reduction buffer; DeepSpeed's ZeRO-Offload "
+                 "keeps 16-bit gradients: 2).")
         .boolean("fp8_saved_inputs", &StackMemory::fp8_saved_inputs, std::nullopt,
                  "Under fp8, GEMM inputs saved for backward are kept in FP8 (1 byte).")
         .number("fp8_weight_cache", &StackMemory::fp8_weight_cache, 0.0, 8.0, std::nullopt,

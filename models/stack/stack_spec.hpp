@@ -80,6 +80,7 @@ struct StackMemory {
   sim::Bytes nccl_per_communicator;      // NCCL channel buffers of one communicator the rank uses
   double allocator_fragmentation = 0.0;  // reserved / allocated - 1 on dynamically allocated tensors
   int64_t main_grad_bytes = 4;           // bytes per gradient element in the reduction buffer
+  int64_t offload_grad_bytes = 0;        // the same under optimizer offload (0: main_grad_bytes)
   bool fp8_saved_inputs = false;         // FP8 runs keep GEMM inputs for backward in FP8 (1 byte)
   double fp8_weight_cache = 0.0;         // bytes per held parameter of cached FP8 weights (+ transposes)
   int64_t fp8_amax_history = 0;          // amax history length (delayed scaling), fp32 per FP8 tensor

@@ -142,6 +142,7 @@ memory::StageMemoryInput stage_memory_input(const Job& job, int64_t stage) {
   in.fp8_weight_cache = sm.fp8_weight_cache;
   in.fp8_amax_history = sm.fp8_amax_history;
   in.main_grad_bytes = sm.main_grad_bytes;
+  in.offload_grad_bytes = sm.offload_grad_bytes;
   const bool eager_loss = job.eager_loss() && sm.eager_logits_bytes > 0.0;
   in.logits_bytes = eager_loss ? sm.eager_logits_bytes : sm.logits_bytes;
   in.framework = sm.cuda_context + sm.workspaces + sm.nccl_per_communicator * communicators(job);
