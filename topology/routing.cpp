@@ -83,11 +83,13 @@ RoutingParams parse_routing(const Json& j, const Topology& t, const std::string&
 struct Router::Impl {
   explicit Impl(const Topology& t) : adj(t), finder(adj) {}
   static uint64_t key(Vertex s, Vertex d) { return (static_cast<uint64_t>(s) << 32) | d; }
+  // What a cached DAG counts against kMaxCachedEntries.
+  static size_t entries_of(const detail::PathDag& g) { return g.vertex_count() + g.link_count() + 1; }
   const detail::PathDag& dag(Vertex s, Vertex d) {
     const uint64_t k = key(s, d);
     if (const auto it = cache.find(k); it != cache.end()) return it->second;
     detail::PathDag g = finder.find(s, d);
-    const size_t entries = g.vertex_count() + g.link_count() + 1;
+    const size_t entries = entries_of(g);
     if (cached_entries + entries > kMaxCachedEntries) {
       cache.clear();
       cached_entries = 0;
@@ -98,7 +100,7 @@ struct Router::Impl {
   // Caches a DAG found ahead of its use, unless the cache would hold more than `limit` entries
   // (false then).
   bool keep(uint64_t k, detail::PathDag g, size_t limit) {
-    const size_t entries = g.vertex_count() + g.link_count() + 1;
+    const size_t entries = entries_of(g);
     if (cached_entries + entries > limit) return false;
     cached_entries += entries;
     cache.emplace(k, std::move(g));

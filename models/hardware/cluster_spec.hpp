@@ -32,8 +32,10 @@ struct ClusterSpec {
   sim::Bandwidth host_link_bandwidth;    // achievable GPU <-> host copy rate, per GPU per direction (PCIe)
   sim::Bandwidth host_memory_bandwidth;  // achievable host DRAM bandwidth, per GPU's share (CPU optimizer)
   sim::Bytes host_memory;                // host (CPU) memory per GPU for offload (0: not limited)
-  double host_dispatch_scale = 1.0;      // host CPU's time to issue a kernel vs a DGX's x86 host (Grace: 2.75)
-  sim::config::Json network;             // {"builder": ..., ...} for topology/; null = derived (see network_spec)
+  // Whether `bytes` per GPU fit the host's memory (always when host_memory is 0).
+  bool holds_on_host(sim::Bytes bytes) const { return host_memory.count() <= 0 || bytes <= host_memory; }
+  double host_dispatch_scale = 1.0;  // host CPU's time to issue a kernel vs a DGX's x86 host (Grace: 2.75)
+  sim::config::Json network;         // {"builder": ..., ...} for topology/; null = derived (see network_spec)
   std::map<std::string, std::string> sources;
 
   // GPUs that share one NVLink domain: what NCCL sees as a node (with multi-node NVLink, the whole

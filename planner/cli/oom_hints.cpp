@@ -71,8 +71,7 @@ std::string oom_hint(const Json& job, const models::workload::SimulationResult& 
       const auto [peak, host] = peak_of(changed);
       if (peak >= now) continue;
       // Fits: on the device, and what it offloads in the host's memory (when the cluster says).
-      const bool host_fits = changed.cluster.host_memory.count() <= 0 || host <= changed.cluster.host_memory;
-      priced.push_back({c.text, (now - peak).gib(), peak <= r.capacity && host_fits});
+      priced.push_back({c.text, (now - peak).gib(), peak <= r.capacity && changed.cluster.holds_on_host(host)});
     } catch (const std::exception&) {
       // Not a valid job (TP past the heads, PP past the layers, a stack without the feature):
       // not a suggestion.

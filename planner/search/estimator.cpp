@@ -388,7 +388,8 @@ Verdict Estimator::estimate(const Candidate& c, Estimate& out, std::string* why)
     for (int64_t st = 0; st < job_.pp; ++st)
       out.host_memory_bytes = std::max(out.host_memory_bytes, static_cast<double>(models::workload::host_offload_bytes(
                                                                   job_, st, sh.orders[static_cast<size_t>(st)])));
-    if (out.host_memory_bytes > static_cast<double>(job_.cluster.host_memory.count())) return Verdict::kDoesNotFit;
+    if (!job_.cluster.holds_on_host(sim::Bytes(static_cast<int64_t>(out.host_memory_bytes))))
+      return Verdict::kDoesNotFit;
   }
 
   const auto& sched = models::schedules::ScheduleRegistry::instance().all()[c.schedule];

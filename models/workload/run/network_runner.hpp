@@ -20,8 +20,8 @@
 // rail-optimized one (each channel leaves its servers on its own rail; on a plain fat tree or an
 // oversubscribed one the channels' ECMP collisions on shared uplinks set the pace, and every
 // channel runs): on LLaMA-3-405B over 16,384 GB200 GPUs 8x fewer data-parallel flows, the
-// iteration 0.3% from every channel run (docs/network.md). The constructor's symmetric_rotations turns both off (the
-// reference; tests check both against every flow run).
+// iteration 0.3% from every channel run (docs/network.md). The constructor's symmetric_rotations
+// turns both off (the reference; tests check both against every flow run).
 //
 // Reused durations. A collective whose links no other collective is using can only share
 // bandwidth with itself, so its duration is a pure function of its plan: the first one that runs

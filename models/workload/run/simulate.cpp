@@ -160,7 +160,7 @@ Json SimulationResult::to_json() const {
     m["peak_in_flight_microbatches"] = st.peak_in_flight;
     m["capacity_bytes"] = capacity.count();
     m["host_capacity_bytes"] = host_capacity.count();
-    m["fits"] = st.memory.total() <= capacity && (host_capacity.count() <= 0 || st.memory.host <= host_capacity);
+    m["fits"] = stage_fits(st.memory);
     stages_json.push_back(m);
   }
   Json out{{"schema_version", 1},

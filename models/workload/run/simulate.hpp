@@ -55,7 +55,11 @@ struct SimulationResult {
   // The most host memory a stage's offloads use per GPU (StageMemory::host), and whether every
   // stage's fits the host (always when host_capacity is 0).
   sim::Bytes peak_host_memory() const;
-  bool host_fits() const { return host_capacity.count() <= 0 || peak_host_memory() <= host_capacity; }
+  bool host_fits() const { return job.cluster.holds_on_host(peak_host_memory()); }
+  // Whether one stage fits: the device's usable memory and, for its offloads, the host's.
+  bool stage_fits(const memory::StageMemory& m) const {
+    return m.total() <= capacity && job.cluster.holds_on_host(m.host);
+  }
   sim::config::Json to_json() const;
 };
 
